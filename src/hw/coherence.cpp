@@ -1,0 +1,184 @@
+#include "hw/coherence.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace tlbsim::hw {
+
+sim::Duration CoherenceLatencies::transfer(Distance d) const {
+  switch (d) {
+    case Distance::kSame: return l1_hit;
+    case Distance::kSmt: return smt_transfer;
+    case Distance::kLlc: return llc_transfer;
+    case Distance::kSocket: return socket_transfer;
+    case Distance::kRemote: return remote_transfer;
+    case Distance::kFar: return far_transfer;
+  }
+  return far_transfer;
+}
+
+LineStats& LineStats::operator+=(const LineStats& o) {
+  loads += o.loads;
+  stores += o.stores;
+  rmws += o.rmws;
+  hits += o.hits;
+  transfers += o.transfers;
+  remote_transfers += o.remote_transfers;
+  wait += o.wait;
+  transfer_time += o.transfer_time;
+  return *this;
+}
+
+CoherenceModel::CoherenceModel(const Topology& topo, const CoherenceLatencies& lat)
+    : topo_(topo), lat_(lat), words_((topo.cpu_count() + 63) / 64) {
+  const auto& p = topo.params();
+  if (p.sockets_per_group < p.sockets) max_distance_ = Distance::kFar;
+  else if (p.sockets > 1) max_distance_ = Distance::kRemote;
+  else if (p.cores_per_llc < p.cores_per_socket) max_distance_ = Distance::kSocket;
+  else if (p.cores_per_socket > 1) max_distance_ = Distance::kLlc;
+  else max_distance_ = Distance::kSmt;
+}
+
+LineId CoherenceModel::add_line(std::string_view name) {
+  auto [it, inserted] = name_index_.try_emplace(std::string(name), static_cast<std::uint32_t>(names_.size()));
+  if (inserted) names_.emplace_back(name);
+  Line line;
+  line.name_index = it->second;
+  lines_.push_back(std::move(line));
+  sharer_words_.resize(sharer_words_.size() + words_, 0);
+  return LineId{static_cast<std::uint32_t>(lines_.size() - 1)};
+}
+
+bool CoherenceModel::holds(CpuId cpu, LineId line) const {
+  const Line& l = lines_[line.get()];
+  if (l.owner >= 0) return static_cast<std::uint32_t>(l.owner) == cpu.get();
+  return (sharers(line.get())[cpu.get() / 64] >> (cpu.get() % 64)) & 1;
+}
+
+Distance CoherenceModel::nearest_sharer(std::uint32_t line, CpuId cpu) const {
+  Distance best = Distance::kFar;
+  const std::uint64_t* w = sharers(line);
+  for (std::size_t i = 0; i < words_; ++i) {
+    for (std::uint64_t bits = w[i]; bits != 0; bits &= bits - 1) {
+      const CpuId other{static_cast<std::uint32_t>(i * 64 + std::countr_zero(bits))};
+      best = std::min(best, topo_.distance(cpu, other));
+      if (best <= Distance::kSmt) return best;
+    }
+  }
+  return best;
+}
+
+Distance CoherenceModel::farthest_other_sharer(std::uint32_t line, CpuId cpu) const {
+  Distance worst = Distance::kSame;
+  const std::uint64_t* w = sharers(line);
+  for (std::size_t i = 0; i < words_; ++i) {
+    for (std::uint64_t bits = w[i]; bits != 0; bits &= bits - 1) {
+      const CpuId other{static_cast<std::uint32_t>(i * 64 + std::countr_zero(bits))};
+      worst = std::max(worst, topo_.distance(cpu, other));
+      if (worst >= max_distance_) return worst;
+    }
+  }
+  return worst;
+}
+
+void CoherenceModel::clear_sharers(std::uint32_t line) {
+  std::uint64_t* w = sharers(line);
+  std::fill(w, w + words_, 0);
+  lines_[line].sharer_count = 0;
+}
+
+sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim::SimTime now) {
+  const std::uint32_t id = line_id.get();
+  Line& l = lines_[id];
+  LineStats& st = l.stats;
+  const std::uint32_t c = cpu.get();
+  std::uint64_t* sh = sharers(id);
+  const std::uint64_t bit = std::uint64_t{1} << (c % 64);
+
+  if (kind == Access::kLoad) {
+    ++st.loads;
+    const bool held = l.owner >= 0 ? static_cast<std::uint32_t>(l.owner) == c : (sh[c / 64] & bit) != 0;
+    if (held) {
+      ++st.hits;
+      return now + lat_.l1_hit;
+    }
+    Distance d;
+    sim::Duration cost;
+    if (l.owner >= 0) {
+      d = topo_.distance(cpu, CpuId{static_cast<std::uint32_t>(l.owner)});
+      cost = lat_.transfer(d);
+      // The owner keeps a shared copy (M -> S).
+      sh[static_cast<std::uint32_t>(l.owner) / 64] |= std::uint64_t{1} << (static_cast<std::uint32_t>(l.owner) % 64);
+      l.sharer_count = 1;
+      l.owner = -1;
+    } else if (l.sharer_count > 0) {
+      d = nearest_sharer(id, cpu);
+      cost = lat_.transfer(d);
+    } else {
+      d = Distance::kSame;
+      cost = lat_.memory;
+    }
+    sh[c / 64] |= bit;
+    ++l.sharer_count;
+    const std::int64_t start = std::max(now.time_since_epoch().count(), l.busy_until_ps);
+    const std::int64_t done = start + cost.count();
+    l.busy_until_ps = done;
+    ++st.transfers;
+    if (d >= Distance::kRemote) ++st.remote_transfers;
+    st.wait += sim::Duration{start - now.time_since_epoch().count()};
+    st.transfer_time += cost;
+    return sim::SimTime{sim::Duration{done}};
+  }
+
+  const bool rmw = kind == Access::kRmw;
+  if (rmw) ++st.rmws;
+  else ++st.stores;
+  const sim::Duration op = rmw ? lat_.local_rmw : lat_.l1_hit;
+  if (l.owner >= 0 && static_cast<std::uint32_t>(l.owner) == c) {
+    ++st.hits;
+    return now + op;
+  }
+  Distance d;
+  sim::Duration cost;
+  if (l.owner >= 0) {
+    d = topo_.distance(cpu, CpuId{static_cast<std::uint32_t>(l.owner)});
+    cost = lat_.transfer(d);
+  } else if (l.sharer_count > 0) {
+    const bool self_shares = (sh[c / 64] & bit) != 0;
+    if (self_shares && l.sharer_count == 1) {
+      // Upgrade of the only copy (S -> M): a request to the LLC / directory, no data transfer.
+      d = Distance::kLlc;
+      cost = lat_.llc_transfer;
+    } else {
+      d = farthest_other_sharer(id, cpu);
+      cost = lat_.transfer(d);  // invalidations go out in parallel; the farthest acknowledgement decides
+    }
+    clear_sharers(id);
+  } else {
+    d = Distance::kSame;
+    cost = lat_.memory;
+  }
+  l.owner = static_cast<std::int32_t>(c);
+  const std::int64_t start = std::max(now.time_since_epoch().count(), l.busy_until_ps);
+  const std::int64_t done = start + cost.count() + op.count();
+  l.busy_until_ps = done;
+  ++st.transfers;
+  if (d >= Distance::kRemote) ++st.remote_transfers;
+  st.wait += sim::Duration{start - now.time_since_epoch().count()};
+  st.transfer_time += cost;
+  return sim::SimTime{sim::Duration{done}};
+}
+
+void CoherenceModel::take_waiters(LineId line, std::vector<LineWaiter>& out) {
+  out.clear();
+  out.swap(lines_[line.get()].waiters);
+}
+
+std::vector<std::pair<std::string, LineStats>> CoherenceModel::stats_by_name() const {
+  std::vector<std::pair<std::string, LineStats>> out(names_.size());
+  for (std::size_t i = 0; i < names_.size(); ++i) out[i].first = names_[i];
+  for (const Line& l : lines_) out[l.name_index].second += l.stats;
+  return out;
+}
+
+}  // namespace tlbsim::hw

@@ -1,0 +1,108 @@
+// The cache-coherence cost model: each modeled line has an owner or a set of sharers; accesses cost time by
+// topology distance to the data's holders, writes invalidate sharers, and transfers of one line are serialized.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "hw/topology.h"
+#include "sim/ids.h"
+#include "sim/time.h"
+
+namespace tlbsim::hw {
+
+// Latencies of the coherence model (machine-file section [coherence]).
+struct CoherenceLatencies {
+  sim::Duration l1_hit;           // load/store hitting a line this CPU holds in the needed state
+  sim::Duration local_rmw;        // atomic RMW on a line held exclusively
+  sim::Duration smt_transfer;     // line moved between SMT siblings
+  sim::Duration llc_transfer;     // between cores sharing the LLC
+  sim::Duration socket_transfer;  // between LLC domains of one socket
+  sim::Duration remote_transfer;  // between sockets one hop apart
+  sim::Duration far_transfer;     // between sockets two hops apart
+  sim::Duration memory;           // from local DRAM (line cached nowhere)
+
+  sim::Duration transfer(Distance d) const;
+};
+
+enum class Access : std::uint8_t { kLoad, kStore, kRmw };
+
+// Per-line counters. A transfer is any access that had to fetch the line or invalidate other copies.
+struct LineStats {
+  std::uint64_t loads = 0;
+  std::uint64_t stores = 0;
+  std::uint64_t rmws = 0;
+  std::uint64_t hits = 0;
+  std::uint64_t transfers = 0;
+  std::uint64_t remote_transfers = 0;  // transfers that crossed a socket
+  sim::Duration wait{0};               // time requests queued behind earlier transfers of the line
+  sim::Duration transfer_time{0};      // time spent in transfers themselves
+
+  LineStats& operator+=(const LineStats& o);
+};
+
+// A parked spinner, woken by the next write to the line.
+struct LineWaiter {
+  CpuId cpu;
+  std::uint32_t gen;
+};
+
+// Contract: access() is called at the request time of each access, in nondecreasing request time per line; it
+// updates the line's state at once and returns when the access completes. Transfers of one line never overlap.
+class CoherenceModel {
+ public:
+  CoherenceModel(const Topology& topo, const CoherenceLatencies& lat);
+
+  // Adds a line. `name` classifies it for statistics (e.g. "mm.tlb_gen"); many lines may share a name.
+  LineId add_line(std::string_view name);
+  std::size_t line_count() const { return lines_.size(); }
+  std::string_view name(LineId line) const { return names_[lines_[line.get()].name_index]; }
+
+  sim::SimTime access(CpuId cpu, LineId line, Access kind, sim::SimTime now);
+
+  // Whether `cpu` currently holds a valid copy of the line.
+  bool holds(CpuId cpu, LineId line) const;
+  int owner(LineId line) const { return lines_[line.get()].owner; }
+  std::uint32_t sharer_count(LineId line) const { return lines_[line.get()].sharer_count; }
+
+  void add_waiter(LineId line, LineWaiter w) { lines_[line.get()].waiters.push_back(w); }
+  // Moves the line's waiters into `out` (cleared first).
+  void take_waiters(LineId line, std::vector<LineWaiter>& out);
+  bool has_waiters(LineId line) const { return !lines_[line.get()].waiters.empty(); }
+
+  const LineStats& stats(LineId line) const { return lines_[line.get()].stats; }
+  // Statistics summed over lines of one name, in order of first registration.
+  std::vector<std::pair<std::string, LineStats>> stats_by_name() const;
+  const CoherenceLatencies& latencies() const { return lat_; }
+  const Topology& topology() const { return topo_; }
+
+ private:
+  struct Line {
+    std::int32_t owner = -1;  // CPU holding the line exclusively (M/E), or -1 when shared or uncached
+    std::uint32_t sharer_count = 0;
+    std::uint32_t name_index = 0;
+    std::int64_t busy_until_ps = 0;
+    LineStats stats;
+    std::vector<LineWaiter> waiters;
+  };
+
+  std::uint64_t* sharers(std::uint32_t line) { return &sharer_words_[std::size_t{line} * words_]; }
+  const std::uint64_t* sharers(std::uint32_t line) const { return &sharer_words_[std::size_t{line} * words_]; }
+  Distance nearest_sharer(std::uint32_t line, CpuId cpu) const;
+  Distance farthest_other_sharer(std::uint32_t line, CpuId cpu) const;
+  void clear_sharers(std::uint32_t line);
+
+  const Topology& topo_;
+  CoherenceLatencies lat_;
+  std::size_t words_;
+  Distance max_distance_;
+  std::vector<Line> lines_;
+  std::vector<std::uint64_t> sharer_words_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> name_index_;
+};
+
+}  // namespace tlbsim::hw

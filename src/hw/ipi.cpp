@@ -1,0 +1,25 @@
+#include "hw/ipi.h"
+
+#include <numeric>
+
+namespace tlbsim::hw {
+
+IpiFabric::IpiFabric(sim::Scheduler& sched, const Topology& topo, const IpiParams& p)
+    : sched_(sched), topo_(topo), p_(p), sent_(topo.cpu_count(), 0), received_(topo.cpu_count(), 0) {}
+
+void IpiFabric::SendAwaiter::await_suspend(std::coroutine_handle<> h) {
+  const sim::SimTime start = from.now();
+  sim::SimTime t = start;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (!fabric.p_.multicast || i == 0) t += fabric.p_.send;
+    const CpuId to = targets[i];
+    fabric.sched_.send_irq(to, vector, t + fabric.delivery(from.id(), to));
+    ++fabric.received_[to.get()];
+  }
+  fabric.sent_[from.id().get()] += targets.size();
+  from.suspend_step(h, t, site);
+}
+
+std::uint64_t IpiFabric::total_sent() const { return std::accumulate(sent_.begin(), sent_.end(), std::uint64_t{0}); }
+
+}  // namespace tlbsim::hw

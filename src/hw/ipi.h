@@ -1,0 +1,64 @@
+// The inter-processor-interrupt fabric: the sender's cost per IPI, delivery latency by distance, and the
+// handler entry/exit costs on the target.
+#pragma once
+
+#include <coroutine>
+#include <cstdint>
+#include <source_location>
+#include <span>
+#include <vector>
+
+#include "hw/topology.h"
+#include "sim/cpu.h"
+#include "sim/scheduler.h"
+
+namespace tlbsim::hw {
+
+// Machine-file section [ipi].
+struct IpiParams {
+  bool multicast = false;          // one send operation reaches a whole set of targets
+  sim::Duration send{0};           // sender-side cost of one send operation
+  sim::Duration deliver_socket{0};  // send to interrupt taken, target in the sender's socket
+  sim::Duration deliver_remote{0};  // target in another socket
+  sim::Duration handler_entry{0};   // interrupt entry on the target before the handler body
+  sim::Duration handler_exit{0};    // EOI and return after the handler body
+};
+
+// Contract: send() is one step on the sender; each target's interrupt arrives at the time its send completed
+// plus the delivery latency; counters count IPIs per sender and target.
+class IpiFabric {
+ public:
+  IpiFabric(sim::Scheduler& sched, const Topology& topo, const IpiParams& p);
+
+  struct SendAwaiter {
+    IpiFabric& fabric;
+    sim::Cpu& from;
+    std::span<const CpuId> targets;
+    int vector;
+    std::source_location site;
+    bool await_ready() const noexcept { return targets.empty(); }
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const noexcept {}
+  };
+  // Sends `vector` to every CPU in `targets` (the span must stay valid until the step completes).
+  SendAwaiter send(sim::Cpu& from, std::span<const CpuId> targets, int vector,
+                   std::source_location site = std::source_location::current()) {
+    return {*this, from, targets, vector, site};
+  }
+
+  const IpiParams& params() const { return p_; }
+  sim::Duration delivery(CpuId from, CpuId to) const {
+    return topo_.socket_of(from) == topo_.socket_of(to) ? p_.deliver_socket : p_.deliver_remote;
+  }
+  std::uint64_t sent_by(CpuId c) const { return sent_[c.get()]; }
+  std::uint64_t received_by(CpuId c) const { return received_[c.get()]; }
+  std::uint64_t total_sent() const;
+
+ private:
+  sim::Scheduler& sched_;
+  const Topology& topo_;
+  IpiParams p_;
+  std::vector<std::uint64_t> sent_, received_;
+};
+
+}  // namespace tlbsim::hw

@@ -1,0 +1,183 @@
+#include "hw/machine.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/atomic_file.h"
+#include "util/param_reader.h"
+
+namespace tlbsim::hw {
+
+const char* to_string(TlbTag t) {
+  switch (t) {
+    case TlbTag::kNone: return "none";
+    case TlbTag::kPcid: return "pcid";
+    case TlbTag::kPid: return "pid";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr std::uint32_t kMaxCpus = 8192;
+
+class LatencyCollector {
+ public:
+  explicit LatencyCollector(Machine& m) : m_(m) {}
+  sim::Duration take(ParamReader& r, std::string_view section, std::string_view key) {
+    Latency l = r.latency(key);
+    record(section, key, l);
+    return l.value;
+  }
+  sim::Duration take_if(bool required, ParamReader& r, std::string_view section, std::string_view key,
+                        const char* why_required) {
+    if (required) {
+      if (!r.optional_latency(key)) r.fail(key, fmt::format("is required because {}", why_required));
+      return take(r, section, key);
+    }
+    if (auto l = r.optional_latency(key)) {
+      record(section, key, *l);
+      return l->value;
+    }
+    return sim::Duration{0};
+  }
+  void record(std::string_view section, std::string_view key, const Latency& l) {
+    m_.latencies.push_back({fmt::format("{}.{}", section, key), sim::to_nanoseconds(l.value), l.source});
+  }
+
+ private:
+  Machine& m_;
+};
+
+}  // namespace
+
+Machine parse_machine(std::string_view text, const std::string& origin) {
+  TomlDocument doc = TomlDocument::parse(text, origin);
+  Machine m;
+  m.origin = origin;
+  ParamReader root(doc.root(), origin, "machine file");
+
+  ParamReader info = root.section("machine");
+  m.name = info.string("name");
+  if (m.name.empty() || m.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos) {
+    info.fail("name", "expected a name of lower-case letters, digits, '-', '_' or '.'");
+  }
+  m.description = info.string("description");
+  m.arch = info.choice("arch", {"x86_64", "powerpc64"});
+  m.seeds = info.string_list("seeds");
+  info.finish();
+
+  ParamReader topo = root.section("topology");
+  TopologyParams& t = m.topology;
+  t.sockets = static_cast<std::uint32_t>(topo.integer("sockets", 1, 64));
+  t.cores_per_socket = static_cast<std::uint32_t>(topo.integer("cores_per_socket", 1, 1024));
+  t.threads_per_core = static_cast<std::uint32_t>(topo.integer("threads_per_core", 1, 8));
+  t.cores_per_llc = static_cast<std::uint32_t>(topo.integer("cores_per_llc", 1, 1024));
+  if (t.cores_per_socket % t.cores_per_llc != 0) {
+    topo.fail("cores_per_llc", fmt::format("must divide cores_per_socket ({})", t.cores_per_socket));
+  }
+  t.sockets_per_group = static_cast<std::uint32_t>(topo.integer("sockets_per_group", 1, 64));
+  if (t.sockets % t.sockets_per_group != 0) {
+    topo.fail("sockets_per_group", fmt::format("must divide sockets ({})", t.sockets));
+  }
+  t.numbering = topo.choice("cpu_numbering", {"smt-last", "smt-consecutive"}) == "smt-last"
+                    ? CpuNumbering::kSmtLast
+                    : CpuNumbering::kSmtConsecutive;
+  if (m.cpu_count() > kMaxCpus) {
+    topo.fail("sockets", fmt::format("the machine would have {} CPUs; at most {} are supported", m.cpu_count(), kMaxCpus));
+  }
+  topo.finish();
+
+  LatencyCollector lat(m);
+  ParamReader coh = root.section("coherence");
+  CoherenceLatencies& c = m.coherence;
+  c.l1_hit = lat.take(coh, "coherence", "l1_hit");
+  c.local_rmw = lat.take(coh, "coherence", "local_rmw");
+  c.smt_transfer = lat.take_if(t.threads_per_core > 1, coh, "coherence", "smt_transfer", "threads_per_core > 1");
+  c.llc_transfer = lat.take(coh, "coherence", "llc_transfer");
+  c.socket_transfer = lat.take_if(t.cores_per_llc < t.cores_per_socket, coh, "coherence", "socket_transfer",
+                                  "cores_per_llc < cores_per_socket");
+  c.remote_transfer = lat.take_if(t.sockets > 1, coh, "coherence", "remote_transfer", "sockets > 1");
+  c.far_transfer = lat.take_if(t.sockets_per_group < t.sockets, coh, "coherence", "far_transfer",
+                               "sockets_per_group < sockets");
+  c.memory = lat.take(coh, "coherence", "memory");
+  coh.finish();
+
+  ParamReader ipi = root.section("ipi");
+  m.ipi.multicast = ipi.boolean("multicast");
+  m.ipi.send = lat.take(ipi, "ipi", "send");
+  m.ipi.deliver_socket = lat.take(ipi, "ipi", "deliver_socket");
+  m.ipi.deliver_remote = lat.take_if(t.sockets > 1, ipi, "ipi", "deliver_remote", "sockets > 1");
+  m.ipi.handler_entry = lat.take(ipi, "ipi", "handler_entry");
+  m.ipi.handler_exit = lat.take(ipi, "ipi", "handler_exit");
+  ipi.finish();
+
+  ParamReader tlb = root.section("tlb");
+  TlbParams& b = m.tlb;
+  b.entries = static_cast<std::uint32_t>(tlb.integer("entries", 1, 1 << 20));
+  b.ways = static_cast<std::uint32_t>(tlb.integer("ways", 1, 1 << 20));
+  if (b.entries % b.ways != 0) tlb.fail("ways", fmt::format("must divide entries ({})", b.entries));
+  const std::string tag = tlb.choice("tag", {"none", "pcid", "pid"});
+  b.tag = tag == "none" ? TlbTag::kNone : tag == "pcid" ? TlbTag::kPcid : TlbTag::kPid;
+  b.tag_bits = static_cast<std::uint32_t>(tlb.integer("tag_bits", 0, 24));
+  if ((b.tag == TlbTag::kNone) != (b.tag_bits == 0)) tlb.fail("tag_bits", "must be 0 exactly when tag = \"none\"");
+  if ((b.tag == TlbTag::kPid) != (m.arch == "powerpc64")) tlb.fail("tag", "\"pid\" tags are for powerpc64 only");
+  b.page_walk = lat.take(tlb, "tlb", "page_walk");
+  b.invlpg = lat.take(tlb, "tlb", "invlpg");
+  b.flush_tag = lat.take(tlb, "tlb", "flush_tag");
+  b.flush_all = lat.take(tlb, "tlb", "flush_all");
+  b.cr3_write = lat.take(tlb, "tlb", "cr3_write");
+  b.cr3_write_flush = lat.take(tlb, "tlb", "cr3_write_flush");
+  if (m.arch == "powerpc64") {
+    b.tlbie = lat.take_if(true, tlb, "tlb", "tlbie", "arch = \"powerpc64\" (broadcast invalidation)");
+  } else if (tlb.optional_latency("tlbie")) {
+    tlb.fail("tlbie", "is for powerpc64 machines only");
+  }
+  tlb.finish();
+
+  root.finish();
+  return m;
+}
+
+std::vector<std::string> builtin_machine_names() {
+  std::vector<std::string> out;
+  for (const auto& f : builtin_machine_files()) out.emplace_back(f.name);
+  return out;
+}
+
+Machine load_machine(std::string_view name_or_path) {
+  const std::string arg(name_or_path);
+  if (arg.find('/') != std::string::npos || arg.ends_with(".toml")) return parse_machine(read_file(arg), arg);
+  for (const auto& f : builtin_machine_files()) {
+    if (f.name == arg) return parse_machine(f.text, fmt::format("builtin:{}", f.name));
+  }
+  throw InputError(fmt::format("unknown machine '{}' (known: {}; or give a path to a .toml machine file)", arg,
+                               fmt::join(builtin_machine_names(), ", ")));
+}
+
+nlohmann::json to_json(const Machine& m) {
+  nlohmann::json j;
+  j["name"] = m.name;
+  j["description"] = m.description;
+  j["arch"] = m.arch;
+  j["origin"] = m.origin;
+  j["seeds"] = m.seeds;
+  const auto& t = m.topology;
+  j["topology"] = {{"sockets", t.sockets},
+                   {"cores_per_socket", t.cores_per_socket},
+                   {"threads_per_core", t.threads_per_core},
+                   {"cores_per_llc", t.cores_per_llc},
+                   {"sockets_per_group", t.sockets_per_group},
+                   {"cpu_numbering", t.numbering == CpuNumbering::kSmtLast ? "smt-last" : "smt-consecutive"},
+                   {"cpus", m.cpu_count()}};
+  j["ipi"]["multicast"] = m.ipi.multicast;
+  j["tlb"] = {{"entries", m.tlb.entries}, {"ways", m.tlb.ways}, {"tag", to_string(m.tlb.tag)}, {"tag_bits", m.tlb.tag_bits}};
+  nlohmann::json lat = nlohmann::json::object();
+  for (const auto& p : m.latencies) lat[p.key] = {{"ns", p.ns}, {"source", p.source}};
+  j["latencies"] = lat;
+  return j;
+}
+
+}  // namespace tlbsim::hw

@@ -1,0 +1,61 @@
+// A machine model: topology, coherence latencies, IPI fabric and TLB shape, read from a TOML machine file
+// in which every latency carries its public source.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "hw/coherence.h"
+#include "hw/ipi.h"
+#include "hw/tlb_params.h"
+#include "hw/topology.h"
+
+namespace tlbsim::hw {
+
+// One resolved latency parameter, for `tlbsim machine show` and JSON output.
+struct ParamRecord {
+  std::string key;  // e.g. "coherence.remote_transfer"
+  double ns;
+  std::string source;
+};
+
+struct Machine {
+  std::string name;
+  std::string description;
+  std::string arch;    // "x86_64" or "powerpc64"
+  std::string origin;  // the file it came from ("builtin:NAME" for embedded files)
+  std::vector<std::string> seeds;
+  TopologyParams topology;
+  CoherenceLatencies coherence;
+  IpiParams ipi;
+  TlbParams tlb;
+  std::vector<ParamRecord> latencies;
+
+  std::uint32_t cpu_count() const {
+    return topology.sockets * topology.cores_per_socket * topology.threads_per_core;
+  }
+};
+
+// Parses a machine file. Throws InputError naming origin:line:column, the key and what was expected.
+Machine parse_machine(std::string_view text, const std::string& origin);
+
+// A built-in machine by name, or a machine file by path (anything containing '/' or ending in ".toml").
+// Throws InputError listing the built-in names when the name is unknown.
+Machine load_machine(std::string_view name_or_path);
+
+struct EmbeddedFile {
+  std::string_view name;
+  std::string_view text;
+};
+// The machine files compiled into the binary (configs/machines/*.toml), sorted by name.
+std::span<const EmbeddedFile> builtin_machine_files();
+std::vector<std::string> builtin_machine_names();
+
+// The fully resolved machine, so that a run can be repeated from its output.
+nlohmann::json to_json(const Machine& m);
+
+}  // namespace tlbsim::hw

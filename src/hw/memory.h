@@ -1,0 +1,149 @@
+// Awaitable accesses to shared kernel variables on modeled cache lines: each access is a step that costs time
+// from the coherence model and is a point where other CPUs may interleave.
+#pragma once
+
+#include <coroutine>
+#include <source_location>
+#include <vector>
+
+#include "hw/coherence.h"
+#include "sim/cpu.h"
+#include "sim/scheduler.h"
+
+namespace tlbsim::hw {
+
+// A kernel variable that more than one CPU touches. Several variables may share a line, as they do in the
+// kernel when they are adjacent in a struct.
+template <class T>
+struct Shared {
+  T value{};
+  LineId line{};
+};
+
+// Contract: an access's effect (the value read or written) happens when the step completes (in await_resume),
+// so the order of effects is the order in which the scheduler completes steps. A write wakes the CPUs spinning
+// on its line.
+class Memory {
+ public:
+  Memory(sim::Scheduler& sched, CoherenceModel& model) : sched_(sched), model_(model) {}
+
+  CoherenceModel& model() { return model_; }
+  sim::Scheduler& scheduler() { return sched_; }
+
+  struct LineAwaiter {
+    Memory& mem;
+    sim::Cpu& cpu;
+    LineId line;
+    Access kind;
+    std::source_location site;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+      cpu.suspend_step(h, mem.model_.access(cpu.id(), line, kind, cpu.now()), site);
+    }
+    void await_resume() {
+      if (kind != Access::kLoad) mem.wake_spinners(line);
+    }
+  };
+  // A raw access to a line (for modeled state whose value lives elsewhere).
+  LineAwaiter touch(sim::Cpu& cpu, LineId line, Access kind,
+                    std::source_location site = std::source_location::current()) {
+    return {*this, cpu, line, kind, site};
+  }
+
+  template <class T>
+  struct ReadAwaiter {
+    Memory& mem;
+    sim::Cpu& cpu;
+    const Shared<T>& var;
+    std::source_location site;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kLoad, cpu.now()), site);
+    }
+    T await_resume() const { return var.value; }
+  };
+  template <class T>
+  ReadAwaiter<T> read(sim::Cpu& cpu, const Shared<T>& var,
+                      std::source_location site = std::source_location::current()) {
+    return {*this, cpu, var, site};
+  }
+
+  template <class T>
+  struct WriteAwaiter {
+    Memory& mem;
+    sim::Cpu& cpu;
+    Shared<T>& var;
+    T value;
+    std::source_location site;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kStore, cpu.now()), site);
+    }
+    void await_resume() {
+      var.value = value;
+      mem.wake_spinners(var.line);
+    }
+  };
+  template <class T>
+  WriteAwaiter<T> write(sim::Cpu& cpu, Shared<T>& var, T value,
+                        std::source_location site = std::source_location::current()) {
+    return {*this, cpu, var, value, site};
+  }
+
+  // An atomic read-modify-write: returns the old value and stores f(old).
+  template <class T, class F>
+  struct RmwAwaiter {
+    Memory& mem;
+    sim::Cpu& cpu;
+    Shared<T>& var;
+    F f;
+    std::source_location site;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kRmw, cpu.now()), site);
+    }
+    T await_resume() {
+      T old = var.value;
+      var.value = f(old);
+      mem.wake_spinners(var.line);
+      return old;
+    }
+  };
+  template <class T, class F>
+  RmwAwaiter<T, F> rmw(sim::Cpu& cpu, Shared<T>& var, F f,
+                       std::source_location site = std::source_location::current()) {
+    return {*this, cpu, var, std::move(f), site};
+  }
+
+  struct SpinAwaiter {
+    Memory& mem;
+    sim::Cpu& cpu;
+    LineId line;
+    std::source_location site;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+      const std::uint32_t gen = cpu.park(h, line, site);
+      mem.model_.add_waiter(line, LineWaiter{cpu.id(), gen});
+    }
+    void await_resume() const noexcept {}
+  };
+  // Spins on a line this CPU holds until another CPU writes it (or, with interrupts enabled, an interrupt
+  // arrives). Model code re-reads the variable afterwards, as a cpu_relax() loop does.
+  SpinAwaiter wait_for_write(sim::Cpu& cpu, LineId line,
+                             std::source_location site = std::source_location::current()) {
+    return {*this, cpu, line, site};
+  }
+
+  void wake_spinners(LineId line) {
+    if (!model_.has_waiters(line)) return;
+    model_.take_waiters(line, scratch_);
+    for (const LineWaiter& w : scratch_) sched_.cpu(w.cpu).wake_parked(w.gen);
+  }
+
+ private:
+  sim::Scheduler& sched_;
+  CoherenceModel& model_;
+  std::vector<LineWaiter> scratch_;
+};
+
+}  // namespace tlbsim::hw

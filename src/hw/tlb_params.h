@@ -1,0 +1,33 @@
+// The shape and costs of each CPU's TLB hardware (machine-file section [tlb]). Behaviour is modeled by the
+// architecture layer; these are its parameters.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "sim/time.h"
+
+namespace tlbsim::hw {
+
+enum class TlbTag : std::uint8_t {
+  kNone,  // x86 without PCID: every CR3 write flushes non-global entries
+  kPcid,  // x86 PCID (12 bits)
+  kPid,   // powerpc radix PID
+};
+const char* to_string(TlbTag t);
+
+struct TlbParams {
+  std::uint32_t entries = 0;  // second-level TLB entries for 4 KiB pages
+  std::uint32_t ways = 0;     // associativity; divides entries
+  TlbTag tag = TlbTag::kNone;
+  std::uint32_t tag_bits = 0;
+  sim::Duration page_walk{0};        // a miss whose page walk hits in the caches
+  sim::Duration invlpg{0};           // invalidate one page in the current tag
+  sim::Duration flush_tag{0};        // invalidate every entry of one tag
+  sim::Duration flush_all{0};        // invalidate everything
+  sim::Duration cr3_write{0};        // address-space switch without flush
+  sim::Duration cr3_write_flush{0};  // address-space switch that flushes non-global entries
+  std::optional<sim::Duration> tlbie;  // powerpc: broadcast invalidation round trip
+};
+
+}  // namespace tlbsim::hw

@@ -1,0 +1,162 @@
+// A simulated CPU's execution context: the running task's coroutines with interrupt handlers stacked on top,
+// the interrupt flag, and delivery of pending interrupts at step boundaries.
+#pragma once
+
+#include <coroutine>
+#include <cstdint>
+#include <exception>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "sim/ids.h"
+#include "sim/task.h"
+#include "sim/time.h"
+
+namespace tlbsim::sim {
+
+class Cpu;
+class Scheduler;
+
+// Runs the handler of an interrupt vector on the CPU that took it. Implemented by the kernel layer.
+// Contract: the handler runs with interrupts disabled; when its task finishes, the interrupted code resumes.
+class IrqHandler {
+ public:
+  virtual ~IrqHandler() = default;
+  virtual Task<void> handle_irq(Cpu& cpu, int vector) = 0;
+};
+
+enum class CpuState : std::uint8_t {
+  kIdle,         // no task started yet
+  kRunning,      // inside resume(): model code is executing
+  kStepPending,  // waiting for the current step to complete
+  kParked,       // spinning on a cache line until another CPU writes it
+  kHalted,       // halted until an interrupt arrives
+  kFinished,     // the task returned
+  kFailed,       // the task threw
+};
+
+const char* to_string(CpuState s);
+
+inline constexpr int kMaxIrqVectors = 64;
+
+// Contract: every awaited step goes through suspend_step (or park/halt), so the scheduler sees each step
+// boundary; at most one step of a CPU is outstanding at any time.
+class Cpu final : private RootObserver {
+ public:
+  Cpu(CpuId id, Scheduler& sched);
+  Cpu(const Cpu&) = delete;
+  Cpu& operator=(const Cpu&) = delete;
+  ~Cpu();
+
+  CpuId id() const { return id_; }
+  Scheduler& scheduler() { return sched_; }
+  SimTime now() const;
+  CpuState state() const { return state_; }
+
+  // Starts task code on this CPU at the current time. Contract: called once, before run() or from a timer.
+  void start(Task<void> task);
+  void set_irq_handler(IrqHandler* handler) { irq_handler_ = handler; }
+
+  // --- awaitable steps, for model code ---
+  struct DelayAwaiter {
+    Cpu& cpu;
+    Duration cost;
+    std::source_location site;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) { cpu.suspend_step(h, cpu.now() + cost, site); }
+    void await_resume() const noexcept {}
+  };
+  // A fixed compute cost: an instruction sequence whose time does not depend on shared state.
+  DelayAwaiter delay(Duration cost, std::source_location site = std::source_location::current()) {
+    return {*this, cost, site};
+  }
+
+  struct HaltAwaiter {
+    Cpu& cpu;
+    Duration wake_latency;
+    std::source_location site;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) { cpu.halt(h, wake_latency, site); }
+    void await_resume() const noexcept {}
+  };
+  // sti; hlt: enables interrupts and waits for one; the CPU takes it wake_latency after arrival (C-state exit).
+  HaltAwaiter safe_halt(Duration wake_latency, std::source_location site = std::source_location::current()) {
+    return {*this, wake_latency, site};
+  }
+
+  struct IrqEnableAwaiter {
+    Cpu& cpu;
+    std::source_location site;
+    bool await_ready() noexcept {
+      cpu.irqs_enabled_ = true;
+      return cpu.pending_irqs_ == 0;
+    }
+    void await_suspend(std::coroutine_handle<> h) { cpu.suspend_step(h, cpu.now(), site); }
+    void await_resume() const noexcept {}
+  };
+  // local_irq_enable(): a step boundary where a pending interrupt is taken at once.
+  IrqEnableAwaiter local_irq_enable(std::source_location site = std::source_location::current()) {
+    return {*this, site};
+  }
+  void local_irq_disable() { irqs_enabled_ = false; }
+  bool irqs_disabled() const { return !irqs_enabled_; }
+  bool in_irq() const { return !irq_stack_.empty(); }
+
+  // --- used by awaiters in other layers ---
+  // The current step (awaited at `site`) completes at `done`. Contract: done >= now().
+  void suspend_step(std::coroutine_handle<> h, SimTime done, const std::source_location& site);
+  // Park until wake_parked(gen) with the returned gen, or an interrupt if interrupts are enabled.
+  std::uint32_t park(std::coroutine_handle<> h, LineId line, const std::source_location& site);
+  // Wakes a parked CPU at the current time if gen still names its current park. Returns whether it woke.
+  bool wake_parked(std::uint32_t gen);
+
+  // --- used by schedulers ---
+  // Runs model code from the current step boundary until the next step (or the end of the task).
+  void resume();
+  // An interrupt reaches this CPU now.
+  void raise_irq(int vector);
+  std::exception_ptr failure() const { return failure_; }
+
+  // --- diagnostics ---
+  std::uint64_t pending_irqs() const { return pending_irqs_; }
+  std::size_t irq_depth() const { return irq_stack_.size(); }
+  const std::source_location& last_site() const { return site_; }
+  LineId parked_line() const { return parked_line_; }
+  SimTime parked_since() const { return park_since_; }
+  std::uint64_t steps() const { return steps_; }
+  std::uint64_t irqs_taken() const { return irqs_taken_; }
+  // One line describing the CPU's state, for deadlock and stall dumps.
+  std::string describe() const;
+
+ private:
+  struct Interrupted {
+    std::coroutine_handle<> leaf;
+    bool irqs_enabled;
+  };
+
+  void halt(std::coroutine_handle<> h, Duration wake_latency, const std::source_location& site);
+  std::coroutine_handle<> begin_irq();
+  std::coroutine_handle<> on_root_done(std::coroutine_handle<> finished, std::exception_ptr error) noexcept override;
+
+  CpuId id_;
+  Scheduler& sched_;
+  CpuState state_ = CpuState::kIdle;
+  bool irqs_enabled_ = true;
+  std::uint64_t pending_irqs_ = 0;
+  std::coroutine_handle<> leaf_;
+  std::vector<Interrupted> irq_stack_;
+  std::vector<std::coroutine_handle<>> roots_;  // the task's root, then each running handler's root
+  bool started_ = false;
+  IrqHandler* irq_handler_ = nullptr;
+  std::exception_ptr failure_;
+  std::source_location site_;
+  LineId parked_line_{0};
+  std::uint32_t park_gen_ = 0;
+  SimTime park_since_{};
+  Duration halt_wake_latency_{0};
+  std::uint64_t steps_ = 0;
+  std::uint64_t irqs_taken_ = 0;
+};
+
+}  // namespace tlbsim::sim

@@ -1,0 +1,91 @@
+// The scheduler interface: who decides which CPU takes the next step. The timed scheduler orders steps by
+// simulated time; an exploring scheduler (the checker) chooses adversarially. Model code is the same for both.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/cpu.h"
+#include "sim/ids.h"
+#include "sim/time.h"
+
+namespace tlbsim::sim {
+
+// Fires at a requested simulated time (scheduler ticks, device events).
+class TimerHandler {
+ public:
+  virtual ~TimerHandler() = default;
+  virtual void on_timer(std::uint32_t arg) = 0;
+};
+
+enum class StopReason : std::uint8_t {
+  kTimeLimit,    // simulated time reached the limit
+  kAllFinished,  // every CPU's task returned
+  kQuiescent,    // nothing left to do, but some CPUs are halted waiting for interrupts (no deadlock)
+};
+
+struct RunResult {
+  StopReason reason;
+  SimTime end;
+  std::uint64_t events;
+};
+
+// Thrown when no CPU can make progress (deadlock) or a CPU spins longer than the stall limit (livelock).
+// what() holds a dump of every CPU's state.
+class DeadlockError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Contract: owns the CPUs; step_ready/send_irq/add_timer may be called from model code while run() executes;
+// run() returns or throws DeadlockError, or rethrows an exception thrown by model code.
+class Scheduler {
+ public:
+  explicit Scheduler(std::size_t n_cpus);
+  virtual ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  SimTime now() const { return now_; }
+  std::size_t cpu_count() const { return cpus_.size(); }
+  Cpu& cpu(CpuId id) { return *cpus_[id.get()]; }
+  const Cpu& cpu(CpuId id) const { return *cpus_[id.get()]; }
+  std::uint64_t events() const { return events_; }
+
+  // The CPU's current step completes at `done`.
+  virtual void step_ready(Cpu& cpu, SimTime done) = 0;
+  // Interrupt `vector` reaches `target` at `arrival`.
+  virtual void send_irq(CpuId target, int vector, SimTime arrival) = 0;
+  // `handler.on_timer(arg)` runs at `at`.
+  virtual void add_timer(SimTime at, TimerHandler& handler, std::uint32_t arg) = 0;
+  // Runs until simulated time `until` or until nothing is left.
+  virtual RunResult run(SimTime until) = 0;
+
+  // Names cache lines in dumps (installed by the hardware model).
+  void set_line_namer(std::function<std::string(LineId)> namer) { line_namer_ = std::move(namer); }
+  std::string line_name(LineId line) const;
+  // A spin on one line longer than this is reported as a stall. Zero disables the check.
+  void set_stall_limit(Duration limit) { stall_limit_ = limit; }
+  // Every CPU's state, one line each.
+  std::string dump_state() const;
+
+ protected:
+  // Resumes a CPU and rethrows what its model code threw.
+  void resume_cpu(Cpu& cpu);
+  // Throws DeadlockError if a parked CPU has spun past the stall limit.
+  void check_stalls() const;
+  // Classifies the end of events: all finished, quiescent, or deadlocked (throws).
+  StopReason classify_idle_end() const;
+
+  SimTime now_{};
+  std::uint64_t events_ = 0;
+  Duration stall_limit_ = milliseconds(100);
+  std::vector<std::unique_ptr<Cpu>> cpus_;
+  std::function<std::string(LineId)> line_namer_;
+};
+
+}  // namespace tlbsim::sim

@@ -1,0 +1,140 @@
+// Coroutine tasks: modeled kernel functions are written as Task<T> coroutines that co_await each step.
+#pragma once
+
+#include <coroutine>
+#include <exception>
+#include <optional>
+#include <utility>
+
+#include "sim/frame_pool.h"
+
+namespace tlbsim::sim {
+
+// Told when a root task (one not awaited by another task) finishes. Contract: on_root_done runs inside the
+// finishing frame's final suspension; it may destroy that frame and returns the coroutine to run next
+// (std::noop_coroutine() for none).
+class RootObserver {
+ public:
+  virtual std::coroutine_handle<> on_root_done(std::coroutine_handle<> finished, std::exception_ptr error) noexcept = 0;
+
+ protected:
+  ~RootObserver() = default;
+};
+
+// State common to every task promise: who continues when it finishes, and its pooled frame.
+struct PromiseBase {
+  std::coroutine_handle<> continuation;
+  RootObserver* root = nullptr;
+  std::exception_ptr error;
+
+  static void* operator new(std::size_t size) { return FramePool::allocate(size); }
+  static void operator delete(void* p, std::size_t size) noexcept { FramePool::deallocate(p, size); }
+
+  std::suspend_always initial_suspend() noexcept { return {}; }
+
+  struct FinalAwaiter {
+    bool await_ready() noexcept { return false; }
+    template <class P>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
+      PromiseBase& p = h.promise();
+      if (p.continuation) return p.continuation;
+      if (p.root != nullptr) return p.root->on_root_done(h, p.error);
+      return std::noop_coroutine();
+    }
+    void await_resume() noexcept {}
+  };
+  FinalAwaiter final_suspend() noexcept { return {}; }
+  void unhandled_exception() noexcept { error = std::current_exception(); }
+};
+
+// A lazily started coroutine returning T. Awaiting it runs it to completion (by symmetric transfer, so deep
+// call chains use no native stack) and yields its value or rethrows its exception.
+// Contract: a Task is awaited at most once, or handed to a Cpu as a root with release().
+template <class T = void>
+class [[nodiscard]] Task {
+ public:
+  struct promise_type : PromiseBase {
+    std::optional<T> value;
+    Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
+    template <class U>
+    void return_value(U&& v) {
+      value.emplace(std::forward<U>(v));
+    }
+  };
+  using Handle = std::coroutine_handle<promise_type>;
+
+  Task() = default;
+  explicit Task(Handle h) : h_(h) {}
+  Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  Task& operator=(Task&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, {});
+    }
+    return *this;
+  }
+  ~Task() { reset(); }
+
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) noexcept {
+    h_.promise().continuation = parent;
+    return h_;
+  }
+  T await_resume() {
+    if (h_.promise().error) std::rethrow_exception(h_.promise().error);
+    return std::move(*h_.promise().value);
+  }
+
+  Handle release() { return std::exchange(h_, {}); }
+  explicit operator bool() const { return static_cast<bool>(h_); }
+
+ private:
+  void reset() {
+    if (h_) h_.destroy();
+    h_ = {};
+  }
+  Handle h_;
+};
+
+template <>
+class [[nodiscard]] Task<void> {
+ public:
+  struct promise_type : PromiseBase {
+    Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
+    void return_void() {}
+  };
+  using Handle = std::coroutine_handle<promise_type>;
+
+  Task() = default;
+  explicit Task(Handle h) : h_(h) {}
+  Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  Task& operator=(Task&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, {});
+    }
+    return *this;
+  }
+  ~Task() { reset(); }
+
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) noexcept {
+    h_.promise().continuation = parent;
+    return h_;
+  }
+  void await_resume() {
+    if (h_.promise().error) std::rethrow_exception(h_.promise().error);
+  }
+
+  Handle release() { return std::exchange(h_, {}); }
+  explicit operator bool() const { return static_cast<bool>(h_); }
+
+ private:
+  void reset() {
+    if (h_) h_.destroy();
+    h_ = {};
+  }
+  Handle h_;
+};
+
+}  // namespace tlbsim::sim

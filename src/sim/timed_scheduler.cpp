@@ -1,0 +1,57 @@
+#include "sim/timed_scheduler.h"
+
+#include <fmt/format.h>
+
+namespace tlbsim::sim {
+
+TimedScheduler::TimedScheduler(std::size_t n_cpus, std::uint64_t seed) : Scheduler(n_cpus), queue_(seed) {
+  queue_.reserve(n_cpus * 2 + 16);
+}
+
+void TimedScheduler::step_ready(Cpu& cpu, SimTime done) {
+  queue_.push(done, EventPriority::kStep, EventKind::kCpuStep, cpu.id().get());
+}
+
+void TimedScheduler::send_irq(CpuId target, int vector, SimTime arrival) {
+  queue_.push(arrival, EventPriority::kIrq, EventKind::kIrqArrive, target.get(), static_cast<std::uint16_t>(vector));
+}
+
+void TimedScheduler::add_timer(SimTime at, TimerHandler& handler, std::uint32_t arg) {
+  std::uint32_t slot;
+  if (!free_timers_.empty()) {
+    slot = free_timers_.back();
+    free_timers_.pop_back();
+    timers_[slot] = {&handler, arg};
+  } else {
+    slot = static_cast<std::uint32_t>(timers_.size());
+    timers_.push_back({&handler, arg});
+  }
+  queue_.push(at, EventPriority::kTimer, EventKind::kTimer, slot);
+}
+
+RunResult TimedScheduler::run(SimTime until) {
+  constexpr std::uint64_t kStallCheckMask = (1u << 16) - 1;
+  while (!queue_.empty()) {
+    if (queue_.top().time() > until) {
+      now_ = until;
+      return {StopReason::kTimeLimit, now_, events_};
+    }
+    const Event ev = queue_.pop();
+    now_ = ev.time();
+    ++events_;
+    switch (ev.kind) {
+      case EventKind::kCpuStep: resume_cpu(*cpus_[ev.target]); break;
+      case EventKind::kIrqArrive: cpus_[ev.target]->raise_irq(ev.arg); break;
+      case EventKind::kTimer: {
+        TimerSlot slot = timers_[ev.target];
+        free_timers_.push_back(ev.target);
+        slot.handler->on_timer(slot.arg);
+        break;
+      }
+    }
+    if ((events_ & kStallCheckMask) == 0) check_stalls();
+  }
+  return {classify_idle_end(), now_, events_};
+}
+
+}  // namespace tlbsim::sim
