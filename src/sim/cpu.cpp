@@ -22,7 +22,7 @@ const char* to_string(CpuState s) {
   return "?";
 }
 
-Cpu::Cpu(CpuId id, Scheduler& sched) : id_(id), sched_(sched) { irq_stack_.reserve(4); }
+Cpu::Cpu(CpuId id, Scheduler& sched) : id_(id), sched_(sched), clock_(sched.clock()) { irq_stack_.reserve(4); }
 
 Cpu::~Cpu() {
   // A run that stops at its time limit leaves tasks suspended mid-step. Destroying a root destroys the Task
@@ -30,7 +30,6 @@ Cpu::~Cpu() {
   for (auto it = roots_.rbegin(); it != roots_.rend(); ++it) it->destroy();
 }
 
-SimTime Cpu::now() const { return sched_.now(); }
 
 void Cpu::start(Task<void> task) {
   if (state_ != CpuState::kIdle) throw std::logic_error(fmt::format("cpu{}: start() called twice", id_.get()));

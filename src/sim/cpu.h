@@ -51,7 +51,7 @@ class Cpu final : private RootObserver {
 
   CpuId id() const { return id_; }
   Scheduler& scheduler() { return sched_; }
-  SimTime now() const;
+  SimTime now() const { return *clock_; }
   CpuState state() const { return state_; }
 
   // Starts task code on this CPU at the current time. Contract: called once, before run() or from a timer.
@@ -116,7 +116,8 @@ class Cpu final : private RootObserver {
   void resume();
   // An interrupt reaches this CPU now.
   void raise_irq(int vector);
-  std::exception_ptr failure() const { return failure_; }
+  bool failed() const { return state_ == CpuState::kFailed; }
+  const std::exception_ptr& failure() const { return failure_; }
 
   // --- diagnostics ---
   std::uint64_t pending_irqs() const { return pending_irqs_; }
@@ -141,6 +142,7 @@ class Cpu final : private RootObserver {
 
   CpuId id_;
   Scheduler& sched_;
+  const SimTime* clock_;
   CpuState state_ = CpuState::kIdle;
   bool irqs_enabled_ = true;
   std::uint64_t pending_irqs_ = 0;

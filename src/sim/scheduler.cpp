@@ -5,10 +5,8 @@
 namespace tlbsim::sim {
 
 Scheduler::Scheduler(std::size_t n_cpus) {
-  cpus_.reserve(n_cpus);
-  for (std::size_t i = 0; i < n_cpus; ++i) {
-    cpus_.push_back(std::make_unique<Cpu>(CpuId{static_cast<std::uint32_t>(i)}, *this));
-  }
+  cpus_ = std::vector<std::optional<Cpu>>(n_cpus);
+  for (std::size_t i = 0; i < n_cpus; ++i) cpus_[i].emplace(CpuId{static_cast<std::uint32_t>(i)}, *this);
 }
 
 Scheduler::~Scheduler() = default;
@@ -30,7 +28,7 @@ std::string Scheduler::dump_state() const {
 
 void Scheduler::resume_cpu(Cpu& cpu) {
   cpu.resume();
-  if (cpu.failure()) std::rethrow_exception(cpu.failure());
+  if (cpu.failed()) std::rethrow_exception(cpu.failure());
 }
 
 void Scheduler::check_stalls() const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,6 +55,7 @@ class Scheduler {
   std::size_t cpu_count() const { return cpus_.size(); }
   Cpu& cpu(CpuId id) { return *cpus_[id.get()]; }
   const Cpu& cpu(CpuId id) const { return *cpus_[id.get()]; }
+  const SimTime* clock() const { return &now_; }
   std::uint64_t events() const { return events_; }
 
   // The CPU's current step completes at `done`.
@@ -84,7 +86,7 @@ class Scheduler {
   SimTime now_{};
   std::uint64_t events_ = 0;
   Duration stall_limit_ = milliseconds(100);
-  std::vector<std::unique_ptr<Cpu>> cpus_;
+  std::vector<std::optional<Cpu>> cpus_;  // contiguous: the hot per-CPU state of many CPUs stays in cache
   std::function<std::string(LineId)> line_namer_;
 };
 

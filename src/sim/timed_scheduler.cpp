@@ -32,16 +32,16 @@ void TimedScheduler::add_timer(SimTime at, TimerHandler& handler, std::uint32_t 
 RunResult TimedScheduler::run(SimTime until) {
   constexpr std::uint64_t kStallCheckMask = (1u << 16) - 1;
   while (!queue_.empty()) {
-    if (queue_.top().time() > until) {
+    if (queue_.top_time() > until) {
       now_ = until;
       return {StopReason::kTimeLimit, now_, events_};
     }
     const Event ev = queue_.pop();
-    now_ = ev.time();
+    now_ = ev.time;
     ++events_;
     switch (ev.kind) {
-      case EventKind::kCpuStep: resume_cpu(*cpus_[ev.target]); break;
-      case EventKind::kIrqArrive: cpus_[ev.target]->raise_irq(ev.arg); break;
+      case EventKind::kCpuStep: resume_cpu(cpu(CpuId{ev.target})); break;
+      case EventKind::kIrqArrive: cpu(CpuId{ev.target}).raise_irq(ev.arg); break;
       case EventKind::kTimer: {
         TimerSlot slot = timers_[ev.target];
         free_timers_.push_back(ev.target);
