@@ -36,7 +36,9 @@ class MachineCommand final : public Command {
     io.out << fmt::format("from      {}\n", m.origin);
     io.out << fmt::format("seeds     {}\n", m.seeds.empty() ? "-" : fmt::format("{}", fmt::join(m.seeds, ", ")));
     io.out << fmt::format("topology  {}\n", topo.summary());
-    io.out << fmt::format("ipi       {}\n", m.ipi.multicast ? "multicast" : "one send per target");
+    io.out << fmt::format("ipi       {}\n", m.ipi.cluster_size > 1
+                                                ? fmt::format("one send per cluster of {} CPUs", m.ipi.cluster_size)
+                                                : std::string("one send per target"));
     io.out << fmt::format("tlb       {} entries, {}-way, tag {} ({} bits)\n", m.tlb.entries, m.tlb.ways,
                           hw::to_string(m.tlb.tag), m.tlb.tag_bits);
     io.out << "\nlatencies\n";

@@ -25,6 +25,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   }
 
   Streams io{out, err};
+  if (argc > 1 && argv[1][0] != '-' && Registry<Command>::find(argv[1]) == nullptr) {
+    std::string known;
+    for (const auto& e : Registry<Command>::list()) known += (known.empty() ? "" : ", ") + e.name;
+    err << "tlbsim: unknown command '" << argv[1] << "' (known: " << known << ")\n";
+    return 2;
+  }
   try {
     try {
       app.parse(argc, argv);

@@ -10,9 +10,12 @@ IpiFabric::IpiFabric(sim::Scheduler& sched, const Topology& topo, const IpiParam
 void IpiFabric::SendAwaiter::await_suspend(std::coroutine_handle<> h) {
   const sim::SimTime start = from.now();
   sim::SimTime t = start;
+  std::uint64_t cluster = ~std::uint64_t{0};
   for (std::size_t i = 0; i < targets.size(); ++i) {
-    if (!fabric.p_.multicast || i == 0) t += fabric.p_.send;
     const CpuId to = targets[i];
+    const std::uint64_t c = fabric.p_.cluster_size > 1 ? fabric.cluster_of(to) : i;
+    if (c != cluster || i == 0) t += fabric.p_.send;
+    cluster = c;
     fabric.sched_.send_irq(to, vector, t + fabric.delivery(from.id(), to));
     ++fabric.received_[to.get()];
   }

@@ -16,7 +16,9 @@ namespace tlbsim::hw {
 
 // Machine-file section [ipi].
 struct IpiParams {
-  bool multicast = false;          // one send operation reaches a whole set of targets
+  // CPUs one send operation can reach: 1 sends one IPI per target; 16 is x2APIC cluster mode, where one ICR
+  // write carries a logical-destination bitmap for a cluster of 16 consecutive CPUs of one package.
+  std::uint32_t cluster_size = 1;
   sim::Duration send{0};           // sender-side cost of one send operation
   sim::Duration deliver_socket{0};  // send to interrupt taken, target in the sender's socket
   sim::Duration deliver_remote{0};  // target in another socket
@@ -24,8 +26,9 @@ struct IpiParams {
   sim::Duration handler_exit{0};    // EOI and return after the handler body
 };
 
-// Contract: send() is one step on the sender; each target's interrupt arrives at the time its send completed
-// plus the delivery latency; counters count IPIs per sender and target.
+// Contract: send() is one step on the sender costing one `send` per cluster of targets (targets in CPU order);
+// each target's interrupt arrives when the send for its cluster completed plus the delivery latency; counters
+// count IPIs per sender and target.
 class IpiFabric {
  public:
   IpiFabric(sim::Scheduler& sched, const Topology& topo, const IpiParams& p);
@@ -47,6 +50,13 @@ class IpiFabric {
   }
 
   const IpiParams& params() const { return p_; }
+  // Which send cluster a CPU belongs to: consecutive CPUs of one package, cluster_size at a time.
+  std::uint64_t cluster_of(CpuId c) const {
+    const auto& p = topo_.params();
+    const std::uint64_t in_socket = std::uint64_t{topo_.core_of(c) % p.cores_per_socket} * p.threads_per_core +
+                                    topo_.thread_of(c);
+    return std::uint64_t{topo_.socket_of(c)} << 32 | in_socket / p_.cluster_size;
+  }
   sim::Duration delivery(CpuId from, CpuId to) const {
     return topo_.socket_of(from) == topo_.socket_of(to) ? p_.deliver_socket : p_.deliver_remote;
   }

@@ -106,7 +106,7 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   coh.finish();
 
   ParamReader ipi = root.section("ipi");
-  m.ipi.multicast = ipi.boolean("multicast");
+  m.ipi.cluster_size = static_cast<std::uint32_t>(ipi.integer("cluster_size", 1, 1024));
   m.ipi.send = lat.take(ipi, "ipi", "send");
   m.ipi.deliver_socket = lat.take(ipi, "ipi", "deliver_socket");
   m.ipi.deliver_remote = lat.take_if(t.sockets > 1, ipi, "ipi", "deliver_remote", "sockets > 1");
@@ -172,7 +172,7 @@ nlohmann::json to_json(const Machine& m) {
                    {"sockets_per_group", t.sockets_per_group},
                    {"cpu_numbering", t.numbering == CpuNumbering::kSmtLast ? "smt-last" : "smt-consecutive"},
                    {"cpus", m.cpu_count()}};
-  j["ipi"]["multicast"] = m.ipi.multicast;
+  j["ipi"]["cluster_size"] = m.ipi.cluster_size;
   j["tlb"] = {{"entries", m.tlb.entries}, {"ways", m.tlb.ways}, {"tag", to_string(m.tlb.tag)}, {"tag_bits", m.tlb.tag_bits}};
   nlohmann::json lat = nlohmann::json::object();
   for (const auto& p : m.latencies) lat[p.key] = {{"ns", p.ns}, {"source", p.source}};

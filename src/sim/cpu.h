@@ -119,6 +119,12 @@ class Cpu final : private RootObserver {
   bool failed() const { return state_ == CpuState::kFailed; }
   const std::exception_ptr& failure() const { return failure_; }
 
+  // Hints the cache to load this CPU's state and its suspended frame (the scheduler knows who runs next).
+  void prefetch() const { __builtin_prefetch(this); }
+  void prefetch_frame() const {
+    if (leaf_) __builtin_prefetch(leaf_.address());
+  }
+
   // --- diagnostics ---
   std::uint64_t pending_irqs() const { return pending_irqs_; }
   std::size_t irq_depth() const { return irq_stack_.size(); }

@@ -1,6 +1,6 @@
 #include "sim/event_queue.h"
 
-#include <algorithm>
+#include <utility>
 #include <stdexcept>
 
 namespace tlbsim::sim {
@@ -27,14 +27,9 @@ Event EventQueue::pop() {
   const HeapEntry top = heap_.front();
   std::vector<Payload>& bag = bags_[top.bag];
   if (!drained_[top.bag]) {
-    // First pop from this tie set: fix its order by a seeded rotation and, half the time, a reversal. Draining
-    // it from the back then touches CPUs in a sequential, cache-friendly order that still depends on the seed.
+    // First pop from this tie set: fix its order by a seeded shuffle (Fisher-Yates), then drain it from the back.
     drained_[top.bag] = 1;
-    if (bag.size() > 1) {
-      const std::uint64_t r = rng_.next();
-      std::rotate(bag.begin(), bag.begin() + static_cast<std::ptrdiff_t>((r >> 1) % bag.size()), bag.end());
-      if (r & 1) std::reverse(bag.begin(), bag.end());
-    }
+    for (std::size_t i = bag.size(); i > 1; --i) std::swap(bag[i - 1], bag[rng_.below(i)]);
   }
   const Payload p = bag.back();
   bag.pop_back();
@@ -44,16 +39,19 @@ Event EventQueue::pop() {
     hash_erase(top.key);
     free_bags_.push_back(top.bag);
     drained_[top.bag] = 0;
+    if (cached_bag_ == top.bag) cached_bag_ = kEmpty;
   }
   return Event{SimTime{Duration{static_cast<std::int64_t>(top.key >> 2)}}, static_cast<EventPriority>(top.key & 3),
                p.kind, p.arg, p.target};
 }
 
 std::uint32_t EventQueue::find_or_add_bag(std::uint64_t key) {
+  if (key == cached_key_ && cached_bag_ != kEmpty) return cached_bag_;  // runs of pushes to one tie set
+  cached_key_ = key;
   const std::size_t mask = hash_keys_.size() - 1;
   for (std::size_t i = slot_of(key);; i = (i + 1) & mask) {
     if (hash_bags_[i] == kEmpty) break;
-    if (hash_keys_[i] == key) return hash_bags_[i];
+    if (hash_keys_[i] == key) return cached_bag_ = hash_bags_[i];
   }
   std::uint32_t bag;
   if (!free_bags_.empty()) {
@@ -66,7 +64,7 @@ std::uint32_t EventQueue::find_or_add_bag(std::uint64_t key) {
   }
   hash_insert(key, bag);
   heap_push({key, bag});
-  return bag;
+  return cached_bag_ = bag;
 }
 
 void EventQueue::hash_insert(std::uint64_t key, std::uint32_t bag) {

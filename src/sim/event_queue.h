@@ -29,10 +29,11 @@ struct Event {
 };
 
 // Min-queue of events by (time, priority); events with equal (time, priority) form a tie set. When pop() first
-// reaches a tie set it fixes the set's order with a seeded random rotation and reversal, then drains it. One seed
-// therefore always gives one order, and different seeds give different orders of simultaneous events. (A fresh
-// random pick per pop would mix more, but visits CPUs in random memory order: at 1536 CPUs that costs twice the
-// time per event in cache misses. Rotation keeps the order sequential.)
+// reaches a tie set it shuffles the set with the seeded random stream, then drains it; events added to a set
+// being drained run next. One seed therefore always gives one order, and different seeds give different orders
+// of simultaneous events. The order must not follow CPU numbering (that would correlate with topology and bias
+// which socket wins a contended line), so the drain visits CPUs in random memory order; next_target() lets the
+// scheduler prefetch the next CPU's state to hide that cost.
 //
 // Layout: a 4-ary heap of the distinct (time, priority) keys, each owning a bag of event payloads, and an
 // open-addressing hash from key to heap entry so pushes join an existing bag in O(1). Simultaneous events, the
@@ -46,6 +47,14 @@ class EventQueue {
   // The time of the next event. Contract: !empty().
   SimTime top_time() const { return SimTime{Duration{static_cast<std::int64_t>(heap_.front().key >> 2)}}; }
   Event pop();
+  // The target of the event that pop() would return `ahead` pops from now (0 = next), if it is in the tie set
+  // being drained; kNoTarget otherwise. For prefetching only.
+  std::uint32_t target_ahead(std::size_t ahead) const {
+    if (heap_.empty()) return kNoTarget;
+    const auto& bag = bags_[heap_.front().bag];
+    return drained_[heap_.front().bag] && bag.size() > ahead ? bag[bag.size() - 1 - ahead].target : kNoTarget;
+  }
+  static constexpr std::uint32_t kNoTarget = 0xffffffffu;
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   void reserve(std::size_t n);
@@ -77,6 +86,8 @@ class EventQueue {
   std::vector<std::uint64_t> hash_keys_;
   std::vector<std::uint32_t> hash_bags_;
   std::size_t hash_used_ = 0;
+  std::uint64_t cached_key_ = 0;  // the key of the last push, and its bag (kEmpty when none)
+  std::uint32_t cached_bag_ = kEmpty;
   std::size_t size_ = 0;
   Rng rng_;
 };

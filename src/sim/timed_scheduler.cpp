@@ -38,6 +38,9 @@ RunResult TimedScheduler::run(SimTime until) {
     }
     const Event ev = queue_.pop();
     now_ = ev.time;
+    // Tie sets are drained in random CPU order; load the state of CPUs about to run ahead of time.
+    if (const std::uint32_t soon = queue_.target_ahead(1); soon < cpus_.size()) cpus_[soon]->prefetch_frame();
+    if (const std::uint32_t later = queue_.target_ahead(4); later < cpus_.size()) cpus_[later]->prefetch();
     ++events_;
     switch (ev.kind) {
       case EventKind::kCpuStep: resume_cpu(cpu(CpuId{ev.target})); break;

@@ -1,1 +1,129 @@
+// Golden-output tests of the commands users type. Regenerate with TLBSIM_UPDATE_GOLDEN=1 after a deliberate
+// change, and review the diff.
+#include "cli/command.h"
+
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "util/atomic_file.h"
+
+namespace tlbsim::cli {
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Result run(std::vector<std::string> args) {
+  args.insert(args.begin(), "tlbsim");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int status = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {status, out.str(), err.str()};
+}
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = std::string(TLBSIM_GOLDEN_DIR) + "/" + name;
+  if (std::getenv("TLBSIM_UPDATE_GOLDEN") != nullptr) {
+    write_file_atomic(path, actual);
+    return;
+  }
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " missing; run with TLBSIM_UPDATE_GOLDEN=1";
+  EXPECT_EQ(read_file(path), actual) << "golden file " << path << " differs";
+}
+
+TEST(Cli, ListMachines) {
+  const Result r = run({"list", "machines"});
+  EXPECT_EQ(r.status, 0);
+  expect_golden("list_machines.txt", r.out);
+}
+
+TEST(Cli, ListPatterns) {
+  const Result r = run({"list", "patterns"});
+  EXPECT_EQ(r.status, 0);
+  expect_golden("list_patterns.txt", r.out);
+}
+
+TEST(Cli, MachineShow) {
+  const Result r = run({"machine", "show", "small-2s2c"});
+  EXPECT_EQ(r.status, 0);
+  expect_golden("machine_show_small.txt", r.out);
+}
+
+TEST(Cli, BenchContentionTable) {
+  const Result r = run({"bench", "contention", "--machine", "small-2s2c", "--cpus", "1,2,4,8", "--duration", "5us"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_golden("bench_contention_small.txt", r.out);
+  EXPECT_NE(r.err.find("events/s"), std::string::npos);  // the simulator's own speed figure, on stderr
+}
+
+TEST(Cli, BenchContentionJsonIsReproducibleFromItsOutput) {
+  const std::vector<std::string> args = {"bench", "contention", "--machine", "small-2s2c", "--cpus", "2,8",
+                                         "--pattern", "shared-rmw", "--duration", "5us", "--seed", "9", "--format",
+                                         "json"};
+  const Result a = run(args), b = run(args);
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["seed"], 9);
+  EXPECT_EQ(j["pattern"], "shared-rmw");
+  EXPECT_EQ(j["machine"]["name"], "small-2s2c");
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][0]["cpus"], 2);
+  EXPECT_GT(j["results"][1]["ops_per_sec"].get<double>(), 0);
+  expect_golden("bench_contention_small.json", a.out);
+}
+
+TEST(Cli, OutputFileIsWrittenAtomically) {
+  const auto path = (std::filesystem::temp_directory_path() / "tlbsim_cli_out.txt").string();
+  const Result r = run({"bench", "contention", "--machine", "small-2s2c", "--cpus", "2", "--duration", "1us",
+                        "--output", path});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(read_file(path).find("pattern shared-rmw"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+struct BadInput {
+  std::vector<std::string> args;
+  const char* message;
+};
+
+TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
+  const std::vector<BadInput> cases = {
+      {{"list", "mutations"}, "unknown list kind 'mutations' (known: machines, patterns)"},
+      {{"machine", "show", "nosuch"}, "unknown machine 'nosuch'"},
+      {{"machine", "show", "/nonexistent/m.toml"}, "cannot read '/nonexistent/m.toml'"},
+      {{"bench", "contention", "--pattern", "zigzag"}, "unknown pattern 'zigzag'"},
+      {{"bench", "contention", "--machine", "small-2s2c", "--cpus", "9"}, "--cpus: '9' is outside 1..8"},
+      {{"bench", "contention", "--duration", "5 parsecs"}, "--duration"},
+      {{"bench", "contention", "--duration", "100s"}, "outside 10ns..1s"},
+      {{"bench", "contention", "--format", "xml"}, "--format"},
+      {{"frobnicate"}, "frobnicate"},
+      {{}, "subcommand"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.status, 2) << c.message << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << "expected '" << c.message << "' in:\n" << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  }
+}
+
+TEST(Cli, HelpExitsZero) {
+  const Result r = run({"--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("bench"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tlbsim::cli

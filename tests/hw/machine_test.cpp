@@ -1,1 +1,110 @@
+#include "hw/machine.h"
+
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "util/error.h"
+
+namespace tlbsim::hw {
+namespace {
+
+std::string small_text() {
+  for (const auto& f : builtin_machine_files()) {
+    if (f.name == "small-2s2c") return std::string(f.text);
+  }
+  return {};
+}
+
+// Expects parsing to fail with a message containing every fragment.
+void expect_error(const std::string& text, std::initializer_list<const char*> fragments) {
+  try {
+    parse_machine(text, "test.toml");
+    ADD_FAILURE() << "no error for:\n" << text;
+  } catch (const InputError& e) {
+    for (const char* f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
+  }
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos) s.replace(pos, from.size(), to);
+  return s;
+}
+
+TEST(Machine, EveryBuiltinMachineLoadsWithASourceForEveryLatency) {
+  ASSERT_GE(builtin_machine_files().size(), 7u);
+  for (const auto& f : builtin_machine_files()) {
+    SCOPED_TRACE(std::string(f.name));
+    const Machine m = load_machine(f.name);
+    EXPECT_EQ(m.name, f.name);
+    EXPECT_GE(m.latencies.size(), 15u);
+    for (const auto& p : m.latencies) EXPECT_FALSE(p.source.empty()) << p.key;
+    const Topology t(m.topology);
+    EXPECT_EQ(t.cpu_count(), m.cpu_count());
+  }
+}
+
+TEST(Machine, SeedMachinesHaveTheAuthorsTopologies) {
+  EXPECT_EQ(load_machine("skylake-sp-2s28c").cpu_count(), 56u);
+  EXPECT_EQ(load_machine("sandybridge-ep-2s8c2t").cpu_count(), 32u);
+  EXPECT_EQ(load_machine("power8-16s192c-smt8").cpu_count(), 1536u);
+  EXPECT_EQ(load_machine("power9-2s18c-smt4").cpu_count(), 144u);
+  EXPECT_EQ(load_machine("milan-36c").topology.cores_per_socket * load_machine("milan-36c").topology.sockets, 36u);
+  EXPECT_EQ(load_machine("sandybridge-ep-2s8c2t").tlb.tag, TlbTag::kNone);
+  EXPECT_TRUE(load_machine("power8-16s192c-smt8").tlb.tlbie.has_value());
+}
+
+TEST(Machine, UnknownNameListsTheKnownOnes) {
+  try {
+    load_machine("skylake");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown machine 'skylake'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("skylake-sp-2s28c"), std::string::npos);
+  }
+}
+
+TEST(Machine, MissingFileIsAnInputError) {
+  EXPECT_THROW(load_machine("/nonexistent/dir/m.toml"), InputError);
+}
+
+TEST(Machine, ErrorsNameFileLineKeyAndExpectation) {
+  const std::string ok = small_text();
+  ASSERT_FALSE(ok.empty());
+  expect_error(replace(ok, "sockets = 2", "sockets = \"two\""),
+               {"test.toml:", "topology.sockets", "expected an integer from 1 to 64, got a string"});
+  expect_error(replace(ok, "sockets = 2", "sockets = 100000"), {"topology.sockets", "got 100000"});
+  expect_error(replace(ok, "sockets = 2", "sockets = 2\nsockets_total = 3"), {"unknown key 'topology.sockets_total'"});
+  expect_error(replace(ok, "[tlb]", "[tlbx]"), {"missing required key 'tlb'"});
+  expect_error(replace(ok, "cpu_numbering = \"smt-last\"", "cpu_numbering = \"zigzag\""),
+               {"topology.cpu_numbering", "expected one of smt-last, smt-consecutive"});
+  expect_error(replace(ok, "cores_per_llc = 2", "cores_per_llc = 3"), {"cores_per_llc", "must divide"});
+  expect_error("[machine\nname=", {"test.toml:1", "TOML syntax error"});
+}
+
+TEST(Machine, LatenciesNeedPositiveValueAndSource) {
+  const std::string ok = small_text();
+  const auto pos = ok.find("l1_hit = {");
+  ASSERT_NE(pos, std::string::npos);
+  const auto end = ok.find('\n', pos);
+  const std::string line = ok.substr(pos, end - pos);
+  expect_error(replace(ok, line, "l1_hit = { ns = -1.0, source = \"x\" }"), {"coherence.l1_hit", "got ns = -1"});
+  expect_error(replace(ok, line, "l1_hit = { ns = 1.0 }"), {"coherence.l1_hit", "source"});
+  expect_error(replace(ok, line, "l1_hit = 1.0"), {"coherence.l1_hit", "inline table"});
+  expect_error(replace(ok, line, "l1_hit = { ns = 1e300, source = \"x\" }"), {"coherence.l1_hit"});
+}
+
+TEST(Machine, JsonCarriesTheResolvedParameters) {
+  const Machine m = load_machine("small-2s2c");
+  const nlohmann::json j = to_json(m);
+  EXPECT_EQ(j["name"], "small-2s2c");
+  EXPECT_EQ(j["topology"]["cpus"], 8);
+  EXPECT_TRUE(j["latencies"].contains("coherence.remote_transfer"));
+  EXPECT_FALSE(j["latencies"]["coherence.remote_transfer"]["source"].get<std::string>().empty());
+}
+
+}  // namespace
+}  // namespace tlbsim::hw

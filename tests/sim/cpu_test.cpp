@@ -1,1 +1,182 @@
+#include "sim/cpu.h"
+
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/timed_scheduler.h"
+
+namespace tlbsim::sim {
+namespace {
+
+SimTime at_ns(std::int64_t ns) { return kTimeZero + nanoseconds(ns); }
+
+// Records when each interrupt was taken, and spends 5 ns in the handler.
+class RecordingHandler final : public IrqHandler {
+ public:
+  struct Taken {
+    int vector;
+    SimTime at;
+    bool irqs_disabled;
+  };
+  std::vector<Taken> taken;
+  Task<void> handle_irq(Cpu& cpu, int vector) override {
+    taken.push_back({vector, cpu.now(), cpu.irqs_disabled()});
+    co_await cpu.delay(nanoseconds(5));
+  }
+};
+
+Task<void> steps(Cpu& cpu, std::vector<SimTime>& boundaries) {
+  co_await cpu.delay(nanoseconds(50));
+  boundaries.push_back(cpu.now());
+  co_await cpu.delay(nanoseconds(50));
+  boundaries.push_back(cpu.now());
+}
+
+TEST(Cpu, InterruptIsTakenAtTheNextStepBoundary) {
+  TimedScheduler s(1, 1);
+  RecordingHandler h;
+  Cpu& cpu = s.cpu(CpuId{0});
+  cpu.set_irq_handler(&h);
+  std::vector<SimTime> boundaries;
+  cpu.start(steps(cpu, boundaries));
+  s.send_irq(CpuId{0}, 3, at_ns(10));
+  s.run(at_ns(1000));
+  ASSERT_EQ(h.taken.size(), 1u);
+  EXPECT_EQ(h.taken[0].vector, 3);
+  EXPECT_EQ(h.taken[0].at, at_ns(50));  // not at 10: the 50 ns step was in progress
+  EXPECT_TRUE(h.taken[0].irqs_disabled);
+  // The interrupted code resumes after the handler's 5 ns.
+  EXPECT_EQ(boundaries, (std::vector<SimTime>{at_ns(55), at_ns(105)}));
+  EXPECT_FALSE(cpu.irqs_disabled());
+  EXPECT_EQ(cpu.irqs_taken(), 1u);
+}
+
+Task<void> irqs_off_region(Cpu& cpu, std::vector<SimTime>& marks) {
+  cpu.local_irq_disable();
+  co_await cpu.delay(nanoseconds(100));
+  co_await cpu.delay(nanoseconds(100));
+  marks.push_back(cpu.now());
+  co_await cpu.local_irq_enable();
+  marks.push_back(cpu.now());
+}
+
+TEST(Cpu, DisabledInterruptsAreDeferredUntilEnabled) {
+  TimedScheduler s(1, 1);
+  RecordingHandler h;
+  Cpu& cpu = s.cpu(CpuId{0});
+  cpu.set_irq_handler(&h);
+  std::vector<SimTime> marks;
+  cpu.start(irqs_off_region(cpu, marks));
+  s.send_irq(CpuId{0}, 1, at_ns(10));
+  s.run(at_ns(1000));
+  ASSERT_EQ(h.taken.size(), 1u);
+  EXPECT_EQ(h.taken[0].at, at_ns(200));  // at local_irq_enable, not at the 100 ns boundary
+  EXPECT_EQ(marks, (std::vector<SimTime>{at_ns(200), at_ns(205)}));
+}
+
+Task<void> idle_once(Cpu& cpu, SimTime& woke) {
+  co_await cpu.safe_halt(nanoseconds(30));
+  woke = cpu.now();
+}
+
+TEST(Cpu, HaltedCpuWakesOnInterruptAfterExitLatency) {
+  TimedScheduler s(1, 1);
+  RecordingHandler h;
+  Cpu& cpu = s.cpu(CpuId{0});
+  cpu.set_irq_handler(&h);
+  SimTime woke{};
+  cpu.start(idle_once(cpu, woke));
+  s.send_irq(CpuId{0}, 2, at_ns(100));
+  s.run(at_ns(1000));
+  ASSERT_EQ(h.taken.size(), 1u);
+  EXPECT_EQ(h.taken[0].at, at_ns(130));
+  EXPECT_EQ(woke, at_ns(135));
+}
+
+TEST(Cpu, HaltWithNoInterruptIsQuiescentNotDeadlock) {
+  TimedScheduler s(1, 1);
+  Cpu& cpu = s.cpu(CpuId{0});
+  SimTime woke{};
+  cpu.start(idle_once(cpu, woke));
+  EXPECT_EQ(s.run(at_ns(1000)).reason, StopReason::kQuiescent);
+  EXPECT_EQ(cpu.state(), CpuState::kHalted);
+}
+
+struct ParkAwaiter {
+  Cpu& cpu;
+  std::uint32_t* gen;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) { *gen = cpu.park(h, LineId{7}, std::source_location::current()); }
+  void await_resume() const noexcept {}
+};
+
+Task<void> spin_forever(Cpu& cpu, std::uint32_t& gen) { co_await ParkAwaiter{cpu, &gen}; }
+
+TEST(Cpu, DeadlockDumpsEveryCpu) {
+  TimedScheduler s(2, 1);
+  s.set_line_namer([](LineId l) { return "mm.tlb_gen#" + std::to_string(l.get()); });
+  std::uint32_t gen = 0;
+  s.cpu(CpuId{0}).start(spin_forever(s.cpu(CpuId{0}), gen));
+  try {
+    s.run(at_ns(1000));
+    FAIL() << "expected a deadlock";
+  } catch (const DeadlockError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
+    EXPECT_NE(what.find("cpu0"), std::string::npos) << what;
+    EXPECT_NE(what.find("spinning on mm.tlb_gen#7"), std::string::npos) << what;
+    EXPECT_NE(what.find("cpu1"), std::string::npos) << what;
+    EXPECT_NE(what.find("cpu_test.cpp"), std::string::npos) << what;  // where it is stuck
+  }
+}
+
+Task<void> busy(Cpu& cpu) {
+  for (;;) co_await cpu.delay(nanoseconds(100));
+}
+
+TEST(Cpu, LongSpinIsReportedAsStall) {
+  TimedScheduler s(2, 1);
+  s.set_stall_limit(microseconds(10));
+  std::uint32_t gen = 0;
+  s.cpu(CpuId{0}).start(spin_forever(s.cpu(CpuId{0}), gen));
+  s.cpu(CpuId{1}).start(busy(s.cpu(CpuId{1})));
+  try {
+    s.run(kTimeZero + milliseconds(100));
+    FAIL() << "expected a stall";
+  } catch (const DeadlockError& e) {
+    EXPECT_NE(std::string(e.what()).find("stall: cpu0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Cpu, WakeParkedOnlyForTheCurrentPark) {
+  TimedScheduler s(2, 1);
+  std::uint32_t gen = 0;
+  Cpu& cpu = s.cpu(CpuId{0});
+  cpu.start(spin_forever(cpu, gen));
+  s.cpu(CpuId{1}).start(busy(s.cpu(CpuId{1})));  // keeps the run alive, so the spin is no deadlock
+  EXPECT_EQ(s.run(at_ns(50)).reason, StopReason::kTimeLimit);
+  ASSERT_EQ(cpu.state(), CpuState::kParked);
+  EXPECT_FALSE(cpu.wake_parked(gen + 1));
+  EXPECT_TRUE(cpu.wake_parked(gen));
+  EXPECT_FALSE(cpu.wake_parked(gen));  // already woken
+  s.run(at_ns(100));
+  EXPECT_EQ(cpu.state(), CpuState::kFinished);
+}
+
+TEST(Cpu, ParkedCpuWithInterruptsEnabledTakesAnInterrupt) {
+  TimedScheduler s(1, 1);
+  RecordingHandler h;
+  std::uint32_t gen = 0;
+  Cpu& cpu = s.cpu(CpuId{0});
+  cpu.set_irq_handler(&h);
+  cpu.start(spin_forever(cpu, gen));
+  s.send_irq(CpuId{0}, 4, at_ns(20));
+  s.run(at_ns(100));
+  ASSERT_EQ(h.taken.size(), 1u);
+  EXPECT_EQ(h.taken[0].at, at_ns(20));
+}
+
+}  // namespace
+}  // namespace tlbsim::sim

@@ -1,1 +1,90 @@
+#include "sim/event_queue.h"
+
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "sim/rng.h"
+
+namespace tlbsim::sim {
+namespace {
+
+SimTime at_ns(std::int64_t ns) { return kTimeZero + nanoseconds(ns); }
+
+TEST(EventQueue, PopsInTimeOrder) {
+  EventQueue q(1);
+  q.push(at_ns(30), EventPriority::kStep, EventKind::kCpuStep, 3);
+  q.push(at_ns(10), EventPriority::kStep, EventKind::kCpuStep, 1);
+  q.push(at_ns(20), EventPriority::kStep, EventKind::kCpuStep, 2);
+  EXPECT_EQ(q.pop().target, 1u);
+  EXPECT_EQ(q.pop().target, 2u);
+  EXPECT_EQ(q.pop().target, 3u);
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, InterruptsComeBeforeStepsAtTheSameTime) {
+  EventQueue q(1);
+  q.push(at_ns(5), EventPriority::kStep, EventKind::kCpuStep, 0);
+  q.push(at_ns(5), EventPriority::kTimer, EventKind::kTimer, 9);
+  q.push(at_ns(5), EventPriority::kIrq, EventKind::kIrqArrive, 1, 7);
+  const Event first = q.pop();
+  EXPECT_EQ(first.kind, EventKind::kIrqArrive);
+  EXPECT_EQ(first.arg, 7);
+  EXPECT_EQ(q.pop().kind, EventKind::kTimer);
+  EXPECT_EQ(q.pop().kind, EventKind::kCpuStep);
+}
+
+std::vector<std::uint32_t> tie_order(std::uint64_t seed) {
+  EventQueue q(seed);
+  for (std::uint32_t i = 0; i < 16; ++i) q.push(at_ns(100), EventPriority::kStep, EventKind::kCpuStep, i);
+  std::vector<std::uint32_t> order;
+  while (!q.empty()) order.push_back(q.pop().target);
+  return order;
+}
+
+TEST(EventQueue, TiesFollowTheSeed) {
+  EXPECT_EQ(tie_order(5), tie_order(5));
+  int differing = 0;
+  for (std::uint64_t s = 1; s < 10; ++s) differing += tie_order(s) != tie_order(s + 100);
+  EXPECT_GE(differing, 7);
+  auto sorted = tie_order(5);
+  std::sort(sorted.begin(), sorted.end());
+  for (std::uint32_t i = 0; i < 16; ++i) EXPECT_EQ(sorted[i], i);
+}
+
+// Random pushes and pops against a reference: every pop returns an event of the least (time, priority).
+TEST(EventQueue, MatchesReferenceUnderRandomUse) {
+  EventQueue q(3);
+  std::multimap<std::pair<std::int64_t, int>, std::uint32_t> ref;
+  Rng rng(11);
+  std::int64_t now = 0;
+  std::uint32_t next_id = 0;
+  for (int step = 0; step < 20000; ++step) {
+    if (ref.empty() || rng.below(3) != 0) {
+      const std::int64_t t = now + static_cast<std::int64_t>(rng.below(50));
+      const auto prio = static_cast<EventPriority>(rng.below(3));
+      q.push(at_ns(t), prio, EventKind::kCpuStep, next_id);
+      ref.emplace(std::make_pair(t, static_cast<int>(prio)), next_id++);
+    } else {
+      const Event e = q.pop();
+      const auto key = std::make_pair((e.time - kTimeZero).count() / 1000, static_cast<int>(e.priority));
+      ASSERT_EQ(key, ref.begin()->first);
+      auto range = ref.equal_range(key);
+      auto it = std::find_if(range.first, range.second, [&](const auto& kv) { return kv.second == e.target; });
+      ASSERT_NE(it, range.second);
+      ref.erase(it);
+      now = key.first;
+    }
+    ASSERT_EQ(q.size(), ref.size());
+  }
+}
+
+TEST(EventQueue, RejectsNegativeTimes) {
+  EventQueue q(1);
+  EXPECT_THROW(q.push(SimTime{Duration{-1}}, EventPriority::kStep, EventKind::kCpuStep, 0), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace tlbsim::sim
