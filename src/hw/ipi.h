@@ -4,7 +4,7 @@
 
 #include <coroutine>
 #include <cstdint>
-#include <source_location>
+#include "sim/source_site.h"
 #include <span>
 #include <vector>
 
@@ -38,14 +38,14 @@ class IpiFabric {
     sim::Cpu& from;
     std::span<const CpuId> targets;
     int vector;
-    std::source_location site;
+    sim::SourceSite site;
     bool await_ready() const noexcept { return targets.empty(); }
     void await_suspend(std::coroutine_handle<> h);
     void await_resume() const noexcept {}
   };
   // Sends `vector` to every CPU in `targets` (the span must stay valid until the step completes).
   SendAwaiter send(sim::Cpu& from, std::span<const CpuId> targets, int vector,
-                   std::source_location site = std::source_location::current()) {
+                   sim::SourceSite site = sim::SourceSite::current()) {
     return {*this, from, targets, vector, site};
   }
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <coroutine>
-#include <source_location>
+#include "sim/source_site.h"
 #include <vector>
 
 #include "hw/coherence.h"
@@ -35,7 +35,7 @@ class Memory {
     sim::Cpu& cpu;
     LineId line;
     Access kind;
-    std::source_location site;
+    sim::SourceSite site;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), line, kind, cpu.now()), site);
@@ -46,7 +46,7 @@ class Memory {
   };
   // A raw access to a line (for modeled state whose value lives elsewhere).
   LineAwaiter touch(sim::Cpu& cpu, LineId line, Access kind,
-                    std::source_location site = std::source_location::current()) {
+                    sim::SourceSite site = sim::SourceSite::current()) {
     return {*this, cpu, line, kind, site};
   }
 
@@ -55,7 +55,7 @@ class Memory {
     Memory& mem;
     sim::Cpu& cpu;
     const Shared<T>& var;
-    std::source_location site;
+    sim::SourceSite site;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kLoad, cpu.now()), site);
@@ -64,7 +64,7 @@ class Memory {
   };
   template <class T>
   ReadAwaiter<T> read(sim::Cpu& cpu, const Shared<T>& var,
-                      std::source_location site = std::source_location::current()) {
+                      sim::SourceSite site = sim::SourceSite::current()) {
     return {*this, cpu, var, site};
   }
 
@@ -74,7 +74,7 @@ class Memory {
     sim::Cpu& cpu;
     Shared<T>& var;
     T value;
-    std::source_location site;
+    sim::SourceSite site;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kStore, cpu.now()), site);
@@ -86,7 +86,7 @@ class Memory {
   };
   template <class T>
   WriteAwaiter<T> write(sim::Cpu& cpu, Shared<T>& var, T value,
-                        std::source_location site = std::source_location::current()) {
+                        sim::SourceSite site = sim::SourceSite::current()) {
     return {*this, cpu, var, value, site};
   }
 
@@ -97,7 +97,7 @@ class Memory {
     sim::Cpu& cpu;
     Shared<T>& var;
     F f;
-    std::source_location site;
+    sim::SourceSite site;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kRmw, cpu.now()), site);
@@ -111,7 +111,7 @@ class Memory {
   };
   template <class T, class F>
   RmwAwaiter<T, F> rmw(sim::Cpu& cpu, Shared<T>& var, F f,
-                       std::source_location site = std::source_location::current()) {
+                       sim::SourceSite site = sim::SourceSite::current()) {
     return {*this, cpu, var, std::move(f), site};
   }
 
@@ -119,7 +119,7 @@ class Memory {
     Memory& mem;
     sim::Cpu& cpu;
     LineId line;
-    std::source_location site;
+    sim::SourceSite site;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
       const std::uint32_t gen = cpu.park(h, line, site);
@@ -130,7 +130,7 @@ class Memory {
   // Spins on a line this CPU holds until another CPU writes it (or, with interrupts enabled, an interrupt
   // arrives). Model code re-reads the variable afterwards, as a cpu_relax() loop does.
   SpinAwaiter wait_for_write(sim::Cpu& cpu, LineId line,
-                             std::source_location site = std::source_location::current()) {
+                             sim::SourceSite site = sim::SourceSite::current()) {
     return {*this, cpu, line, site};
   }
 

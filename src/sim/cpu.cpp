@@ -42,14 +42,14 @@ void Cpu::start(Task<void> task) {
   sched_.step_ready(*this, now());
 }
 
-void Cpu::suspend_step(std::coroutine_handle<> h, SimTime done, const std::source_location& site) {
+void Cpu::suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite& site) {
   leaf_ = h;
   site_ = site;
   state_ = CpuState::kStepPending;
   sched_.step_ready(*this, done);
 }
 
-std::uint32_t Cpu::park(std::coroutine_handle<> h, LineId line, const std::source_location& site) {
+std::uint32_t Cpu::park(std::coroutine_handle<> h, LineId line, const SourceSite& site) {
   leaf_ = h;
   site_ = site;
   parked_line_ = line;
@@ -66,7 +66,7 @@ bool Cpu::wake_parked(std::uint32_t gen) {
   return true;
 }
 
-void Cpu::halt(std::coroutine_handle<> h, Duration wake_latency, const std::source_location& site) {
+void Cpu::halt(std::coroutine_handle<> h, Duration wake_latency, const SourceSite& site) {
   leaf_ = h;
   site_ = site;
   irqs_enabled_ = true;
@@ -166,8 +166,8 @@ std::string Cpu::describe() const {
   std::string s = fmt::format("cpu{:<4} {:<12} irqs {:<3} pending {:#x} irq-depth {} steps {}", id_.get(),
                               to_string(state_), irqs_enabled_ ? "on" : "off", pending_irqs_, irq_stack_.size(),
                               steps_);
-  if (site_.line() != 0) {
-    s += fmt::format(" at {} ({}:{})", site_.function_name(), site_.file_name(), site_.line());
+  if (site_.line != 0) {
+    s += fmt::format(" at {} ({}:{})", site_.function_name(), site_.file_name(), site_.line);
   }
   if (state_ == CpuState::kParked) {
     s += fmt::format(" spinning on {} since {}", sched_.line_name(parked_line_), format_duration(park_since_.time_since_epoch()));

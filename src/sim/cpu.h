@@ -5,7 +5,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <exception>
-#include <source_location>
+#include "sim/source_site.h"
 #include <string>
 #include <vector>
 
@@ -62,32 +62,32 @@ class Cpu final : private RootObserver {
   struct DelayAwaiter {
     Cpu& cpu;
     Duration cost;
-    std::source_location site;
+    SourceSite site;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) { cpu.suspend_step(h, cpu.now() + cost, site); }
     void await_resume() const noexcept {}
   };
   // A fixed compute cost: an instruction sequence whose time does not depend on shared state.
-  DelayAwaiter delay(Duration cost, std::source_location site = std::source_location::current()) {
+  DelayAwaiter delay(Duration cost, SourceSite site = SourceSite::current()) {
     return {*this, cost, site};
   }
 
   struct HaltAwaiter {
     Cpu& cpu;
     Duration wake_latency;
-    std::source_location site;
+    SourceSite site;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) { cpu.halt(h, wake_latency, site); }
     void await_resume() const noexcept {}
   };
   // sti; hlt: enables interrupts and waits for one; the CPU takes it wake_latency after arrival (C-state exit).
-  HaltAwaiter safe_halt(Duration wake_latency, std::source_location site = std::source_location::current()) {
+  HaltAwaiter safe_halt(Duration wake_latency, SourceSite site = SourceSite::current()) {
     return {*this, wake_latency, site};
   }
 
   struct IrqEnableAwaiter {
     Cpu& cpu;
-    std::source_location site;
+    SourceSite site;
     bool await_ready() noexcept {
       cpu.irqs_enabled_ = true;
       return cpu.pending_irqs_ == 0;
@@ -96,7 +96,7 @@ class Cpu final : private RootObserver {
     void await_resume() const noexcept {}
   };
   // local_irq_enable(): a step boundary where a pending interrupt is taken at once.
-  IrqEnableAwaiter local_irq_enable(std::source_location site = std::source_location::current()) {
+  IrqEnableAwaiter local_irq_enable(SourceSite site = SourceSite::current()) {
     return {*this, site};
   }
   void local_irq_disable() { irqs_enabled_ = false; }
@@ -105,9 +105,9 @@ class Cpu final : private RootObserver {
 
   // --- used by awaiters in other layers ---
   // The current step (awaited at `site`) completes at `done`. Contract: done >= now().
-  void suspend_step(std::coroutine_handle<> h, SimTime done, const std::source_location& site);
+  void suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite& site);
   // Park until wake_parked(gen) with the returned gen, or an interrupt if interrupts are enabled.
-  std::uint32_t park(std::coroutine_handle<> h, LineId line, const std::source_location& site);
+  std::uint32_t park(std::coroutine_handle<> h, LineId line, const SourceSite& site);
   // Wakes a parked CPU at the current time if gen still names its current park. Returns whether it woke.
   bool wake_parked(std::uint32_t gen);
 
@@ -128,7 +128,7 @@ class Cpu final : private RootObserver {
   // --- diagnostics ---
   std::uint64_t pending_irqs() const { return pending_irqs_; }
   std::size_t irq_depth() const { return irq_stack_.size(); }
-  const std::source_location& last_site() const { return site_; }
+  const SourceSite& last_site() const { return site_; }
   LineId parked_line() const { return parked_line_; }
   SimTime parked_since() const { return park_since_; }
   std::uint64_t steps() const { return steps_; }
@@ -142,7 +142,7 @@ class Cpu final : private RootObserver {
     bool irqs_enabled;
   };
 
-  void halt(std::coroutine_handle<> h, Duration wake_latency, const std::source_location& site);
+  void halt(std::coroutine_handle<> h, Duration wake_latency, const SourceSite& site);
   std::coroutine_handle<> begin_irq();
   std::coroutine_handle<> on_root_done(std::coroutine_handle<> finished, std::exception_ptr error) noexcept override;
 
@@ -158,7 +158,7 @@ class Cpu final : private RootObserver {
   bool started_ = false;
   IrqHandler* irq_handler_ = nullptr;
   std::exception_ptr failure_;
-  std::source_location site_;
+  SourceSite site_;
   LineId parked_line_{0};
   std::uint32_t park_gen_ = 0;
   SimTime park_since_{};

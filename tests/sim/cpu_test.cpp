@@ -108,7 +108,7 @@ struct ParkAwaiter {
   Cpu& cpu;
   std::uint32_t* gen;
   bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) { *gen = cpu.park(h, LineId{7}, std::source_location::current()); }
+  void await_suspend(std::coroutine_handle<> h) { *gen = cpu.park(h, LineId{7}, sim::SourceSite::current()); }
   void await_resume() const noexcept {}
 };
 

@@ -1,0 +1,114 @@
+#include "hw/tlb.h"
+
+#include <stdexcept>
+
+namespace tlbsim::hw {
+
+Tlb::Tlb(const TlbParams& p)
+    : p_(p),
+      sets_(p.entries / p.ways),
+      entries_(p.entries),
+      tag_gen_(std::size_t{1} << std::min<std::uint32_t>(p.tag_bits, 16), 1),
+      pwc_(kPwcEntries) {
+  if (p.ways == 0 || p.entries % p.ways != 0) throw std::invalid_argument("TLB ways must divide entries");
+}
+
+std::uint16_t Tlb::tag_index(Asid tag) const {
+  if (tag.get() >= tag_gen_.size()) throw std::out_of_range("TLB tag wider than the machine's tag_bits");
+  return tag.get();
+}
+
+std::optional<Translation> Tlb::lookup(Asid tag, Vpn vpn) {
+  ++c_.lookups;
+  const std::uint16_t t = tag_index(tag);
+  const std::size_t base = set_of(vpn);
+  for (std::size_t w = 0; w < p_.ways; ++w) {
+    Entry& e = entries_[base + w];
+    if (e.vpn == vpn.get() && e.tag == t && valid(e)) {
+      e.lru = ++clock_;
+      ++c_.hits;
+      return e.t;
+    }
+  }
+  ++c_.misses;
+  return std::nullopt;
+}
+
+std::optional<Translation> Tlb::peek(Asid tag, Vpn vpn) const {
+  const std::uint16_t t = tag_index(tag);
+  const std::size_t base = set_of(vpn);
+  for (std::size_t w = 0; w < p_.ways; ++w) {
+    const Entry& e = entries_[base + w];
+    if (e.vpn == vpn.get() && e.tag == t && valid(e)) return e.t;
+  }
+  return std::nullopt;
+}
+
+void Tlb::fill(Asid tag, Vpn vpn, const Translation& tr, bool speculative) {
+  const std::uint16_t t = tag_index(tag);
+  const std::size_t base = set_of(vpn);
+  Entry* victim = &entries_[base];
+  for (std::size_t w = 0; w < p_.ways; ++w) {
+    Entry& e = entries_[base + w];
+    if (e.vpn == vpn.get() && e.tag == t && valid(e)) {
+      victim = &e;  // refresh in place
+      break;
+    }
+    if (!valid(e)) {
+      victim = &e;
+      break;
+    }
+    if (e.lru < victim->lru) victim = &e;
+  }
+  if (valid(*victim) && !(victim->vpn == vpn.get() && victim->tag == t)) ++c_.evictions;
+  *victim = Entry{vpn.get(), tr, ++clock_, tag_gen_[t], all_gen_, t, true};
+  ++c_.fills;
+  if (speculative) ++c_.speculative_fills;
+}
+
+bool Tlb::invlpg(Asid tag, Vpn vpn) {
+  ++c_.invlpg;
+  const std::uint16_t t = tag_index(tag);
+  bool dropped = false;
+  const std::size_t base = set_of(vpn);
+  for (std::size_t w = 0; w < p_.ways; ++w) {
+    Entry& e = entries_[base + w];
+    if (e.vpn == vpn.get() && e.tag == t && valid(e)) {
+      e.used = false;
+      dropped = true;
+    }
+  }
+  // INVLPG also drops paging-structure-cache entries used to translate the address.
+  for (PwcEntry& p : pwc_) {
+    if (valid(p) && p.tag == t && vpn.get() >= p.first_vpn && vpn.get() < p.end_vpn) p.used = false;
+  }
+  return dropped;
+}
+
+void Tlb::flush_tag(Asid tag) {
+  ++c_.flush_tag;
+  ++tag_gen_[tag_index(tag)];
+}
+
+void Tlb::flush_all() {
+  ++c_.flush_all;
+  ++all_gen_;
+}
+
+void Tlb::pwc_fill(Asid tag, std::uint64_t table_id, Vpn first_vpn, Vpn end_vpn) {
+  const std::uint16_t t = tag_index(tag);
+  for (PwcEntry& p : pwc_) {
+    if (valid(p) && p.tag == t && p.table_id == table_id) return;
+  }
+  pwc_[pwc_next_] = PwcEntry{table_id, first_vpn.get(), end_vpn.get(), tag_gen_[t], all_gen_, t, true};
+  pwc_next_ = (pwc_next_ + 1) % kPwcEntries;
+}
+
+bool Tlb::pwc_holds(std::uint64_t table_id) const {
+  for (const PwcEntry& p : pwc_) {
+    if (valid(p) && p.table_id == table_id) return true;
+  }
+  return false;
+}
+
+}  // namespace tlbsim::hw

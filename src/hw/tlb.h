@@ -1,0 +1,102 @@
+// Per-CPU TLB hardware: a set-associative translation cache tagged by address-space ID (x86 PCID, powerpc PID),
+// plus a small paging-structure cache, with O(1) flushes of a tag or of everything.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "hw/tlb_params.h"
+#include "sim/ids.h"
+
+namespace tlbsim::hw {
+
+// What a TLB entry translates to. `mm_id` is not hardware state: it records which address space the walk that
+// filled the entry used, so the oracle can tell a stale or foreign hit from a valid one.
+struct Translation {
+  Pfn pfn;
+  bool writable = false;
+  std::uint32_t mm_id = 0;
+};
+
+struct TlbCounters {
+  std::uint64_t lookups = 0;
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t fills = 0;
+  std::uint64_t speculative_fills = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t invlpg = 0;      // single-page invalidations (INVLPG / INVPCID single address / tlbiel va)
+  std::uint64_t flush_tag = 0;   // whole-tag flushes (INVPCID single context, flushing CR3 write, tlbiel PID)
+  std::uint64_t flush_all = 0;   // everything
+};
+
+// Contract: lookup/fill/invalidate are O(ways); flush_tag/flush_all are O(1) (entries carry the generation of
+// their tag and of the whole TLB at fill time and are valid only while both still match).
+class Tlb {
+ public:
+  explicit Tlb(const TlbParams& p);
+
+  // The translation for (tag, vpn) if cached; refreshes its LRU position. Counts a hit or a miss.
+  std::optional<Translation> lookup(Asid tag, Vpn vpn);
+  // Whether (tag, vpn) is cached, without touching LRU or counters (for the oracle and tests).
+  std::optional<Translation> peek(Asid tag, Vpn vpn) const;
+  // Caches a translation, evicting the least recently used way of its set if needed.
+  void fill(Asid tag, Vpn vpn, const Translation& t, bool speculative = false);
+  // Invalidates (tag, vpn) and paging-structure entries covering it. Returns whether an entry was dropped.
+  bool invlpg(Asid tag, Vpn vpn);
+  void flush_tag(Asid tag);
+  void flush_all();
+
+  // Paging-structure cache: which leaf page-table pages (by table id) a walk under `tag` has cached a pointer to.
+  void pwc_fill(Asid tag, std::uint64_t table_id, Vpn first_vpn, Vpn end_vpn);
+  bool pwc_holds(std::uint64_t table_id) const;
+
+  // Every valid entry (for the oracle's frame-reuse check and dumps).
+  template <class F>
+  void for_each_valid(F&& f) const {
+    for (const Entry& e : entries_) {
+      if (valid(e)) f(Asid{e.tag}, Vpn{e.vpn}, e.t);
+    }
+  }
+
+  const TlbCounters& counters() const { return c_; }
+  const TlbParams& params() const { return p_; }
+
+ private:
+  struct Entry {
+    std::uint64_t vpn = 0;
+    Translation t;
+    std::uint64_t lru = 0;
+    std::uint32_t tag_gen = 0;
+    std::uint32_t all_gen = 0;
+    std::uint16_t tag = 0;
+    bool used = false;
+  };
+  struct PwcEntry {
+    std::uint64_t table_id = 0;
+    std::uint64_t first_vpn = 0, end_vpn = 0;
+    std::uint32_t tag_gen = 0;
+    std::uint32_t all_gen = 0;
+    std::uint16_t tag = 0;
+    bool used = false;
+  };
+  static constexpr std::size_t kPwcEntries = 32;
+
+  bool valid(const Entry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
+  bool valid(const PwcEntry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
+  std::size_t set_of(Vpn vpn) const { return static_cast<std::size_t>(vpn.get() % sets_) * p_.ways; }
+  std::uint16_t tag_index(Asid tag) const;
+
+  TlbParams p_;
+  std::size_t sets_;
+  std::vector<Entry> entries_;
+  std::vector<std::uint32_t> tag_gen_;
+  std::uint32_t all_gen_ = 1;
+  std::uint64_t clock_ = 0;
+  std::vector<PwcEntry> pwc_;
+  std::size_t pwc_next_ = 0;
+  TlbCounters c_;
+};
+
+}  // namespace tlbsim::hw

@@ -1,0 +1,88 @@
+#include "hw/tlb.h"
+
+#include <gtest/gtest.h>
+
+namespace tlbsim::hw {
+namespace {
+
+TlbParams params() {
+  TlbParams p;
+  p.entries = 16;
+  p.ways = 4;
+  p.tag = TlbTag::kPcid;
+  p.tag_bits = 12;
+  return p;
+}
+
+Translation to(std::uint64_t pfn) { return Translation{Pfn{pfn}, true, 1}; }
+
+TEST(Tlb, HitsAfterFillAndTagsSeparateAddressSpaces) {
+  Tlb t(params());
+  EXPECT_FALSE(t.lookup(Asid{1}, Vpn{100}));
+  t.fill(Asid{1}, Vpn{100}, to(7));
+  ASSERT_TRUE(t.lookup(Asid{1}, Vpn{100}));
+  EXPECT_EQ(t.lookup(Asid{1}, Vpn{100})->pfn, Pfn{7});
+  EXPECT_FALSE(t.lookup(Asid{2}, Vpn{100}));
+  EXPECT_EQ(t.counters().hits, 2u);
+  EXPECT_EQ(t.counters().misses, 2u);
+}
+
+TEST(Tlb, InvlpgDropsOnePageOfOneTag) {
+  Tlb t(params());
+  t.fill(Asid{1}, Vpn{100}, to(7));
+  t.fill(Asid{1}, Vpn{101}, to(8));
+  t.fill(Asid{2}, Vpn{100}, to(9));
+  EXPECT_TRUE(t.invlpg(Asid{1}, Vpn{100}));
+  EXPECT_FALSE(t.peek(Asid{1}, Vpn{100}));
+  EXPECT_TRUE(t.peek(Asid{1}, Vpn{101}));
+  EXPECT_TRUE(t.peek(Asid{2}, Vpn{100}));
+}
+
+TEST(Tlb, FlushTagAndFlushAllAreGenerationBased) {
+  Tlb t(params());
+  t.fill(Asid{1}, Vpn{1}, to(1));
+  t.fill(Asid{2}, Vpn{2}, to(2));
+  t.flush_tag(Asid{1});
+  EXPECT_FALSE(t.peek(Asid{1}, Vpn{1}));
+  EXPECT_TRUE(t.peek(Asid{2}, Vpn{2}));
+  t.fill(Asid{1}, Vpn{1}, to(3));  // refilled after the flush: valid again
+  EXPECT_EQ(t.peek(Asid{1}, Vpn{1})->pfn, Pfn{3});
+  t.flush_all();
+  EXPECT_FALSE(t.peek(Asid{1}, Vpn{1}));
+  EXPECT_FALSE(t.peek(Asid{2}, Vpn{2}));
+}
+
+TEST(Tlb, EvictsLeastRecentlyUsedWayOfASet) {
+  Tlb t(params());  // 4 sets of 4 ways: vpns 0, 4, 8, 12, 16 share set 0
+  for (std::uint64_t v : {0, 4, 8, 12}) t.fill(Asid{1}, Vpn{v}, to(v));
+  ASSERT_TRUE(t.lookup(Asid{1}, Vpn{0}));  // 0 becomes most recent; 4 is now least recent
+  t.fill(Asid{1}, Vpn{16}, to(16));
+  EXPECT_TRUE(t.peek(Asid{1}, Vpn{0}));
+  EXPECT_FALSE(t.peek(Asid{1}, Vpn{4}));
+  EXPECT_EQ(t.counters().evictions, 1u);
+}
+
+TEST(Tlb, PagingStructureCacheIsDroppedByFlushesAndCoveringInvlpg) {
+  Tlb t(params());
+  t.pwc_fill(Asid{1}, 42, Vpn{512}, Vpn{1024});
+  EXPECT_TRUE(t.pwc_holds(42));
+  t.invlpg(Asid{1}, Vpn{100});  // outside the table's range
+  EXPECT_TRUE(t.pwc_holds(42));
+  t.invlpg(Asid{1}, Vpn{600});
+  EXPECT_FALSE(t.pwc_holds(42));
+  t.pwc_fill(Asid{1}, 42, Vpn{512}, Vpn{1024});
+  t.flush_tag(Asid{1});
+  EXPECT_FALSE(t.pwc_holds(42));
+}
+
+TEST(Tlb, RejectsTagsWiderThanTheMachine) {
+  TlbParams p = params();
+  p.tag = TlbTag::kNone;
+  p.tag_bits = 0;
+  Tlb t(p);
+  EXPECT_NO_THROW(t.fill(Asid{0}, Vpn{1}, to(1)));
+  EXPECT_THROW(t.fill(Asid{1}, Vpn{1}, to(1)), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace tlbsim::hw
