@@ -24,7 +24,7 @@ void EventQueue::push(SimTime at, EventPriority prio, EventKind kind, std::uint3
 }
 
 Event EventQueue::pop() {
-  const HeapEntry top = heap_.front();
+  const HeapEntry top = min_entry();
   std::vector<Payload>& bag = bags_[top.bag];
   if (!drained_[top.bag]) {
     // First pop from this tie set: fix its order by a seeded shuffle (Fisher-Yates), then drain it from the back.
@@ -35,7 +35,7 @@ Event EventQueue::pop() {
   bag.pop_back();
   --size_;
   if (bag.empty()) {
-    heap_pop();
+    pop_min();
     hash_erase(top.key);
     free_bags_.push_back(top.bag);
     drained_[top.bag] = 0;
@@ -63,7 +63,7 @@ std::uint32_t EventQueue::find_or_add_bag(std::uint64_t key) {
     drained_.push_back(0);
   }
   hash_insert(key, bag);
-  heap_push({key, bag});
+  key_push({key, bag});
   return cached_bag_ = bag;
 }
 
@@ -109,6 +109,30 @@ void EventQueue::grow_hash() {
     while (hash_bags_[i] != kEmpty) i = (i + 1) & mask;
     hash_keys_[i] = keys[j];
     hash_bags_[i] = bags[j];
+  }
+}
+
+void EventQueue::key_push(HeapEntry e) {
+  if (run_head_ == run_.size()) {
+    run_.clear();
+    run_head_ = 0;
+  }
+  if (run_.empty() || run_.back().key <= e.key) {
+    run_.push_back(e);
+  } else {
+    heap_push(e);
+  }
+}
+
+void EventQueue::pop_min() {
+  if (run_head_ < run_.size() && (heap_.empty() || run_[run_head_].key < heap_.front().key)) {
+    ++run_head_;
+    if (run_head_ > 4096 && run_head_ * 2 > run_.size()) {  // reclaim the consumed prefix now and then
+      run_.erase(run_.begin(), run_.begin() + static_cast<std::ptrdiff_t>(run_head_));
+      run_head_ = 0;
+    }
+  } else {
+    heap_pop();
   }
 }
 

@@ -35,9 +35,12 @@ struct Event {
 // which socket wins a contended line), so the drain visits CPUs in random memory order; next_target() lets the
 // scheduler prefetch the next CPU's state to hide that cost.
 //
-// Layout: a 4-ary heap of the distinct (time, priority) keys, each owning a bag of event payloads, and an
-// open-addressing hash from key to heap entry so pushes join an existing bag in O(1). Simultaneous events, the
-// common case when many CPUs do equal-cost steps, then cost O(1) each however many CPUs there are.
+// Layout: the distinct (time, priority) keys, each owning a bag of event payloads, and an open-addressing hash
+// from key to bag so pushes join an existing bag in O(1). Simultaneous events, the common case when many CPUs do
+// equal-cost steps, then cost O(1) each however many CPUs there are. Keys live in a 4-ary heap, except that a
+// key not below the last key of the `run_` FIFO is appended there instead: when completions are pushed in time
+// order (transfers of one contended line are serialized, so each ends after all earlier ones), that is O(1)
+// rather than O(log n). The next key is the lesser of the heap's top and the FIFO's head.
 // Contract: no allocation once capacities are reached; times are >= 0 and below 2^61 ps.
 class EventQueue {
  public:
@@ -45,14 +48,21 @@ class EventQueue {
 
   void push(SimTime at, EventPriority prio, EventKind kind, std::uint32_t target, std::uint16_t arg = 0);
   // The time of the next event. Contract: !empty().
-  SimTime top_time() const { return SimTime{Duration{static_cast<std::int64_t>(heap_.front().key >> 2)}}; }
+  SimTime top_time() const { return SimTime{Duration{static_cast<std::int64_t>(min_entry().key >> 2)}}; }
   Event pop();
-  // The target of the event that pop() would return `ahead` pops from now (0 = next), if it is in the tie set
-  // being drained; kNoTarget otherwise. For prefetching only.
+  // A guess at the target of the event that pop() will return `ahead` pops from now (0 = next), or kNoTarget.
+  // For prefetching only: it never changes what pop() returns.
   std::uint32_t target_ahead(std::size_t ahead) const {
-    if (heap_.empty()) return kNoTarget;
-    const auto& bag = bags_[heap_.front().bag];
-    return drained_[heap_.front().bag] && bag.size() > ahead ? bag[bag.size() - 1 - ahead].target : kNoTarget;
+    if (size_ == 0) return kNoTarget;
+    const std::uint32_t b = min_entry().bag;
+    const auto& bag = bags_[b];
+    if (drained_[b] && bag.size() > ahead) return bag[bag.size() - 1 - ahead].target;
+    // Otherwise guess from the FIFO of time-ordered keys (a hint only: the heap may hold earlier keys).
+    if (run_head_ + ahead < run_.size()) {
+      const auto& next = bags_[run_[run_head_ + ahead].bag];
+      if (!next.empty()) return next.back().target;
+    }
+    return kNoTarget;
   }
   static constexpr std::uint32_t kNoTarget = 0xffffffffu;
   bool empty() const { return size_ == 0; }
@@ -72,6 +82,13 @@ class EventQueue {
   static constexpr std::uint32_t kEmpty = 0xffffffffu;
 
   std::uint32_t find_or_add_bag(std::uint64_t key);
+  const HeapEntry& min_entry() const {
+    if (run_head_ == run_.size()) return heap_.front();
+    if (heap_.empty() || run_[run_head_].key < heap_.front().key) return run_[run_head_];
+    return heap_.front();
+  }
+  void key_push(HeapEntry e);
+  void pop_min();
   void heap_push(HeapEntry e);
   void heap_pop();
   void hash_insert(std::uint64_t key, std::uint32_t bag);
@@ -80,6 +97,8 @@ class EventQueue {
   std::size_t slot_of(std::uint64_t key) const { return static_cast<std::size_t>(mix64(key)) & (hash_keys_.size() - 1); }
 
   std::vector<HeapEntry> heap_;
+  std::vector<HeapEntry> run_;  // keys in nondecreasing order, consumed from run_head_
+  std::size_t run_head_ = 0;
   std::vector<std::vector<Payload>> bags_;
   std::vector<std::uint8_t> drained_;  // per bag: its order has been fixed by the first pop
   std::vector<std::uint32_t> free_bags_;
