@@ -114,6 +114,15 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   m.ipi.handler_exit = lat.take(ipi, "ipi", "handler_exit");
   ipi.finish();
 
+  ParamReader kern = root.section("kernel");
+  m.kernel.syscall = lat.take(kern, "kernel", "syscall");
+  m.kernel.page_fault = lat.take(kern, "kernel", "page_fault");
+  m.kernel.page_alloc = lat.take(kern, "kernel", "page_alloc");
+  m.kernel.page_copy = lat.take(kern, "kernel", "page_copy");
+  m.kernel.page_zero = lat.take(kern, "kernel", "page_zero");
+  m.kernel.pte_update = lat.take(kern, "kernel", "pte_update");
+  kern.finish();
+
   ParamReader tlb = root.section("tlb");
   TlbParams& b = m.tlb;
   b.entries = static_cast<std::uint32_t>(tlb.integer("entries", 1, 1 << 20));

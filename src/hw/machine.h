@@ -23,6 +23,16 @@ struct ParamRecord {
   std::string source;
 };
 
+// Costs of kernel code paths around the modeled protocol (machine-file section [kernel]).
+struct KernelCosts {
+  sim::Duration syscall{0};     // null system call round trip (entry + exit)
+  sim::Duration page_fault{0};  // minor fault entry, handle_mm_fault skeleton and exit, without the page work
+  sim::Duration page_alloc{0};  // one page allocated and later freed through the per-CPU lists
+  sim::Duration page_copy{0};   // copy one 4 KiB page
+  sim::Duration page_zero{0};   // clear one 4 KiB page
+  sim::Duration pte_update{0};  // per-PTE work of mapping or zapping one PTE, without the TLB flush
+};
+
 struct Machine {
   std::string name;
   std::string description;
@@ -33,6 +43,7 @@ struct Machine {
   CoherenceLatencies coherence;
   IpiParams ipi;
   TlbParams tlb;
+  KernelCosts kernel;
   std::vector<ParamRecord> latencies;
 
   std::uint32_t cpu_count() const {

@@ -112,3 +112,14 @@ bool Tlb::pwc_holds(std::uint64_t table_id) const {
 }
 
 }  // namespace tlbsim::hw
+
+namespace tlbsim::hw {
+
+bool Tlb::pwc_holds_for(Asid tag, std::uint64_t table_id) const {
+  for (const PwcEntry& p : pwc_) {
+    if (valid(p) && p.tag == tag.get() && p.table_id == table_id) return true;
+  }
+  return false;
+}
+
+}  // namespace tlbsim::hw

@@ -51,6 +51,7 @@ class Tlb {
   // Paging-structure cache: which leaf page-table pages (by table id) a walk under `tag` has cached a pointer to.
   void pwc_fill(Asid tag, std::uint64_t table_id, Vpn first_vpn, Vpn end_vpn);
   bool pwc_holds(std::uint64_t table_id) const;
+  bool pwc_holds_for(Asid tag, std::uint64_t table_id) const;
 
   // Every valid entry (for the oracle's frame-reuse check and dumps).
   template <class F>

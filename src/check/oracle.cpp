@@ -1,0 +1,94 @@
+#include "check/oracle.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kernel/mm.h"
+
+namespace tlbsim::check {
+
+namespace {
+constexpr std::size_t kHistory = 4096;
+constexpr std::size_t kMaxViolations = 100;
+}  // namespace
+
+Oracle::Oracle(const kernel::FrameAllocator& frames, std::vector<const hw::Tlb*> tlbs,
+               std::function<int(CpuId)> loaded_tag)
+    : frames_(frames), tlbs_(std::move(tlbs)), loaded_tag_(std::move(loaded_tag)), by_cpu_(tlbs_.size()) {}
+
+void Oracle::report(sim::SimTime at, CpuId cpu, std::uint32_t mm, Vpn vpn, std::string what) {
+  if (violations_.size() < kMaxViolations) violations_.push_back(Violation{at, cpu, mm, vpn, std::move(what)});
+}
+
+void Oracle::on_pte_removed(const kernel::MmStruct& mm, Vpn v, const kernel::Pte& old, CpuId by, sim::SimTime now) {
+  const auto key = std::make_tuple(mm.id(), v.get(), old.pfn.get());
+  in_flight_[key] = Removal{mm.id(), v.get(), old.pfn.get(), by, now};
+  by_cpu_[by.get()].push_back(key);
+  history_.push_back(Removal{mm.id(), v.get(), old.pfn.get(), by, now});
+  if (history_.size() > kHistory) history_.pop_front();
+}
+
+void Oracle::on_syscall_return(CpuId cpu) {
+  for (const auto& key : by_cpu_[cpu.get()]) in_flight_.erase(key);
+  by_cpu_[cpu.get()].clear();
+}
+
+void Oracle::on_frame_free(Pfn pfn, sim::SimTime now) {
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    it = std::get<2>(it->first) == pfn.get() ? in_flight_.erase(it) : std::next(it);
+  }
+  if (frames_.use(pfn) != kernel::FrameUse::kPageTable) return;
+  for (std::size_t c = 0; c < tlbs_.size(); ++c) {
+    const int tag = loaded_tag_(CpuId{static_cast<std::uint32_t>(c)});
+    if (tag >= 0 && tlbs_[c]->pwc_holds_for(Asid{static_cast<std::uint16_t>(tag)}, pfn.get())) {
+      report(now, CpuId{static_cast<std::uint32_t>(c)}, 0, Vpn{0},
+             fmt::format("page-table page (pfn {}) freed while cpu{}'s paging-structure cache still points into it "
+                         "with that address space loaded (PCID {}): a speculative walk may use the reused page",
+                         pfn.get(), c, tag));
+    }
+  }
+}
+
+std::string Oracle::describe_last_removal(std::uint32_t mm, Vpn v, Pfn pfn) const {
+  for (auto it = history_.rbegin(); it != history_.rend(); ++it) {
+    if (it->mm == mm && it->vpn == v.get() && it->pfn == pfn.get()) {
+      return fmt::format("removed by cpu{} at {}; the flush for that removal should have dropped it", it->by.get(),
+                         sim::format_duration(it->at.time_since_epoch()));
+    }
+  }
+  return "removed earlier (no record left)";
+}
+
+void Oracle::on_tlb_hit(CpuId cpu, const kernel::MmStruct& mm, Vpn v, const hw::Translation& t, sim::SimTime now) {
+  ++checks_;
+  if (t.mm_id != mm.id()) {
+    report(now, cpu, mm.id(), v,
+           fmt::format("cpu{} used a translation of mm {} while running mm {}: vpn {:#x} -> pfn {}", cpu.get(),
+                       t.mm_id, mm.id(), v.get(), t.pfn.get()));
+    return;
+  }
+  const auto truth = mm.pgd.lookup(v);
+  const bool stale = !truth || truth->pfn != t.pfn || (t.writable && !truth->writable);
+  if (!stale) return;
+  if (in_flight_.contains(std::make_tuple(mm.id(), v.get(), t.pfn.get()))) return;  // removal not yet complete
+  const std::string now_maps =
+      truth ? fmt::format("pfn {}{}", truth->pfn.get(), truth->writable ? " rw" : " ro") : std::string("nothing");
+  report(now, cpu, mm.id(), v,
+         fmt::format("cpu{} hit a stale translation of mm {}: vpn {:#x} -> pfn {}{} (page tables now map {}); {}",
+                     cpu.get(), mm.id(), v.get(), t.pfn.get(), t.writable ? " rw" : " ro", now_maps,
+                     describe_last_removal(mm.id(), v, t.pfn)));
+}
+
+nlohmann::json Oracle::to_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& v : violations_) {
+    out.push_back({{"time_ns", sim::to_nanoseconds(v.at.time_since_epoch())},
+                   {"cpu", v.cpu.get()},
+                   {"mm", v.mm},
+                   {"vpn", v.vpn.get()},
+                   {"what", v.what}});
+  }
+  return out;
+}
+
+}  // namespace tlbsim::check

@@ -1,0 +1,79 @@
+// The oracle: an always-on check, independent of the protocol code, that no CPU uses a translation after the
+// kernel believed it gone, and no page-table page is freed while a CPU's paging-structure cache still points
+// into it with that address space loaded.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "hw/tlb.h"
+#include "kernel/page_table.h"
+#include "sim/time.h"
+
+namespace tlbsim::kernel {
+class MmStruct;
+}
+
+namespace tlbsim::check {
+
+struct Violation {
+  sim::SimTime at;
+  CpuId cpu;
+  std::uint32_t mm = 0;
+  Vpn vpn;
+  std::string what;
+};
+
+// Contract: the kernel model reports removals (PTE clears and changes), syscall returns, frame frees, CR3 loads
+// and every user access that hits the TLB; the oracle never reads protocol state (tlb_gen, mm_cpumask, lazy
+// flags). A removal is complete when the syscall that made it returned or its frame was freed; a TLB hit on a
+// translation whose removal is complete is a violation.
+class Oracle {
+ public:
+  // `tlbs[cpu]` is each CPU's TLB; `loaded_tag(cpu)` the address-space tag its CR3 holds now (or -1 for none).
+  Oracle(const kernel::FrameAllocator& frames, std::vector<const hw::Tlb*> tlbs, std::function<int(CpuId)> loaded_tag);
+
+  // A PTE of `mm` for `v` that mapped `old` was cleared or replaced by `by`.
+  void on_pte_removed(const kernel::MmStruct& mm, Vpn v, const kernel::Pte& old, CpuId by, sim::SimTime now);
+  // The system call or fault running on `cpu` returned: every removal it made is complete.
+  void on_syscall_return(CpuId cpu);
+  // A frame is being freed: removals that mapped it are complete; a page-table frame must not be cached in the
+  // paging-structure cache of a CPU that has its address space loaded.
+  void on_frame_free(Pfn pfn, sim::SimTime now);
+  // A user access by `cpu` with `mm` loaded hit TLB entry `t` for `v`.
+  void on_tlb_hit(CpuId cpu, const kernel::MmStruct& mm, Vpn v, const hw::Translation& t, sim::SimTime now);
+
+  const std::vector<Violation>& violations() const { return violations_; }
+  std::uint64_t checks() const { return checks_; }
+  nlohmann::json to_json() const;
+
+ private:
+  struct Removal {
+    std::uint32_t mm;
+    std::uint64_t vpn;
+    std::uint64_t pfn;
+    CpuId by;
+    sim::SimTime at;
+  };
+  void report(sim::SimTime at, CpuId cpu, std::uint32_t mm, Vpn vpn, std::string what);
+  std::string describe_last_removal(std::uint32_t mm, Vpn v, Pfn pfn) const;
+
+  const kernel::FrameAllocator& frames_;
+  std::vector<const hw::Tlb*> tlbs_;
+  std::function<int(CpuId)> loaded_tag_;
+  // In-flight removals, by (mm, vpn, old pfn) -> the CPU whose syscall made it.
+  std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>, Removal> in_flight_;
+  std::vector<std::vector<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>>> by_cpu_;
+  std::deque<Removal> history_;  // recent removals, for reports
+  std::vector<Violation> violations_;
+  std::uint64_t checks_ = 0;
+};
+
+}  // namespace tlbsim::check

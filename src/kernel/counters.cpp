@@ -1,0 +1,48 @@
+#include "kernel/counters.h"
+
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+namespace tlbsim::kernel {
+
+std::string_view to_string(TlbFlushReason r) {
+  switch (r) {
+    case TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH: return "TLB_FLUSH_ON_TASK_SWITCH";
+    case TlbFlushReason::TLB_REMOTE_SHOOTDOWN: return "TLB_REMOTE_SHOOTDOWN";
+    case TlbFlushReason::TLB_LOCAL_SHOOTDOWN: return "TLB_LOCAL_SHOOTDOWN";
+    case TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN: return "TLB_LOCAL_MM_SHOOTDOWN";
+    case TlbFlushReason::TLB_REMOTE_SEND_IPI: return "TLB_REMOTE_SEND_IPI";
+    case TlbFlushReason::kCount: break;
+  }
+  return "?";
+}
+
+std::string_view to_string(VmTlbEvent e) {
+  switch (e) {
+    case VmTlbEvent::NR_TLB_REMOTE_FLUSH: return "nr_tlb_remote_flush";
+    case VmTlbEvent::NR_TLB_REMOTE_FLUSH_RECEIVED: return "nr_tlb_remote_flush_received";
+    case VmTlbEvent::NR_TLB_LOCAL_FLUSH_ALL: return "nr_tlb_local_flush_all";
+    case VmTlbEvent::NR_TLB_LOCAL_FLUSH_ONE: return "nr_tlb_local_flush_one";
+    case VmTlbEvent::kCount: break;
+  }
+  return "?";
+}
+
+nlohmann::json KernelCounters::to_json() const {
+  nlohmann::json j;
+  for (std::size_t i = 0; i < vm.size(); ++i) j[std::string(to_string(static_cast<VmTlbEvent>(i)))] = vm[i];
+  nlohmann::json tr;
+  for (std::size_t i = 0; i < tlb_flush.size(); ++i) tr[std::string(to_string(static_cast<TlbFlushReason>(i)))] = tlb_flush[i];
+  j["tlb:tlb_flush"] = tr;
+  j["TLB shootdowns"] = std::accumulate(irq_tlb_count.begin(), irq_tlb_count.end(), std::uint64_t{0});
+  j["Function call interrupts"] = std::accumulate(irq_call_count.begin(), irq_call_count.end(), std::uint64_t{0});
+  j["TLB shootdowns per cpu"] = irq_tlb_count;
+  j["Function call interrupts per cpu"] = irq_call_count;
+  j["cr3_loads"] = std::accumulate(cr3_loads.begin(), cr3_loads.end(), std::uint64_t{0});
+  j["ipis_sent"] = ipis_sent;
+  j["page_faults"] = page_faults;
+  return j;
+}
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,56 @@
+// Kernel counters under their kernel names: /proc/vmstat's nr_tlb_* events, the per-CPU "TLB shootdowns" and
+// "Function call interrupts" rows of /proc/interrupts, and tlb:tlb_flush trace events by reason.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sim/ids.h"
+
+namespace tlbsim::kernel {
+
+// enum tlb_flush_reason, in the kernel's order.
+enum class TlbFlushReason : std::uint8_t {
+  TLB_FLUSH_ON_TASK_SWITCH,
+  TLB_REMOTE_SHOOTDOWN,
+  TLB_LOCAL_SHOOTDOWN,
+  TLB_LOCAL_MM_SHOOTDOWN,
+  TLB_REMOTE_SEND_IPI,
+  kCount,
+};
+std::string_view to_string(TlbFlushReason r);
+
+// enum vm_event_item's TLB entries (count_vm_tlb_event).
+enum class VmTlbEvent : std::uint8_t {
+  NR_TLB_REMOTE_FLUSH,
+  NR_TLB_REMOTE_FLUSH_RECEIVED,
+  NR_TLB_LOCAL_FLUSH_ALL,
+  NR_TLB_LOCAL_FLUSH_ONE,
+  kCount,
+};
+std::string_view to_string(VmTlbEvent e);
+
+struct KernelCounters {
+  explicit KernelCounters(std::uint32_t ncpus) : irq_tlb_count(ncpus, 0), irq_call_count(ncpus, 0), cr3_loads(ncpus, 0) {}
+
+  std::array<std::uint64_t, static_cast<std::size_t>(VmTlbEvent::kCount)> vm{};
+  std::array<std::uint64_t, static_cast<std::size_t>(TlbFlushReason::kCount)> tlb_flush{};  // trace events
+  std::vector<std::uint64_t> irq_tlb_count;   // /proc/interrupts "TLB shootdowns" (TLB), per CPU
+  std::vector<std::uint64_t> irq_call_count;  // /proc/interrupts "Function call interrupts" (CAL), per CPU
+  std::vector<std::uint64_t> cr3_loads;       // CR3 writes, per CPU
+  std::uint64_t ipis_sent = 0;                // IPIs actually sent (llist_add found the queue empty)
+  std::uint64_t page_faults = 0;
+
+  void count(VmTlbEvent e, std::uint64_t n = 1) { vm[static_cast<std::size_t>(e)] += n; }
+  void trace(TlbFlushReason r) { ++tlb_flush[static_cast<std::size_t>(r)]; }
+  std::uint64_t get(VmTlbEvent e) const { return vm[static_cast<std::size_t>(e)]; }
+  std::uint64_t traced(TlbFlushReason r) const { return tlb_flush[static_cast<std::size_t>(r)]; }
+
+  nlohmann::json to_json() const;
+};
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,114 @@
+// mm_cpumask and other shared CPU masks: a bitset whose words live on modeled cache lines (512 CPUs per line),
+// so setting, clearing and scanning bits cost what they cost on the machine.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/coherence.h"
+#include "hw/memory.h"
+#include "sim/task.h"
+
+namespace tlbsim::kernel {
+
+// A plain CPU bitmap (a local `struct cpumask` on the stack or in per-CPU data: no sharing cost).
+class Cpumask {
+ public:
+  explicit Cpumask(std::uint32_t ncpus = 0) : n_(ncpus), words_((ncpus + 63) / 64, 0) {}
+  void set(CpuId c) { words_[c.get() / 64] |= bit(c); }
+  void clear(CpuId c) { words_[c.get() / 64] &= ~bit(c); }
+  bool test(CpuId c) const { return (words_[c.get() / 64] & bit(c)) != 0; }
+  void clear_all() { std::fill(words_.begin(), words_.end(), 0); }
+  bool empty() const {
+    for (auto w : words_) {
+      if (w) return false;
+    }
+    return true;
+  }
+  std::uint32_t weight() const {
+    std::uint32_t n = 0;
+    for (auto w : words_) n += static_cast<std::uint32_t>(std::popcount(w));
+    return n;
+  }
+  std::uint32_t size() const { return n_; }
+  Cpumask& operator|=(const Cpumask& o) {
+    for (std::size_t i = 0; i < words_.size(); ++i) words_[i] |= o.words_[i];
+    return *this;
+  }
+  bool operator==(const Cpumask&) const = default;
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      for (std::uint64_t w = words_[i]; w != 0; w &= w - 1) {
+        f(CpuId{static_cast<std::uint32_t>(i * 64 + std::countr_zero(w))});
+      }
+    }
+  }
+  // The first set CPU other than `but`, or size() when none (cpumask_any_but).
+  std::uint32_t any_but(CpuId but) const {
+    std::uint32_t found = n_;
+    for_each([&](CpuId c) {
+      if (found == n_ && c != but) found = c.get();
+    });
+    return found;
+  }
+  std::string to_string() const;
+
+ private:
+  static std::uint64_t bit(CpuId c) { return std::uint64_t{1} << (c.get() % 64); }
+  std::uint32_t n_;
+  std::vector<std::uint64_t> words_;
+};
+
+// A cpumask shared between CPUs (mm_cpumask): its value, and the modeled lines its words sit on.
+// Contract: bit operations are atomic RMWs on the line that holds the bit; reading the whole mask reads every
+// line (as cpumask iteration does).
+class SharedCpumask {
+ public:
+  static constexpr std::uint32_t kCpusPerLine = 512;
+
+  SharedCpumask(hw::CoherenceModel& model, std::uint32_t ncpus, const char* name) : value_(ncpus) {
+    for (std::uint32_t i = 0; i < (ncpus + kCpusPerLine - 1) / kCpusPerLine; ++i) lines_.push_back(model.add_line(name));
+  }
+
+  LineId line_of(CpuId c) const { return lines_[c.get() / kCpusPerLine]; }
+  const std::vector<LineId>& lines() const { return lines_; }
+  // The value without modeled cost (for the oracle, assertions and dumps only).
+  const Cpumask& peek() const { return value_; }
+
+  // cpumask_set_cpu: a locked bit-set on the bit's line.
+  sim::Task<void> set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c) {
+    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw);
+    value_.set(c);
+  }
+  // cpumask_clear_cpu: a locked bit-clear on the bit's line.
+  sim::Task<void> clear_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c) {
+    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw);
+    value_.clear(c);
+  }
+  // cpumask_test_cpu: a plain load of the bit's line.
+  sim::Task<bool> test_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c) {
+    co_await mem.touch(cpu, line_of(c), hw::Access::kLoad);
+    co_return value_.test(c);
+  }
+  // cpumask_test_and_clear_cpu: a locked RMW that returns the old bit.
+  sim::Task<bool> test_and_clear_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c) {
+    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw);
+    const bool was = value_.test(c);
+    value_.clear(c);
+    co_return was;
+  }
+  // A snapshot of the whole mask, reading each of its lines (for_each_cpu, cpumask_copy, cpumask_any_but).
+  sim::Task<Cpumask> read(hw::Memory& mem, sim::Cpu& cpu) {
+    for (LineId l : lines_) co_await mem.touch(cpu, l, hw::Access::kLoad);
+    co_return value_;
+  }
+
+ private:
+  Cpumask value_;
+  std::vector<LineId> lines_;
+};
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,70 @@
+#include "kernel/kernel.h"
+
+#include "kernel/smp.h"
+
+namespace tlbsim::kernel {
+
+PerCpu::PerCpu(Kernel& kernel, sim::Cpu& c, const hw::TlbParams& tlb_params, hw::CoherenceModel& model,
+               std::uint32_t ncpus)
+    : k(kernel),
+      cpu(c),
+      id(c.id()),
+      tlb(tlb_params),
+      is_lazy{false, model.add_line("cpu_tlbstate_shared")},
+      call_single_queue_line(model.add_line("call_single_queue")),
+      model_(model),
+      csds_(ncpus) {}
+
+Csd& PerCpu::csd_for(CpuId target) {
+  auto& slot = csds_[target.get()];
+  if (!slot) slot = std::make_unique<Csd>(Csd{{0, model_.add_line("csd")}, nullptr, nullptr});
+  return *slot;
+}
+
+Kernel::Kernel(hw::System& sys, KernelConfig config)
+    : sys_(sys), config_(config), counters_(sys.topology().cpu_count()) {
+  const std::uint32_t n = sys.topology().cpu_count();
+  std::vector<const hw::Tlb*> tlbs;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    percpu_.push_back(std::make_unique<PerCpu>(*this, sys.cpu(CpuId{i}), sys.machine().tlb, sys.coherence(), n));
+    tlbs.push_back(&percpu_.back()->tlb);
+    sys.cpu(CpuId{i}).set_irq_handler(this);
+  }
+  oracle_ = std::make_unique<check::Oracle>(frames_, tlbs, [this](CpuId c) { return percpu(c).tlb_tag(); });
+  frames_.set_free_observer([this](Pfn p) { oracle_->on_frame_free(p, sys_.scheduler().now()); });
+  init_mm_ = std::make_unique<MmStruct>(0, 1, sys.coherence(), n, frames_, true);
+  // Every CPU starts in init_mm with ASID 0 (initialize_tlbstate_and_flush).
+  for (auto& pc : percpu_) {
+    pc->tlbstate.loaded_mm = init_mm_.get();
+    pc->tlbstate.loaded_mm_asid = 0;
+    pc->tlbstate.ctxs[0] = {1, 0};
+  }
+}
+
+Kernel::~Kernel() = default;
+
+MmStruct& Kernel::new_mm() {
+  mms_.push_back(std::make_unique<MmStruct>(static_cast<std::uint32_t>(mms_.size() + 1), ++last_mm_ctx_id_,
+                                            sys_.coherence(), ncpus(), frames_, false));
+  return *mms_.back();
+}
+
+File& Kernel::new_file(std::uint64_t size) {
+  files_.push_back(std::make_unique<File>());
+  files_.back()->id = static_cast<std::uint32_t>(files_.size());
+  files_.back()->size = size;
+  return *files_.back();
+}
+
+// sysvec_call_function / sysvec_call_function_single: interrupt entry, then the call queue, then exit.
+sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
+  PerCpu& self = percpu(cpu.id());
+  co_await cpu.delay(sys_.ipi().params().handler_entry);
+  if (vector == CALL_FUNCTION_VECTOR || vector == CALL_FUNCTION_SINGLE_VECTOR) {
+    ++counters_.irq_call_count[cpu.id().get()];
+    co_await flush_smp_call_function_queue(self);
+  }
+  co_await cpu.delay(sys_.ipi().params().handler_exit);
+}
+
+}  // namespace tlbsim::kernel

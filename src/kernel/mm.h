@@ -1,0 +1,71 @@
+// struct mm_struct as far as TLB shootdown cares: context.ctx_id and tlb_gen, mm_cpumask, mm_users/mm_count,
+// tlb_flush_pending, mmap_lock, the VMAs and the page tables.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hw/memory.h"
+#include "kernel/cpumask.h"
+#include "kernel/locks.h"
+#include "kernel/page_table.h"
+
+namespace tlbsim::kernel {
+
+// A file's page cache (a sparse file: every page reads as zeros).
+struct File {
+  std::uint32_t id = 0;
+  std::uint64_t size = 0;
+  std::unordered_map<std::uint64_t, Pfn> pages;  // page offset -> frame
+};
+
+struct Vma {
+  std::uint64_t start = 0, end = 0;  // [start, end), page aligned
+  bool writable = false;
+  bool shared = false;            // MAP_SHARED
+  File* file = nullptr;           // nullptr: anonymous
+  std::uint64_t pgoff = 0;        // file offset of start, in pages
+  bool contains(std::uint64_t a) const { return a >= start && a < end; }
+};
+
+// Contract: variables more than one CPU touches sit on modeled lines, named as kernel objects
+// ("mm.tlb_gen", "mm_cpumask", "mm.mm_count", ...); everything else is plain data.
+class MmStruct {
+ public:
+  MmStruct(std::uint32_t id, std::uint64_t ctx_id, hw::CoherenceModel& model, std::uint32_t ncpus,
+           FrameAllocator& frames, bool is_init_mm);
+
+  std::uint32_t id() const { return id_; }
+  bool is_init_mm() const { return is_init_mm_; }
+
+  struct Context {
+    std::uint64_t ctx_id = 0;           // never reused
+    hw::Shared<std::uint64_t> tlb_gen;  // atomic64_t, on its own line
+  } context;
+  SharedCpumask cpumask;                  // mm_cpumask(mm)
+  hw::Shared<std::int64_t> mm_users;      // mm_users and mm_count share a line
+  hw::Shared<std::int64_t> mm_count;
+  hw::Shared<int> tlb_flush_pending;      // mm->tlb_flush_pending (inc/dec_tlb_flush_pending)
+  RwSem mmap_lock;
+  PageTables pgd;
+  std::vector<Vma> vmas;
+
+  const Vma* find_vma(std::uint64_t addr) const;
+  // get_unmapped_area: a fresh range above the previous ones.
+  std::uint64_t get_unmapped_area(std::uint64_t len);
+  // The page-table lock of the leaf table covering v (split PTE locks), created on first use.
+  Spinlock& ptl(Vpn v);
+
+ private:
+  std::uint32_t id_;
+  bool is_init_mm_;
+  hw::CoherenceModel& model_;
+  std::uint64_t next_addr_ = std::uint64_t{1} << 32;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Spinlock>> ptls_;
+};
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,24 @@
+// The memory-management paths the workloads need, modeled on mm/memory.c, mm/mmu_gather.c, mm/madvise.c and
+// mm/mmap.c of Linux v5.15-v5.17: user accesses through the TLB, page faults, mmap, munmap and
+// madvise(MADV_DONTNEED) with the mmu_gather flow that flushes before freeing.
+#pragma once
+
+#include <cstdint>
+
+#include "kernel/kernel.h"
+
+namespace tlbsim::kernel {
+
+// A user-mode load or store by the task running on `self` with `mm` loaded: a TLB lookup (checked by the
+// oracle on a hit), else a page walk, else a page fault, then the access. Throws on an access outside any VMA.
+sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write);
+
+// mmap(NULL, len, PROT_READ|PROT_WRITE, shared ? MAP_SHARED : MAP_PRIVATE, fd, pgoff): returns the address.
+sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len, bool shared, File* file,
+                                  std::uint64_t pgoff);
+// munmap(addr, len) of exactly one earlier mapping.
+sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len);
+// madvise(addr, len, MADV_DONTNEED).
+sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len);
+
+}  // namespace tlbsim::kernel

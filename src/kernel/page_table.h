@@ -1,0 +1,84 @@
+// Page tables and the physical page allocator: the truth against which the oracle checks every TLB hit.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/ids.h"
+
+namespace tlbsim::kernel {
+
+inline constexpr std::uint64_t kPageShift = 12;
+inline constexpr std::uint64_t kPageSize = std::uint64_t{1} << kPageShift;
+inline constexpr std::uint64_t kPtesPerTable = 512;  // one PTE page maps 2 MiB
+
+inline Vpn vpn_of(std::uint64_t vaddr) { return Vpn{vaddr >> kPageShift}; }
+inline std::uint64_t table_index(Vpn v) { return v.get() / kPtesPerTable; }
+
+// What a frame currently holds, for the oracle's reports.
+enum class FrameUse : std::uint8_t { kFree, kAnon, kPageCache, kPageTable, kZeroPage };
+
+// Physical memory. Freed frames are reused last-in first-out, so a frame freed too early is reused soon and a
+// stale translation to it is caught quickly. Contract: free() calls the free observer before the frame can be
+// reused (the oracle marks removals complete there).
+class FrameAllocator {
+ public:
+  Pfn alloc(FrameUse use);
+  void free(Pfn pfn);
+  FrameUse use(Pfn pfn) const { return pfn.get() < use_.size() ? use_[pfn.get()] : FrameUse::kFree; }
+  std::uint64_t allocated() const { return allocated_; }
+  std::uint64_t frees() const { return frees_; }
+  void set_free_observer(std::function<void(Pfn)> f) { on_free_ = std::move(f); }
+
+ private:
+  std::vector<FrameUse> use_{FrameUse::kZeroPage};  // frame 0 is the shared zero page
+  std::vector<std::uint64_t> free_list_;
+  std::uint64_t allocated_ = 0;
+  std::uint64_t frees_ = 0;
+  std::function<void(Pfn)> on_free_;
+};
+
+struct Pte {
+  Pfn pfn;
+  bool present = false;
+  bool writable = false;
+  bool anon = false;
+};
+
+// A leaf page-table page: 512 PTEs. Upper levels are not modeled as pages (see docs/model.md).
+struct PteTable {
+  Pfn frame;  // the physical page holding this table
+  std::vector<Pte> ptes = std::vector<Pte>(kPtesPerTable);
+  std::uint32_t present = 0;
+};
+
+// An address space's page tables. Contract: every change goes through set/clear so the present counts and the
+// oracle's view stay exact.
+class PageTables {
+ public:
+  explicit PageTables(FrameAllocator& frames) : frames_(frames) {}
+  ~PageTables();
+  PageTables(const PageTables&) = delete;
+  PageTables& operator=(const PageTables&) = delete;
+
+  std::optional<Pte> lookup(Vpn v) const;
+  // The leaf table covering v, if allocated.
+  const PteTable* table(Vpn v) const;
+  // Installs a PTE, allocating the leaf table if needed.
+  void set(Vpn v, const Pte& pte);
+  // Clears a PTE (ptep_get_and_clear) and returns what it held.
+  std::optional<Pte> clear(Vpn v);
+  // Detaches the leaf table covering v if it maps nothing; returns its frame for the caller to free after the
+  // TLB flush (pte_free_tlb).
+  std::optional<Pfn> detach_empty_table(Vpn v);
+  std::size_t table_count() const { return tables_.size(); }
+
+ private:
+  FrameAllocator& frames_;
+  std::unordered_map<std::uint64_t, PteTable> tables_;
+};
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,93 @@
+#include "workloads/run.h"
+
+#include <chrono>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "hw/system.h"
+#include "sim/timed_scheduler.h"
+#include "util/registry.h"
+#include "workloads/workload.h"
+
+namespace tlbsim::workloads {
+
+namespace {
+
+// Linux v5.17 as seed 000 benchmarked it: with Dave Hansen's revert of 6035152d8eeb, so native_flush_tlb_multi
+// filters lazy CPUs with on_each_cpu_cond_mask(tlb_is_not_lazy).
+class Linux517 final : public KernelProfile {
+ public:
+  kernel::KernelConfig config() const override { return {}; }
+};
+
+// Linux v5.17 with commit 6035152d8eeb in place: the lazy filter open-coded before the cross-call.
+class Linux517OpenCoded final : public KernelProfile {
+ public:
+  kernel::KernelConfig config() const override {
+    kernel::KernelConfig c;
+    c.open_coded_cond_mask = true;
+    return c;
+  }
+};
+
+TLBSIM_REGISTER(KernelProfile, Linux517, "linux-5.17",
+                "x86 v5.17 as benchmarked in seed 000 (with the revert of 6035152d8eeb)");
+TLBSIM_REGISTER(KernelProfile, Linux517OpenCoded, "linux-5.17-open-coded",
+                "x86 v5.17 with 6035152d8eeb: lazy CPUs filtered into a cpumask before the cross-call");
+
+}  // namespace
+
+RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
+  const auto profile = Registry<KernelProfile>::make("kernel", spec.kernel);
+  const auto workload = Registry<Workload>::make("workload", spec.workload);
+  if (machine.arch != "x86_64") {
+    throw InputError(fmt::format("kernel '{}' is x86_64; machine '{}' is {}", spec.kernel, machine.name, machine.arch));
+  }
+  if (spec.duration.count() <= 0) throw InputError("--duration must be positive");
+  const auto wall_start = std::chrono::steady_clock::now();
+
+  kernel::KernelConfig cfg = profile->config();
+  cfg.test_skip_remote_ipis = spec.test_skip_remote_ipis;
+  hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
+  kernel::Kernel k(sys, cfg);
+  std::vector<std::uint64_t> ops;
+  workload->start(k, WorkloadParams{spec.threads, spec.duration}, ops);
+  const sim::RunResult r = sys.scheduler().run(sim::kTimeZero + spec.duration);
+
+  RunOutput out;
+  const std::uint64_t total = std::accumulate(ops.begin(), ops.end(), std::uint64_t{0});
+  out.metric = static_cast<double>(total) / sim::to_seconds(spec.duration);
+  out.violations = k.oracle().violations().size();
+  out.events = r.events;
+  out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  nlohmann::json j;
+  j["machine"] = hw::to_json(machine);
+  j["kernel"] = spec.kernel;
+  j["options"] = {{"open_coded_cond_mask", cfg.open_coded_cond_mask},
+                  {"test_skip_remote_ipis", cfg.test_skip_remote_ipis}};
+  j["workload"] = spec.workload;
+  j["threads"] = spec.threads;
+  j["seed"] = spec.seed;
+  j["sim_time_ns"] = sim::to_nanoseconds(spec.duration);
+  j["ops"] = total;
+  j["per_thread_ops"] = ops;
+  j["metric"] = {{"name", workload->metric_name()}, {"value", out.metric}, {"unit", workload->unit()}};
+  nlohmann::json counters = k.counters().to_json();
+  nlohmann::json lines = nlohmann::json::object();
+  for (const auto& [name, st] : sys.coherence().stats_by_name()) {
+    lines[name] = {{"transfers", st.transfers}, {"remote_transfers", st.remote_transfers},
+                   {"wait_ns", sim::to_nanoseconds(st.wait)}};
+  }
+  counters["cache_lines"] = lines;
+  j["counters"] = counters;
+  j["violations"] = k.oracle().to_json();
+  j["oracle_checks"] = k.oracle().checks();
+  j["events"] = r.events;
+  j["wall_seconds"] = out.wall_seconds;
+  out.json = std::move(j);
+  return out;
+}
+
+}  // namespace tlbsim::workloads

@@ -1,0 +1,44 @@
+// One run: a workload on a machine with a kernel, for a simulated duration; its figure, counters and the oracle's
+// verdict.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hw/machine.h"
+#include "kernel/kernel.h"
+#include "sim/time.h"
+
+namespace tlbsim::workloads {
+
+// A kernel as a named profile (`tlbsim list kernels`). Contract: config() is the modeled kernel's settings.
+class KernelProfile {
+ public:
+  virtual ~KernelProfile() = default;
+  virtual kernel::KernelConfig config() const = 0;
+};
+
+struct RunSpec {
+  std::string kernel = "linux-5.17";
+  std::string workload = "tlb_flush1";
+  std::uint32_t threads = 1;
+  sim::Duration duration = sim::milliseconds(10);
+  std::uint64_t seed = 1;
+  bool test_skip_remote_ipis = false;  // test-only: break the flush to show the oracle catching it
+};
+
+struct RunOutput {
+  nlohmann::json json;  // the run's JSON object (machine, kernel, options, workload, ..., violations, events)
+  double metric = 0;
+  std::size_t violations = 0;
+  std::uint64_t events = 0;
+  double wall_seconds = 0;
+};
+
+// Throws InputError for unknown kernels or workloads and impossible parameters.
+RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec);
+
+}  // namespace tlbsim::workloads

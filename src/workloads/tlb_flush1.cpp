@@ -1,0 +1,65 @@
+// will-it-scale tests/tlb_flush1.c, threads mode ("TLB flush of separated file private mapping"): each thread
+// maps its own 128 MiB file MAP_PRIVATE and, page by page, writes 1, madvise(MADV_DONTNEED)s the page, and reads
+// it back (asserting 0), counting one iteration per page; then munmaps and maps again. Threads share one mm and
+// are pinned one per core, as will-it-scale's main.c pins thread i to core i % cores.
+#include <stdexcept>
+
+#include "arch/x86/tlb.h"
+#include "kernel/mm_ops.h"
+#include "util/registry.h"
+#include "workloads/workload.h"
+
+namespace tlbsim::workloads {
+
+namespace {
+
+constexpr std::uint64_t kFileSize = 128ull * 1024 * 1024;
+
+sim::Task<void> tlb_flush1_thread(kernel::PerCpu& self, kernel::MmStruct& mm, kernel::File& file, sim::SimTime end,
+                                  std::uint64_t& iterations) {
+  co_await x86::switch_mm(self, mm);  // the thread starts running on its CPU
+  while (self.cpu.now() < end) {
+    const std::uint64_t addr = co_await kernel::sys_mmap(self, mm, kFileSize, false, &file, 0);
+    for (std::uint64_t i = 0; i < kFileSize; i += kernel::kPageSize) {
+      co_await kernel::user_access(self, mm, addr + i, true);                  // *(addr + i) = 1;
+      co_await kernel::sys_madvise_dontneed(self, mm, addr + i, kernel::kPageSize);  // madvise(..., MADV_DONTNEED)
+      co_await kernel::user_access(self, mm, addr + i, false);                 // assert(*(addr + i) == 0);
+      ++iterations;
+      if (self.cpu.now() >= end) co_return;
+    }
+    co_await kernel::sys_munmap(self, mm, addr, kFileSize);
+  }
+}
+
+class TlbFlush1 final : public Workload {
+ public:
+  std::string metric_name() const override { return "ops_per_sec"; }
+  std::string unit() const override { return "ops/s"; }
+  void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
+    const auto& topo = k.sys().topology();
+    const std::uint32_t cores = topo.params().sockets * topo.params().cores_per_socket;
+    if (p.threads == 0 || p.threads > cores) {
+      throw InputError("--threads: tlb_flush1 pins one thread per core; this machine has " + std::to_string(cores) +
+                       " cores");
+    }
+    kernel::MmStruct& mm = k.new_mm();
+    ops.assign(p.threads, 0);
+    for (std::uint32_t i = 0; i < p.threads; ++i) {
+      kernel::File& file = k.new_file(kFileSize);
+      // Steady state: after will-it-scale's warm-up the file's pages are in the page cache (read back as zeros).
+      for (std::uint64_t pg = 0; pg < kFileSize / kernel::kPageSize; ++pg) {
+        file.pages.emplace(pg, k.frames().alloc(kernel::FrameUse::kPageCache));
+      }
+      const std::uint32_t core = i % cores;
+      const CpuId cpu = topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
+      kernel::PerCpu& pc = k.percpu(cpu);
+      pc.cpu.start(tlb_flush1_thread(pc, mm, file, sim::kTimeZero + p.duration, ops[i]));
+    }
+  }
+};
+
+TLBSIM_REGISTER(Workload, TlbFlush1, "tlb_flush1",
+                "will-it-scale tlb_flush1, threads mode: write, madvise(MADV_DONTNEED), read, page by page");
+
+}  // namespace
+}  // namespace tlbsim::workloads

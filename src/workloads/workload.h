@@ -1,0 +1,29 @@
+// A benchmark run on the modeled kernel, self-registered by name (`tlbsim list workloads`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "sim/time.h"
+
+namespace tlbsim::workloads {
+
+struct WorkloadParams {
+  std::uint32_t threads = 1;
+  sim::Duration duration{0};
+};
+
+// Contract: start() creates the workload's address spaces and starts one task per thread on its CPU; each task
+// adds to ops[thread] once per iteration of the benchmark's loop and stops at the end time.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // The benchmark's own unit for its figure, e.g. "ops/s".
+  virtual std::string metric_name() const = 0;
+  virtual std::string unit() const = 0;
+  virtual void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) = 0;
+};
+
+}  // namespace tlbsim::workloads
