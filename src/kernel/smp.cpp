@@ -98,16 +98,20 @@ sim::Task<void> flush_smp_call_function_queue(PerCpu& self) {
   co_await mem.touch(self.cpu, self.call_single_queue_line, hw::Access::kRmw);
   std::vector<Csd*> entries;
   entries.swap(self.call_single_queue);
+  // CSD_TYPE(csd), read before any entry is released (csd_unlock clears the type bits too).
+  std::vector<bool> sync;
+  for (Csd* csd : entries) sync.push_back((csd->flags.value & Csd::CSD_TYPE_SYNC) != 0);
   // Synchronous entries: run the function, then release the waiting sender.
-  for (Csd* csd : entries) {
-    if (csd->flags.value & Csd::CSD_TYPE_SYNC) {
-      co_await csd->func(self, csd->info);
-      co_await csd_unlock(self, *csd);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (sync[i]) {
+      co_await entries[i]->func(self, entries[i]->info);
+      co_await csd_unlock(self, *entries[i]);
     }
   }
   // Asynchronous entries: release first, then run.
-  for (Csd* csd : entries) {
-    if (!(csd->flags.value & Csd::CSD_TYPE_SYNC)) {
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    Csd* csd = entries[i];
+    if (!sync[i]) {
       const SmpCallFunc func = csd->func;
       const void* info = csd->info;
       co_await csd_unlock(self, *csd);

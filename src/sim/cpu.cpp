@@ -32,7 +32,9 @@ Cpu::~Cpu() {
 
 
 void Cpu::start(Task<void> task) {
-  if (state_ != CpuState::kIdle) throw std::logic_error(fmt::format("cpu{}: start() called twice", id_.get()));
+  if (state_ != CpuState::kIdle && state_ != CpuState::kFinished) {
+    throw std::logic_error(fmt::format("cpu{}: start() while a task is running", id_.get()));
+  }
   auto h = task.release();
   h.promise().root = this;
   roots_.push_back(h);

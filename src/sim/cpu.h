@@ -54,7 +54,7 @@ class Cpu final : private RootObserver {
   SimTime now() const { return *clock_; }
   CpuState state() const { return state_; }
 
-  // Starts task code on this CPU at the current time. Contract: called once, before run() or from a timer.
+  // Starts task code on this CPU at the current time. Contract: the CPU has no unfinished task.
   void start(Task<void> task);
   void set_irq_handler(IrqHandler* handler) { irq_handler_ = handler; }
 

@@ -100,7 +100,7 @@ struct BadInput {
 
 TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
   const std::vector<BadInput> cases = {
-      {{"list", "mutations"}, "unknown list kind 'mutations' (known: machines, patterns)"},
+      {{"list", "mutations"}, "unknown list kind 'mutations' (known: kernels, machines, patterns, workloads)"},
       {{"machine", "show", "nosuch"}, "unknown machine 'nosuch'"},
       {{"machine", "show", "/nonexistent/m.toml"}, "cannot read '/nonexistent/m.toml'"},
       {{"bench", "contention", "--pattern", "zigzag"}, "unknown pattern 'zigzag'"},

@@ -1,0 +1,30 @@
+// A small machine running the modeled kernel, for scenario tests that script CPUs step by step.
+#pragma once
+
+#include <memory>
+
+#include "hw/machine.h"
+#include "hw/system.h"
+#include "kernel/kernel.h"
+#include "sim/timed_scheduler.h"
+
+namespace tlbsim::testing {
+
+struct Scenario {
+  explicit Scenario(kernel::KernelConfig cfg = {}, const char* machine = "small-2s2c")
+      : machine(hw::load_machine(machine)),
+        sys(this->machine, [](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, 1); }),
+        k(sys, cfg) {}
+
+  kernel::PerCpu& cpu(std::uint32_t i) { return k.percpu(CpuId{i}); }
+  // Starts `task` on cpu i and runs until every started task has finished (or time runs out).
+  void run_on(std::uint32_t i, sim::Task<void> task) {
+    cpu(i).cpu.start(std::move(task));
+    sys.scheduler().run(sys.scheduler().now() + sim::milliseconds(50));
+  }
+  hw::Machine machine;
+  hw::System sys;
+  kernel::Kernel k;
+};
+
+}  // namespace tlbsim::testing

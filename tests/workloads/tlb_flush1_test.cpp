@@ -1,0 +1,55 @@
+#include <gtest/gtest.h>
+
+#include "hw/machine.h"
+#include "util/error.h"
+#include "workloads/run.h"
+
+namespace tlbsim::workloads {
+namespace {
+
+RunOutput run(const char* machine, std::uint32_t threads, std::uint64_t seed = 1, const char* kernel = "linux-5.17") {
+  RunSpec spec;
+  spec.kernel = kernel;
+  spec.threads = threads;
+  spec.duration = sim::microseconds(500);
+  spec.seed = seed;
+  return run_workload(hw::load_machine(machine), spec);
+}
+
+TEST(TlbFlush1, RunsWithoutOracleViolationsAndShootsDown) {
+  for (std::uint32_t threads : {1u, 4u, 8u}) {
+    const RunOutput r = run("skylake-sp-2s28c", threads);
+    EXPECT_EQ(r.violations, 0u) << r.json["violations"].dump(2);
+    EXPECT_GT(r.metric, 0);
+    const auto& c = r.json["counters"];
+    if (threads > 1) {
+      EXPECT_GT(c["nr_tlb_remote_flush"].get<std::uint64_t>(), 0u);
+      EXPECT_GT(c["TLB shootdowns"].get<std::uint64_t>(), 0u);
+    } else {
+      EXPECT_EQ(c["nr_tlb_remote_flush"].get<std::uint64_t>(), 0u);
+    }
+  }
+}
+
+TEST(TlbFlush1, BothFilterVariantsRunClean) {
+  EXPECT_EQ(run("skylake-sp-2s28c", 8, 1, "linux-5.17-open-coded").violations, 0u);
+}
+
+TEST(TlbFlush1, SameSeedSameResult) {
+  auto a = run("small-2s2c", 4, 3).json, b = run("small-2s2c", 4, 3).json;
+  a.erase("wall_seconds");
+  b.erase("wall_seconds");
+  EXPECT_EQ(a.dump(), b.dump());
+  auto c = run("small-2s2c", 4, 4).json;
+  c.erase("wall_seconds");
+  EXPECT_NE(a["per_thread_ops"].dump() + a["counters"].dump(), c["per_thread_ops"].dump() + c["counters"].dump());
+}
+
+TEST(TlbFlush1, RejectsImpossibleInput) {
+  EXPECT_THROW(run("small-2s2c", 5), InputError);  // 4 cores
+  EXPECT_THROW(run("power8-16s192c-smt8", 1), InputError);  // x86 kernel on powerpc
+  EXPECT_THROW(run("small-2s2c", 1, 1, "linux-9.99"), InputError);
+}
+
+}  // namespace
+}  // namespace tlbsim::workloads
