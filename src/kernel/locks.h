@@ -13,13 +13,13 @@ class Spinlock {
   Spinlock(hw::CoherenceModel& model, const char* name) : v_{0, model.add_line(name)} {}
   sim::Task<void> lock(hw::Memory& mem, sim::Cpu& cpu) {
     for (;;) {
+      const int seen = co_await mem.read(cpu, v_);
+      if (seen != 0) {
+        co_await mem.wait_for_write(cpu, v_.line);
+        continue;
+      }
       const int old = co_await mem.rmw(cpu, v_, [](int) { return 1; });
       if (old == 0) co_return;
-      for (;;) {
-        co_await mem.wait_for_write(cpu, v_.line);
-        const int now = co_await mem.read(cpu, v_);
-        if (now == 0) break;
-      }
     }
   }
   sim::Task<void> unlock(hw::Memory& mem, sim::Cpu& cpu) { co_await mem.write(cpu, v_, 0); }
@@ -29,41 +29,76 @@ class Spinlock {
   hw::Shared<int> v_;
 };
 
-// rw_semaphore (mmap_lock): count > 0 readers, -1 a writer, 0 free.
+// rw_semaphore (mmap_lock): count > 0 readers, -1 a writer, 0 free; a waiting writer blocks new readers
+// (RWSEM_FLAG_WAITERS with writer handoff), so readers that never drain cannot starve it.
 class RwSem {
  public:
-  RwSem(hw::CoherenceModel& model, const char* name) : v_{0, model.add_line(name)} {}
+  struct State {
+    int count = 0;
+    int waiting_writers = 0;
+  };
+  RwSem(hw::CoherenceModel& model, const char* name) : v_{State{}, model.add_line(name)} {}
+
+  // Waiters watch the state with plain loads and try the atomic only when it looks free (test-and-test-and-set,
+  // as optimistic spinning does); see docs/model.md for why they spin rather than sleep.
   sim::Task<void> down_read(hw::Memory& mem, sim::Cpu& cpu) {
     for (;;) {
-      const int old = co_await mem.rmw(cpu, v_, [](int v) { return v >= 0 ? v + 1 : v; });
-      if (old >= 0) co_return;
-      co_await wait_change(mem, cpu, old);
+      const State seen = co_await mem.read(cpu, v_);
+      if (seen.count < 0 || seen.waiting_writers > 0) {
+        co_await mem.wait_for_write(cpu, v_.line);
+        continue;
+      }
+      const State old = co_await mem.rmw(cpu, v_, [](State st) {
+        if (st.count >= 0 && st.waiting_writers == 0) ++st.count;
+        return st;
+      });
+      if (old.count >= 0 && old.waiting_writers == 0) co_return;
     }
   }
   sim::Task<void> up_read(hw::Memory& mem, sim::Cpu& cpu) {
-    co_await mem.rmw(cpu, v_, [](int v) { return v - 1; });
+    co_await mem.rmw(cpu, v_, [](State st) {
+      --st.count;
+      return st;
+    });
   }
   sim::Task<void> down_write(hw::Memory& mem, sim::Cpu& cpu) {
+    co_await mem.rmw(cpu, v_, [](State st) {
+      ++st.waiting_writers;
+      return st;
+    });
     for (;;) {
-      const int old = co_await mem.rmw(cpu, v_, [](int v) { return v == 0 ? -1 : v; });
-      if (old == 0) co_return;
-      co_await wait_change(mem, cpu, old);
+      const State seen = co_await mem.read(cpu, v_);
+      if (seen.count != 0) {
+        co_await mem.wait_for_write(cpu, v_.line);
+        continue;
+      }
+      const State old = co_await mem.rmw(cpu, v_, [](State st) {
+        if (st.count == 0) {
+          st.count = -1;
+          --st.waiting_writers;
+        }
+        return st;
+      });
+      if (old.count == 0) co_return;
     }
   }
-  sim::Task<void> up_write(hw::Memory& mem, sim::Cpu& cpu) { co_await mem.write(cpu, v_, 0); }
+  sim::Task<void> up_write(hw::Memory& mem, sim::Cpu& cpu) {
+    co_await mem.rmw(cpu, v_, [](State st) {
+      st.count = 0;
+      return st;
+    });
+  }
   // downgrade_write: the writer becomes one reader.
-  sim::Task<void> downgrade_write(hw::Memory& mem, sim::Cpu& cpu) { co_await mem.write(cpu, v_, 1); }
-  int value() const { return v_.value; }
+  sim::Task<void> downgrade_write(hw::Memory& mem, sim::Cpu& cpu) {
+    co_await mem.rmw(cpu, v_, [](State st) {
+      st.count = 1;
+      return st;
+    });
+  }
+  int value() const { return v_.value.count; }
 
  private:
-  sim::Task<void> wait_change(hw::Memory& mem, sim::Cpu& cpu, int seen) {
-    for (;;) {
-      co_await mem.wait_for_write(cpu, v_.line);
-      const int now = co_await mem.read(cpu, v_);
-      if (now != seen) co_return;
-    }
-  }
-  hw::Shared<int> v_;
+  hw::Shared<State> v_;
 };
 
 }  // namespace tlbsim::kernel

@@ -52,8 +52,9 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
   kernel::Kernel k(sys, cfg);
   std::vector<std::uint64_t> ops;
-  workload->start(k, WorkloadParams{spec.threads, spec.duration}, ops);
-  const sim::RunResult r = sys.scheduler().run(sim::kTimeZero + spec.duration);
+  const sim::Duration warmup = spec.warmup.count() < 0 ? spec.duration / 10 : spec.warmup;
+  workload->start(k, WorkloadParams{spec.threads, warmup, spec.duration}, ops);
+  const sim::RunResult r = sys.scheduler().run(sim::kTimeZero + warmup + spec.duration);
 
   RunOutput out;
   const std::uint64_t total = std::accumulate(ops.begin(), ops.end(), std::uint64_t{0});
@@ -71,13 +72,15 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   j["threads"] = spec.threads;
   j["seed"] = spec.seed;
   j["sim_time_ns"] = sim::to_nanoseconds(spec.duration);
+  j["warmup_ns"] = sim::to_nanoseconds(warmup);
   j["ops"] = total;
   j["per_thread_ops"] = ops;
   j["metric"] = {{"name", workload->metric_name()}, {"value", out.metric}, {"unit", workload->unit()}};
   nlohmann::json counters = k.counters().to_json();
   nlohmann::json lines = nlohmann::json::object();
   for (const auto& [name, st] : sys.coherence().stats_by_name()) {
-    lines[name] = {{"transfers", st.transfers}, {"remote_transfers", st.remote_transfers},
+    lines[name] = {{"loads", st.loads}, {"stores", st.stores}, {"rmws", st.rmws}, {"transfers", st.transfers},
+                   {"remote_transfers", st.remote_transfers},
                    {"wait_ns", sim::to_nanoseconds(st.wait)}};
   }
   counters["cache_lines"] = lines;

@@ -26,6 +26,7 @@ struct RunSpec {
   std::string workload = "tlb_flush1";
   std::uint32_t threads = 1;
   sim::Duration duration = sim::milliseconds(10);
+  sim::Duration warmup{-1};  // negative: a tenth of the duration
   std::uint64_t seed = 1;
   bool test_skip_remote_ipis = false;  // test-only: break the flush to show the oracle catching it
 };

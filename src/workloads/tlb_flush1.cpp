@@ -15,8 +15,8 @@ namespace {
 
 constexpr std::uint64_t kFileSize = 128ull * 1024 * 1024;
 
-sim::Task<void> tlb_flush1_thread(kernel::PerCpu& self, kernel::MmStruct& mm, kernel::File& file, sim::SimTime end,
-                                  std::uint64_t& iterations) {
+sim::Task<void> tlb_flush1_thread(kernel::PerCpu& self, kernel::MmStruct& mm, kernel::File& file,
+                                  sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations) {
   co_await x86::switch_mm(self, mm);  // the thread starts running on its CPU
   while (self.cpu.now() < end) {
     const std::uint64_t addr = co_await kernel::sys_mmap(self, mm, kFileSize, false, &file, 0);
@@ -24,7 +24,7 @@ sim::Task<void> tlb_flush1_thread(kernel::PerCpu& self, kernel::MmStruct& mm, ke
       co_await kernel::user_access(self, mm, addr + i, true);                  // *(addr + i) = 1;
       co_await kernel::sys_madvise_dontneed(self, mm, addr + i, kernel::kPageSize);  // madvise(..., MADV_DONTNEED)
       co_await kernel::user_access(self, mm, addr + i, false);                 // assert(*(addr + i) == 0);
-      ++iterations;
+      if (self.cpu.now() >= measure_from) ++iterations;
       if (self.cpu.now() >= end) co_return;
     }
     co_await kernel::sys_munmap(self, mm, addr, kFileSize);
@@ -53,7 +53,8 @@ class TlbFlush1 final : public Workload {
       const std::uint32_t core = i % cores;
       const CpuId cpu = topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
       kernel::PerCpu& pc = k.percpu(cpu);
-      pc.cpu.start(tlb_flush1_thread(pc, mm, file, sim::kTimeZero + p.duration, ops[i]));
+      pc.cpu.start(
+          tlb_flush1_thread(pc, mm, file, sim::kTimeZero + p.warmup, sim::kTimeZero + p.warmup + p.duration, ops[i]));
     }
   }
 };

@@ -12,11 +12,12 @@ namespace tlbsim::workloads {
 
 struct WorkloadParams {
   std::uint32_t threads = 1;
-  sim::Duration duration{0};
+  sim::Duration warmup{0};    // run but not counted, as will-it-scale discards its first samples
+  sim::Duration duration{0};  // counted
 };
 
 // Contract: start() creates the workload's address spaces and starts one task per thread on its CPU; each task
-// adds to ops[thread] once per iteration of the benchmark's loop and stops at the end time.
+// adds to ops[thread] once per iteration completed after the warm-up, and stops at warmup + duration.
 class Workload {
  public:
   virtual ~Workload() = default;

@@ -127,3 +127,47 @@ TEST(Cli, HelpExitsZero) {
 
 }  // namespace
 }  // namespace tlbsim::cli
+
+namespace tlbsim::cli {
+namespace {
+
+TEST(Cli, ListKernelsAndWorkloads) {
+  Result r = run({"list", "kernels"});
+  EXPECT_EQ(r.status, 0);
+  expect_golden("list_kernels.txt", r.out);
+  r = run({"list", "workloads"});
+  EXPECT_EQ(r.status, 0);
+  expect_golden("list_workloads.txt", r.out);
+}
+
+TEST(Cli, RunTlbFlush1Table) {
+  const Result r = run({"run", "--machine", "small-2s2c", "--threads", "2", "--duration", "200us"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_golden("run_tlb_flush1_small.txt", r.out);
+}
+
+TEST(Cli, RunJsonIsReproducible) {
+  const std::vector<std::string> args = {"run", "--machine", "small-2s2c", "--threads", "3", "--duration", "200us",
+                                         "--format", "json", "--seed", "5"};
+  const Result a = run(args), b = run(args);
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const auto j = nlohmann::json::parse(a.out);
+  for (const char* key : {"machine", "kernel", "options", "workload", "threads", "seed", "sim_time_ns", "ops", "metric",
+                          "counters", "violations", "events"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["metric"]["unit"], "ops/s");
+  EXPECT_TRUE(j["counters"].contains("nr_tlb_remote_flush"));
+}
+
+TEST(Cli, RunBadInputExits2) {
+  EXPECT_EQ(run({"run", "--kernel", "linux-9.9"}).status, 2);
+  EXPECT_EQ(run({"run", "--workload", "nope"}).status, 2);
+  EXPECT_EQ(run({"run", "--machine", "small-2s2c", "--threads", "99"}).status, 2);
+  EXPECT_EQ(run({"run", "--machine", "power8-16s192c-smt8"}).status, 2);
+  EXPECT_EQ(run({"run", "--duration", "0ns"}).status, 2);
+}
+
+}  // namespace
+}  // namespace tlbsim::cli
