@@ -25,14 +25,8 @@ class MachineListing final : public Listing {
   }
 };
 
-class PatternListing final : public Listing {
- public:
-  std::vector<std::pair<std::string, std::string>> rows() const override {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& e : Registry<workloads::ContentionPattern>::list()) out.emplace_back(e.name, e.description);
-    return out;
-  }
-};
+using PatternListing =
+    RegistryListing<workloads::ContentionPattern, Registry<workloads::ContentionPattern>>;
 
 TLBSIM_REGISTER(Listing, MachineListing, "machines", "built-in machine models (configs/machines)");
 TLBSIM_REGISTER(Listing, PatternListing, "patterns", "access patterns of `tlbsim bench contention`");

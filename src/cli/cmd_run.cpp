@@ -16,22 +16,8 @@ namespace tlbsim::cli {
 
 namespace {
 
-class KernelListing final : public Listing {
- public:
-  std::vector<std::pair<std::string, std::string>> rows() const override {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& e : Registry<workloads::KernelProfile>::list()) out.emplace_back(e.name, e.description);
-    return out;
-  }
-};
-class WorkloadListing final : public Listing {
- public:
-  std::vector<std::pair<std::string, std::string>> rows() const override {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& e : Registry<workloads::Workload>::list()) out.emplace_back(e.name, e.description);
-    return out;
-  }
-};
+using KernelListing = RegistryListing<workloads::KernelProfile, Registry<workloads::KernelProfile>>;
+using WorkloadListing = RegistryListing<workloads::Workload, Registry<workloads::Workload>>;
 TLBSIM_REGISTER(Listing, KernelListing, "kernels", "modeled kernels (profiles)");
 TLBSIM_REGISTER(Listing, WorkloadListing, "workloads", "benchmarks `tlbsim run` can run");
 

@@ -35,6 +35,17 @@ class Listing {
   virtual std::vector<std::pair<std::string, std::string>> rows() const = 0;
 };
 
+// Lists the entries of a registry: Listing implementations for self-registered kinds are one line each.
+template <class Interface, class Reg>
+class RegistryListing : public Listing {
+ public:
+  std::vector<std::pair<std::string, std::string>> rows() const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& e : Reg::list()) out.emplace_back(e.name, e.description);
+    return out;
+  }
+};
+
 // Runs the tlbsim command line; returns the process exit status.
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
