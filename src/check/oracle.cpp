@@ -14,7 +14,23 @@ constexpr std::size_t kMaxViolations = 100;
 
 Oracle::Oracle(const kernel::FrameAllocator& frames, std::vector<const hw::Tlb*> tlbs,
                std::function<int(CpuId)> loaded_tag)
-    : frames_(frames), tlbs_(std::move(tlbs)), loaded_tag_(std::move(loaded_tag)), by_cpu_(tlbs_.size()) {}
+    : frames_(frames),
+      tlbs_(std::move(tlbs)),
+      loaded_tag_(std::move(loaded_tag)),
+      by_cpu_(tlbs_.size()),
+      user_mm_(tlbs_.size(), 0) {}
+
+void Oracle::on_frame_reuse(Pfn pfn, sim::SimTime now) {
+  for (std::size_t c = 0; c < tlbs_.size(); ++c) {
+    if (user_mm_[c] == 0) continue;  // a lazy CPU runs kernel code only; switching back checks the generation
+    const int tag = loaded_tag_(CpuId{static_cast<std::uint32_t>(c)});
+    if (tag >= 0 && tlbs_[c]->maps_pfn(Asid{static_cast<std::uint16_t>(tag)}, pfn)) {
+      report(now, CpuId{static_cast<std::uint32_t>(c)}, user_mm_[c], Vpn{0},
+             fmt::format("frame {} reused while cpu{} (running a task of mm {}) still maps it in its TLB", pfn.get(),
+                         c, user_mm_[c]));
+    }
+  }
+}
 
 void Oracle::report(sim::SimTime at, CpuId cpu, std::uint32_t mm, Vpn vpn, std::string what) {
   if (violations_.size() < kMaxViolations) violations_.push_back(Violation{at, cpu, mm, vpn, std::move(what)});

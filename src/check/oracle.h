@@ -47,6 +47,12 @@ class Oracle {
   // A frame is being freed: removals that mapped it are complete; a page-table frame must not be cached in the
   // paging-structure cache of a CPU that has its address space loaded.
   void on_frame_free(Pfn pfn, sim::SimTime now);
+  // A freed frame is being allocated again: no CPU running a user context may still map it in its TLB under the
+  // address space it has loaded.
+  void on_frame_reuse(Pfn pfn, sim::SimTime now);
+  // The task running on `cpu` is a user task of mm `mm_id` (0: a kernel thread or idle). Reported by whoever
+  // switches tasks (the workload's thread start, the scheduler), never by the TLB code.
+  void set_user_context(CpuId cpu, std::uint32_t mm_id) { user_mm_[cpu.get()] = mm_id; }
   // A user access by `cpu` with `mm` loaded hit TLB entry `t` for `v`.
   void on_tlb_hit(CpuId cpu, const kernel::MmStruct& mm, Vpn v, const hw::Translation& t, sim::SimTime now);
 
@@ -72,6 +78,7 @@ class Oracle {
   std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>, Removal> in_flight_;
   std::vector<std::vector<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>>> by_cpu_;
   std::deque<Removal> history_;  // recent removals, for reports
+  std::vector<std::uint32_t> user_mm_;  // per CPU: the mm of the running user task, 0 for none
   std::vector<Violation> violations_;
   std::uint64_t checks_ = 0;
 };

@@ -61,9 +61,16 @@ void Tlb::fill(Asid tag, Vpn vpn, const Translation& tr, bool speculative) {
     if (e.lru < victim->lru) victim = &e;
   }
   if (valid(*victim) && !(victim->vpn == vpn.get() && victim->tag == t)) ++c_.evictions;
+  if (victim->used) drop_ref(*victim);
   *victim = Entry{vpn.get(), tr, ++clock_, tag_gen_[t], all_gen_, t, true};
+  ++pfn_refs_[tr.pfn.get()];
   ++c_.fills;
-  if (speculative) ++c_.speculative_fills;
+  if (speculative) {
+    ++c_.speculative_fills;
+  } else {
+    recent_[recent_next_] = vpn.get();
+    recent_next_ = (recent_next_ + 1) % kRecent;
+  }
 }
 
 bool Tlb::invlpg(Asid tag, Vpn vpn) {
@@ -74,6 +81,7 @@ bool Tlb::invlpg(Asid tag, Vpn vpn) {
   for (std::size_t w = 0; w < p_.ways; ++w) {
     Entry& e = entries_[base + w];
     if (e.vpn == vpn.get() && e.tag == t && valid(e)) {
+      drop_ref(e);
       e.used = false;
       dropped = true;
     }
@@ -118,6 +126,23 @@ namespace tlbsim::hw {
 bool Tlb::pwc_holds_for(Asid tag, std::uint64_t table_id) const {
   for (const PwcEntry& p : pwc_) {
     if (valid(p) && p.tag == tag.get() && p.table_id == table_id) return true;
+  }
+  return false;
+}
+
+}  // namespace tlbsim::hw
+
+namespace tlbsim::hw {
+
+void Tlb::drop_ref(const Entry& e) {
+  auto it = pfn_refs_.find(e.t.pfn.get());
+  if (it != pfn_refs_.end() && --it->second == 0) pfn_refs_.erase(it);
+}
+
+bool Tlb::maps_pfn(Asid tag, Pfn pfn) const {
+  if (!pfn_refs_.contains(pfn.get())) return false;
+  for (const Entry& e : entries_) {
+    if (valid(e) && e.tag == tag.get() && e.t.pfn == pfn) return true;
   }
   return false;
 }

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "hw/tlb_params.h"
@@ -48,6 +50,13 @@ class Tlb {
   void flush_tag(Asid tag);
   void flush_all();
 
+  // Whether a valid entry under `tag` maps `pfn` (cheap when no entry was ever filled for pfn).
+  bool maps_pfn(Asid tag, Pfn pfn) const;
+
+  // The last few demand-filled addresses, which a speculative walk may revisit.
+  static constexpr std::size_t kRecent = 4;
+  const std::array<std::uint64_t, kRecent>& recent_vpns() const { return recent_; }
+
   // Paging-structure cache: which leaf page-table pages (by table id) a walk under `tag` has cached a pointer to.
   void pwc_fill(Asid tag, std::uint64_t table_id, Vpn first_vpn, Vpn end_vpn);
   bool pwc_holds(std::uint64_t table_id) const;
@@ -84,6 +93,7 @@ class Tlb {
   };
   static constexpr std::size_t kPwcEntries = 32;
 
+  void drop_ref(const Entry& e);
   bool valid(const Entry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
   bool valid(const PwcEntry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
   std::size_t set_of(Vpn vpn) const { return static_cast<std::size_t>(vpn.get() % sets_) * p_.ways; }
@@ -96,6 +106,9 @@ class Tlb {
   std::uint32_t all_gen_ = 1;
   std::uint64_t clock_ = 0;
   std::vector<PwcEntry> pwc_;
+  std::unordered_map<std::uint64_t, std::uint32_t> pfn_refs_;  // entries ever filled and not overwritten, by pfn
+  std::array<std::uint64_t, kRecent> recent_{};
+  std::size_t recent_next_ = 0;
   std::size_t pwc_next_ = 0;
   TlbCounters c_;
 };

@@ -32,6 +32,7 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
   }
   oracle_ = std::make_unique<check::Oracle>(frames_, tlbs, [this](CpuId c) { return percpu(c).tlb_tag(); });
   frames_.set_free_observer([this](Pfn p) { oracle_->on_frame_free(p, sys_.scheduler().now()); });
+  frames_.set_reuse_observer([this](Pfn p) { oracle_->on_frame_reuse(p, sys_.scheduler().now()); });
   init_mm_ = std::make_unique<MmStruct>(0, 1, sys.coherence(), n, frames_, true);
   // Every CPU starts in init_mm with ASID 0 (initialize_tlbstate_and_flush).
   for (auto& pc : percpu_) {
@@ -56,9 +57,27 @@ File& Kernel::new_file(std::uint64_t size) {
   return *files_.back();
 }
 
+// Hardware, not kernel code: while user page tables are loaded the CPU may walk them speculatively. The model
+// re-walks the CPU's most recently demand-filled addresses at each interrupt entry, filling the TLB where a PTE
+// is present and the paging-structure cache where the leaf table exists (docs/model.md).
+void Kernel::speculative_walks(PerCpu& self) {
+  MmStruct* mm = self.tlbstate.loaded_mm;
+  if (mm == nullptr || mm->is_init_mm()) return;
+  const Asid tag{static_cast<std::uint16_t>(self.tlb_tag())};
+  for (std::uint64_t raw : self.tlb.recent_vpns()) {
+    const Vpn v{raw};
+    if (raw == 0) continue;
+    const PteTable* t = mm->pgd.table(v);
+    if (t == nullptr) continue;
+    self.tlb.pwc_fill(tag, t->frame.get(), Vpn{table_index(v) * kPtesPerTable}, Vpn{(table_index(v) + 1) * kPtesPerTable});
+    if (const auto pte = mm->pgd.lookup(v)) self.tlb.fill(tag, v, hw::Translation{pte->pfn, pte->writable, mm->id()}, true);
+  }
+}
+
 // sysvec_call_function / sysvec_call_function_single: interrupt entry, then the call queue, then exit.
 sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
   PerCpu& self = percpu(cpu.id());
+  speculative_walks(self);
   co_await cpu.delay(sys_.ipi().params().handler_entry);
   if (vector == CALL_FUNCTION_VECTOR || vector == CALL_FUNCTION_SINGLE_VECTOR) {
     ++counters_.irq_call_count[cpu.id().get()];

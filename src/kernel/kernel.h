@@ -43,6 +43,8 @@ struct KernelConfig {
   bool open_coded_cond_mask = false;
   // Test-only breakage for checking the oracle: flush_tlb_mm_range sends no IPIs.
   bool test_skip_remote_ipis = false;
+  // Test-only breakage: native_flush_tlb_multi ignores freed_tables, so lazy CPUs are skipped even then.
+  bool test_ignore_freed_tables = false;
 };
 
 // Per-CPU kernel state. Contract: `tlbstate` is touched only by its own CPU; `is_lazy` and the call queue are
@@ -95,6 +97,7 @@ class Kernel final : public sim::IrqHandler {
   sim::Task<void> handle_irq(sim::Cpu& cpu, int vector) override;
 
  private:
+  void speculative_walks(PerCpu& self);
   hw::System& sys_;
   KernelConfig config_;
   KernelCounters counters_;

@@ -9,6 +9,7 @@ MmStruct::MmStruct(std::uint32_t id, std::uint64_t ctx_id, hw::CoherenceModel& m
       mm_users{1, model.add_line("mm.mm_count")},
       mm_count{1, mm_users.line},
       tlb_flush_pending{0, model.add_line("mm.tlb_flush_pending")},
+      tlb_flush_batched{false, model.add_line("mm.tlb_flush_batched")},
       mmap_lock(model, "mm.mmap_lock"),
       pgd(frames),
       id_(id),

@@ -50,6 +50,7 @@ class MmStruct {
   hw::Shared<std::int64_t> mm_users;      // mm_users and mm_count share a line
   hw::Shared<std::int64_t> mm_count;
   hw::Shared<int> tlb_flush_pending;      // mm->tlb_flush_pending (inc/dec_tlb_flush_pending)
+  hw::Shared<bool> tlb_flush_batched;     // mm->tlb_flush_batched (a reclaim flush is deferred in a batch)
   RwSem mmap_lock;
   PageTables pgd;
   std::vector<Vma> vmas;

@@ -9,6 +9,7 @@
 
 #include "arch/x86/tlb.h"
 #include "kernel/mmu_gather.h"
+#include "kernel/rmap.h"
 
 namespace tlbsim::kernel {
 
@@ -128,6 +129,7 @@ sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, st
     }
     Spinlock& ptl = mm.ptl(first);
     co_await ptl.lock(m, self.cpu);
+    co_await flush_tlb_batched_pending(self, mm);
     bool force_flush = false;
     for (; addr < table_end; addr += kPageSize) {
       const auto old = mm.pgd.clear(vpn_of(addr));

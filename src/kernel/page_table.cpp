@@ -10,6 +10,7 @@ Pfn FrameAllocator::alloc(FrameUse use) {
     const std::uint64_t p = free_list_.back();
     free_list_.pop_back();
     use_[p] = use;
+    if (on_reuse_) on_reuse_(Pfn{p});
     return Pfn{p};
   }
   use_.push_back(use);

@@ -32,6 +32,8 @@ class FrameAllocator {
   std::uint64_t allocated() const { return allocated_; }
   std::uint64_t frees() const { return frees_; }
   void set_free_observer(std::function<void(Pfn)> f) { on_free_ = std::move(f); }
+  // Called when a frame that was freed is handed out again.
+  void set_reuse_observer(std::function<void(Pfn)> f) { on_reuse_ = std::move(f); }
 
  private:
   std::vector<FrameUse> use_{FrameUse::kZeroPage};  // frame 0 is the shared zero page
@@ -39,6 +41,7 @@ class FrameAllocator {
   std::uint64_t allocated_ = 0;
   std::uint64_t frees_ = 0;
   std::function<void(Pfn)> on_free_;
+  std::function<void(Pfn)> on_reuse_;
 };
 
 struct Pte {

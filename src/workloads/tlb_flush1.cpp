@@ -18,6 +18,7 @@ constexpr std::uint64_t kFileSize = 128ull * 1024 * 1024;
 sim::Task<void> tlb_flush1_thread(kernel::PerCpu& self, kernel::MmStruct& mm, kernel::File& file,
                                   sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations) {
   co_await x86::switch_mm(self, mm);  // the thread starts running on its CPU
+  self.k.oracle().set_user_context(self.id, mm.id());
   while (self.cpu.now() < end) {
     const std::uint64_t addr = co_await kernel::sys_mmap(self, mm, kFileSize, false, &file, 0);
     for (std::uint64_t i = 0; i < kFileSize; i += kernel::kPageSize) {

@@ -197,7 +197,7 @@ sim::Task<bool> tlb_is_not_lazy(PerCpu& self, CpuId cpu, const void*) {
 sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, const FlushTlbInfo& info) {
   self.k.counters().count(VmTlbEvent::NR_TLB_REMOTE_FLUSH);
   self.k.counters().trace(TlbFlushReason::TLB_REMOTE_SEND_IPI);
-  if (info.freed_tables) {
+  if (info.freed_tables && !self.k.config().test_ignore_freed_tables) {
     // Lazy CPUs must be flushed too: they may otherwise walk freed page tables speculatively.
     co_await kernel::on_each_cpu_cond_mask(self, nullptr, flush_tlb_func, &info, true, cpumask);
   } else if (self.k.config().open_coded_cond_mask) {

@@ -1,0 +1,32 @@
+// Deferred (batched) TLB flushing for reclaim, modeled on mm/rmap.c (v5.10-v5.17, ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH):
+// try_to_unmap with TTU_BATCH_FLUSH clears PTEs without flushing and collects the mms' CPUs; one flush covers the
+// batch before the pages are freed.
+#pragma once
+
+#include "arch/x86/tlb.h"
+#include "kernel/kernel.h"
+
+namespace tlbsim::kernel {
+
+// struct tlbflush_unmap_batch (current->tlb_ubc).
+struct TlbflushUnmapBatch {
+  explicit TlbflushUnmapBatch(std::uint32_t ncpus) : arch(ncpus) {}
+  x86::ArchTlbflushUnmapBatch arch;
+  bool flush_required = false;
+  bool writable = false;
+};
+
+// should_defer_flush(mm, flags): defer only under TTU_BATCH_FLUSH and when another CPU is in mm_cpumask.
+sim::Task<bool> should_defer_flush(PerCpu& self, MmStruct& mm, bool ttu_batch_flush);
+// set_tlb_ubc_flush_pending(mm, writable): arch_tlbbatch_add_mm, then mark the mm as having a batched flush.
+sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable);
+// try_to_unmap_flush / try_to_unmap_flush_dirty.
+sim::Task<void> try_to_unmap_flush(PerCpu& self, TlbflushUnmapBatch& ubc);
+sim::Task<void> try_to_unmap_flush_dirty(PerCpu& self, TlbflushUnmapBatch& ubc);
+// flush_tlb_batched_pending(mm): called under the page-table lock before PTEs of mm change.
+sim::Task<void> flush_tlb_batched_pending(PerCpu& self, MmStruct& mm);
+// try_to_unmap_one for one anonymous PTE: clear it and flush now, or defer the flush into `ubc`.
+// The caller frees the page only after try_to_unmap_flush (shrink_page_list's order).
+sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, Vpn v, bool ttu_batch_flush);
+
+}  // namespace tlbsim::kernel
