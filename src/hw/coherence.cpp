@@ -112,8 +112,16 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
       l.sharer_count = 1;
       l.owner = -1;
     } else if (l.sharer_count > 0) {
+      // A clean shared copy: the LLC / directory serves concurrent read misses of it in a pipeline, so this
+      // read neither waits for nor delays other reads; it still waits for a transfer that is changing the line.
       d = nearest_sharer(id, cpu);
       cost = lat_.transfer(d);
+      sh[c / 64] |= bit;
+      ++l.sharer_count;
+      ++st.transfers;
+      if (d >= Distance::kRemote) ++st.remote_transfers;
+      st.transfer_time += cost;
+      return sim::SimTime{sim::Duration{std::max(now.time_since_epoch().count(), l.busy_until_ps) + cost.count()}};
     } else {
       d = Distance::kSame;
       cost = lat_.memory;
