@@ -65,6 +65,7 @@ class RunCommand final : public Command {
         text += fmt::format("{:<34} {}\n", key, c[key].dump());
       }
       for (const auto& [reason, n] : c["tlb:tlb_flush"].items()) text += fmt::format("tlb:tlb_flush {:<20} {}\n", reason, n.dump());
+      for (const auto& [what, n] : c["tlb"].items()) text += fmt::format("tlb {:<30} {}\n", what, n.dump());
       for (const auto& [line, st] : c["cache_lines"].items()) {
         text += fmt::format("line {:<29} transfers {} remote {} wait {:.0f} ns\n", line, st["transfers"].dump(),
                             st["remote_transfers"].dump(), st["wait_ns"].get<double>());

@@ -84,6 +84,24 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
                    {"wait_ns", sim::to_nanoseconds(st.wait)}};
   }
   counters["cache_lines"] = lines;
+  hw::TlbCounters tlb;
+  for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
+    const hw::TlbCounters& t = k.percpu(CpuId{c}).tlb.counters();
+    tlb.lookups += t.lookups;
+    tlb.hits += t.hits;
+    tlb.misses += t.misses;
+    tlb.fills += t.fills;
+    tlb.speculative_fills += t.speculative_fills;
+    tlb.evictions += t.evictions;
+    tlb.invlpg += t.invlpg;
+    tlb.flush_tag += t.flush_tag;
+    tlb.flush_all += t.flush_all;
+  }
+  counters["tlb"] = {{"lookups", tlb.lookups},     {"hits", tlb.hits},
+                     {"misses", tlb.misses},       {"walks", tlb.misses},
+                     {"fills", tlb.fills},         {"speculative_fills", tlb.speculative_fills},
+                     {"evictions", tlb.evictions}, {"invlpg", tlb.invlpg},
+                     {"flush_pcid", tlb.flush_tag}, {"flush_all", tlb.flush_all}};
   j["counters"] = counters;
   j["violations"] = k.oracle().to_json();
   j["oracle_checks"] = k.oracle().checks();
