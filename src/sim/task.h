@@ -47,94 +47,94 @@ struct PromiseBase {
   void unhandled_exception() noexcept { error = std::current_exception(); }
 };
 
+template <class T>
+class Task;
+
+// The promise of Task<T>: stores the value (or nothing, for void).
+template <class T>
+struct TaskPromise : PromiseBase {
+  std::optional<T> value;
+  Task<T> get_return_object();
+  template <class U>
+  void return_value(U&& v) {
+    value.emplace(std::forward<U>(v));
+  }
+};
+template <>
+struct TaskPromise<void> : PromiseBase {
+  Task<void> get_return_object();
+  void return_void() {}
+};
+
+// The owning coroutine handle and the awaiter plumbing shared by every Task<T>.
+template <class Promise>
+class TaskHandle {
+ public:
+  using Handle = std::coroutine_handle<Promise>;
+
+  TaskHandle(TaskHandle&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  TaskHandle& operator=(TaskHandle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, {});
+    }
+    return *this;
+  }
+  ~TaskHandle() { reset(); }
+
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) noexcept {
+    h_.promise().continuation = parent;
+    return h_;
+  }
+  Handle release() { return std::exchange(h_, {}); }
+  explicit operator bool() const { return static_cast<bool>(h_); }
+
+ protected:
+  TaskHandle() = default;
+  explicit TaskHandle(Handle h) : h_(h) {}
+  void rethrow_if_failed() const {
+    if (h_.promise().error) std::rethrow_exception(h_.promise().error);
+  }
+  Handle h_;
+
+ private:
+  void reset() {
+    if (h_) h_.destroy();
+    h_ = {};
+  }
+};
+
 // A lazily started coroutine returning T. Awaiting it runs it to completion (by symmetric transfer, so deep
 // call chains use no native stack) and yields its value or rethrows its exception.
 // Contract: a Task is awaited at most once, or handed to a Cpu as a root with release().
 template <class T = void>
-class [[nodiscard]] Task {
+class [[nodiscard]] Task : public TaskHandle<TaskPromise<T>> {
  public:
-  struct promise_type : PromiseBase {
-    std::optional<T> value;
-    Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
-    template <class U>
-    void return_value(U&& v) {
-      value.emplace(std::forward<U>(v));
-    }
-  };
-  using Handle = std::coroutine_handle<promise_type>;
-
+  using promise_type = TaskPromise<T>;
   Task() = default;
-  explicit Task(Handle h) : h_(h) {}
-  Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
-  Task& operator=(Task&& o) noexcept {
-    if (this != &o) {
-      reset();
-      h_ = std::exchange(o.h_, {});
-    }
-    return *this;
-  }
-  ~Task() { reset(); }
-
-  bool await_ready() const noexcept { return false; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) noexcept {
-    h_.promise().continuation = parent;
-    return h_;
-  }
+  explicit Task(typename TaskHandle<promise_type>::Handle h) : TaskHandle<promise_type>(h) {}
   T await_resume() {
-    if (h_.promise().error) std::rethrow_exception(h_.promise().error);
-    return std::move(*h_.promise().value);
+    this->rethrow_if_failed();
+    return std::move(*this->h_.promise().value);
   }
-
-  Handle release() { return std::exchange(h_, {}); }
-  explicit operator bool() const { return static_cast<bool>(h_); }
-
- private:
-  void reset() {
-    if (h_) h_.destroy();
-    h_ = {};
-  }
-  Handle h_;
 };
 
 template <>
-class [[nodiscard]] Task<void> {
+class [[nodiscard]] Task<void> : public TaskHandle<TaskPromise<void>> {
  public:
-  struct promise_type : PromiseBase {
-    Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
-    void return_void() {}
-  };
-  using Handle = std::coroutine_handle<promise_type>;
-
+  using promise_type = TaskPromise<void>;
   Task() = default;
-  explicit Task(Handle h) : h_(h) {}
-  Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
-  Task& operator=(Task&& o) noexcept {
-    if (this != &o) {
-      reset();
-      h_ = std::exchange(o.h_, {});
-    }
-    return *this;
-  }
-  ~Task() { reset(); }
-
-  bool await_ready() const noexcept { return false; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) noexcept {
-    h_.promise().continuation = parent;
-    return h_;
-  }
-  void await_resume() {
-    if (h_.promise().error) std::rethrow_exception(h_.promise().error);
-  }
-
-  Handle release() { return std::exchange(h_, {}); }
-  explicit operator bool() const { return static_cast<bool>(h_); }
-
- private:
-  void reset() {
-    if (h_) h_.destroy();
-    h_ = {};
-  }
-  Handle h_;
+  explicit Task(Handle h) : TaskHandle<promise_type>(h) {}
+  void await_resume() { rethrow_if_failed(); }
 };
+
+template <class T>
+Task<T> TaskPromise<T>::get_return_object() {
+  return Task<T>(std::coroutine_handle<TaskPromise<T>>::from_promise(*this));
+}
+inline Task<void> TaskPromise<void>::get_return_object() {
+  return Task<void>(std::coroutine_handle<TaskPromise<void>>::from_promise(*this));
+}
 
 }  // namespace tlbsim::sim
