@@ -121,6 +121,10 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   m.kernel.page_copy = lat.take(kern, "kernel", "page_copy");
   m.kernel.page_zero = lat.take(kern, "kernel", "page_zero");
   m.kernel.pte_update = lat.take(kern, "kernel", "pte_update");
+  m.kernel.memcg_charge = lat.take(kern, "kernel", "memcg_charge");
+  m.kernel.lru_update = lat.take(kern, "kernel", "lru_update");
+  m.kernel.rmap_update = lat.take(kern, "kernel", "rmap_update");
+  m.kernel.fault_around_page = lat.take(kern, "kernel", "fault_around_page");
   kern.finish();
 
   ParamReader tlb = root.section("tlb");

@@ -31,6 +31,10 @@ struct KernelCosts {
   sim::Duration page_copy{0};   // copy one 4 KiB page
   sim::Duration page_zero{0};   // clear one 4 KiB page
   sim::Duration pte_update{0};  // per-PTE work of mapping or zapping one PTE, without the TLB flush
+  sim::Duration memcg_charge{0};       // mem_cgroup_charge of a new page plus its uncharge at free
+  sim::Duration lru_update{0};         // LRU insertion (pagevec) plus removal at free
+  sim::Duration rmap_update{0};        // adding and later removing one page's reverse mapping
+  sim::Duration fault_around_page{0};  // filemap_map_pages' work per page mapped around a fault
 };
 
 struct Machine {

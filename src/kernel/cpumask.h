@@ -2,6 +2,8 @@
 // so setting, clearing and scanning bits cost what they cost on the machine.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <string>
@@ -13,53 +15,61 @@
 
 namespace tlbsim::kernel {
 
-// A plain CPU bitmap (a local `struct cpumask` on the stack or in per-CPU data: no sharing cost).
+// A plain CPU bitmap (a local `struct cpumask` on the stack or in per-CPU data: no sharing cost). Masks of up to
+// 512 CPUs live inline, so copying one on the flush path allocates nothing.
 class Cpumask {
  public:
-  explicit Cpumask(std::uint32_t ncpus = 0) : n_(ncpus), words_((ncpus + 63) / 64, 0) {}
-  void set(CpuId c) { words_[c.get() / 64] |= bit(c); }
-  void clear(CpuId c) { words_[c.get() / 64] &= ~bit(c); }
-  bool test(CpuId c) const { return (words_[c.get() / 64] & bit(c)) != 0; }
-  void clear_all() { std::fill(words_.begin(), words_.end(), 0); }
-  bool empty() const {
-    for (auto w : words_) {
-      if (w) return false;
-    }
-    return true;
+  explicit Cpumask(std::uint32_t ncpus = 0) : n_(ncpus), nwords_((ncpus + 63) / 64) {
+    if (nwords_ > kInlineWords) heap_.assign(nwords_, 0);
   }
+  void set(CpuId c) { data()[c.get() / 64] |= bit(c); }
+  void clear(CpuId c) { data()[c.get() / 64] &= ~bit(c); }
+  bool test(CpuId c) const { return (data()[c.get() / 64] & bit(c)) != 0; }
+  void clear_all() { std::fill(data(), data() + nwords_, 0); }
+  bool empty() const { return next(0) == n_; }
   std::uint32_t weight() const {
     std::uint32_t n = 0;
-    for (auto w : words_) n += static_cast<std::uint32_t>(std::popcount(w));
+    for (std::uint32_t i = 0; i < nwords_; ++i) n += static_cast<std::uint32_t>(std::popcount(data()[i]));
     return n;
   }
   std::uint32_t size() const { return n_; }
   Cpumask& operator|=(const Cpumask& o) {
-    for (std::size_t i = 0; i < words_.size(); ++i) words_[i] |= o.words_[i];
+    for (std::uint32_t i = 0; i < nwords_; ++i) data()[i] |= o.data()[i];
     return *this;
   }
-  bool operator==(const Cpumask&) const = default;
+  bool operator==(const Cpumask& o) const {
+    return n_ == o.n_ && std::equal(data(), data() + nwords_, o.data());
+  }
+  // The first set CPU at or after `from`, or size() (cpumask_next).
+  std::uint32_t next(std::uint32_t from) const {
+    if (from >= n_) return n_;
+    std::uint32_t i = from / 64;
+    std::uint64_t w = data()[i] & (~std::uint64_t{0} << (from % 64));
+    for (;;) {
+      if (w != 0) return std::min(n_, i * 64 + static_cast<std::uint32_t>(std::countr_zero(w)));
+      if (++i >= nwords_) return n_;
+      w = data()[i];
+    }
+  }
   template <class F>
   void for_each(F&& f) const {
-    for (std::size_t i = 0; i < words_.size(); ++i) {
-      for (std::uint64_t w = words_[i]; w != 0; w &= w - 1) {
-        f(CpuId{static_cast<std::uint32_t>(i * 64 + std::countr_zero(w))});
-      }
-    }
+    for (std::uint32_t c = next(0); c < n_; c = next(c + 1)) f(CpuId{c});
   }
   // The first set CPU other than `but`, or size() when none (cpumask_any_but).
   std::uint32_t any_but(CpuId but) const {
-    std::uint32_t found = n_;
-    for_each([&](CpuId c) {
-      if (found == n_ && c != but) found = c.get();
-    });
-    return found;
+    const std::uint32_t first = next(0);
+    return first != but.get() ? first : next(first + 1);
   }
-  std::string to_string() const;
 
  private:
+  static constexpr std::uint32_t kInlineWords = 8;
   static std::uint64_t bit(CpuId c) { return std::uint64_t{1} << (c.get() % 64); }
+  std::uint64_t* data() { return nwords_ <= kInlineWords ? inline_.data() : heap_.data(); }
+  const std::uint64_t* data() const { return nwords_ <= kInlineWords ? inline_.data() : heap_.data(); }
   std::uint32_t n_;
-  std::vector<std::uint64_t> words_;
+  std::uint32_t nwords_;
+  std::array<std::uint64_t, kInlineWords> inline_{};
+  std::vector<std::uint64_t> heap_;
 };
 
 // A cpumask shared between CPUs (mm_cpumask): its value, and the modeled lines its words sit on.

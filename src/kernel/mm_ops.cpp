@@ -19,6 +19,13 @@ constexpr std::uint64_t kFaultAroundPages = 16;  // fault_around_bytes = 64 KiB
 
 const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
 
+// The lifetime costs of a new anonymous page, charged when it is mapped: memcg charge and uncharge, LRU insertion
+// and removal, reverse-mapping add and remove.
+sim::Duration anon_page_costs(PerCpu& self) {
+  const hw::KernelCosts& c = costs(self);
+  return c.page_alloc + c.memcg_charge + c.lru_update + c.rmap_update + c.pte_update;
+}
+
 // Installs a PTE (set_pte_at) for a page-cache page, read-only.
 Pfn page_cache_page(PerCpu& self, File& file, std::uint64_t pgoff, bool& allocated) {
   auto it = file.pages.find(pgoff);
@@ -39,13 +46,13 @@ sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v)
     const std::uint64_t pgoff = vma.pgoff + (u - (vma.start >> kPageShift));
     auto it = vma.file->pages.find(pgoff);
     if (it == vma.file->pages.end()) continue;  // filemap_map_pages maps only pages already in the cache
-    co_await self.cpu.delay(costs(self).pte_update);
+    co_await self.cpu.delay(costs(self).fault_around_page);  // includes the PTE write and the file rmap
     mm.pgd.set(Vpn{u}, Pte{it->second, true, false, false});
   }
   bool allocated = false;
   const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
   if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);  // a hole reads as zeros
-  co_await self.cpu.delay(costs(self).pte_update);
+  co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
   mm.pgd.set(v, Pte{p, true, false, false});
 }
 
@@ -55,7 +62,7 @@ sim::Task<void> do_cow_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) 
   page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
   if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);
   const Pfn anon = self.k.frames().alloc(FrameUse::kAnon);
-  co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_copy + costs(self).pte_update);
+  co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy);
   mm.pgd.set(v, Pte{anon, true, true, true});
 }
 
@@ -67,7 +74,7 @@ sim::Task<void> do_anonymous_page(PerCpu& self, MmStruct& mm, Vpn v, bool write)
     co_return;
   }
   const Pfn anon = self.k.frames().alloc(FrameUse::kAnon);
-  co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero + costs(self).pte_update);
+  co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_zero);
   mm.pgd.set(v, Pte{anon, true, true, true});
 }
 
@@ -81,7 +88,7 @@ sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, co
     co_return;
   }
   const Pfn copy = self.k.frames().alloc(FrameUse::kAnon);
-  co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_copy + costs(self).pte_update);
+  co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy + costs(self).rmap_update);  // + old page's rmap
   mm.pgd.clear(v);
   self.k.oracle().on_pte_removed(mm, v, old, self.id, self.cpu.now());
   co_await x86::flush_tlb_page(self, mm, v.get() << kPageShift);

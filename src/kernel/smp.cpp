@@ -43,9 +43,8 @@ sim::Task<void> smp_call_function_many_cond(PerCpu& self, const Cpumask& mask, S
   if (run_remote) {
     cfd_mask = mask;
     cfd_mask.clear(this_cpu);
-    std::vector<CpuId> targets;
-    cfd_mask.for_each([&](CpuId c) { targets.push_back(c); });
-    for (CpuId cpu : targets) {
+    for (std::uint32_t c = cfd_mask.next(0); c < cfd_mask.size(); c = cfd_mask.next(c + 1)) {
+      const CpuId cpu{c};
       if (cond != nullptr) {
         const bool pass = co_await cond(self, cpu, info);
         if (!pass) continue;
@@ -81,9 +80,9 @@ sim::Task<void> smp_call_function_many_cond(PerCpu& self, const Cpumask& mask, S
   }
 
   if (run_remote && wait) {
-    std::vector<CpuId> waits;
-    cfd_mask.for_each([&](CpuId c) { waits.push_back(c); });
-    for (CpuId cpu : waits) co_await csd_lock_wait(self, self.csd_for(cpu));
+    for (std::uint32_t c = cfd_mask.next(0); c < cfd_mask.size(); c = cfd_mask.next(c + 1)) {
+      co_await csd_lock_wait(self, self.csd_for(CpuId{c}));
+    }
   }
 }
 

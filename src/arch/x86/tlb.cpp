@@ -203,11 +203,9 @@ sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, con
   } else if (self.k.config().open_coded_cond_mask) {
     // Commit 6035152d8eeb: filter lazy CPUs up front into the per-CPU flush_tlb_mask, then on_each_cpu_mask.
     Cpumask cond_cpumask(cpumask.size());
-    std::vector<CpuId> cpus;
-    cpumask.for_each([&](CpuId c) { cpus.push_back(c); });
-    for (CpuId c : cpus) {
-      const bool not_lazy = co_await tlb_is_not_lazy(self, c, nullptr);
-      if (not_lazy) cond_cpumask.set(c);
+    for (std::uint32_t c = cpumask.next(0); c < cpumask.size(); c = cpumask.next(c + 1)) {
+      const bool not_lazy = co_await tlb_is_not_lazy(self, CpuId{c}, nullptr);
+      if (not_lazy) cond_cpumask.set(CpuId{c});
     }
     co_await kernel::on_each_cpu_cond_mask(self, nullptr, flush_tlb_func, &info, true, cond_cpumask);
   } else {
