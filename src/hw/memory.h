@@ -120,9 +120,10 @@ class Memory {
     sim::Cpu& cpu;
     LineId line;
     sim::SourceSite site;
+    bool idle = false;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-      const std::uint32_t gen = cpu.park(h, line, site);
+      const std::uint32_t gen = cpu.park(h, line, site, idle);
       mem.model_.add_waiter(line, LineWaiter{cpu.id(), gen});
     }
     void await_resume() const noexcept {}
@@ -131,7 +132,11 @@ class Memory {
   // arrives). Model code re-reads the variable afterwards, as a cpu_relax() loop does.
   SpinAwaiter wait_for_write(sim::Cpu& cpu, LineId line,
                              sim::SourceSite site = sim::SourceSite::current()) {
-    return {*this, cpu, line, site};
+    return {*this, cpu, line, site, false};
+  }
+  // An idle CPU polling a flag for work (mwait on x86, snooze on POWER): the same wait, but quiescent.
+  SpinAwaiter idle_poll(sim::Cpu& cpu, LineId line, sim::SourceSite site = sim::SourceSite::current()) {
+    return {*this, cpu, line, site, true};
   }
 
   void wake_spinners(LineId line) {

@@ -51,7 +51,8 @@ void Cpu::suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite
   sched_.step_ready(*this, done);
 }
 
-std::uint32_t Cpu::park(std::coroutine_handle<> h, LineId line, const SourceSite& site) {
+std::uint32_t Cpu::park(std::coroutine_handle<> h, LineId line, const SourceSite& site, bool quiescent) {
+  park_quiescent_ = quiescent;
   leaf_ = h;
   site_ = site;
   parked_line_ = line;
@@ -172,7 +173,8 @@ std::string Cpu::describe() const {
     s += fmt::format(" at {} ({}:{})", site_.function_name(), site_.file_name(), site_.line);
   }
   if (state_ == CpuState::kParked) {
-    s += fmt::format(" spinning on {} since {}", sched_.line_name(parked_line_), format_duration(park_since_.time_since_epoch()));
+    s += fmt::format(" {} {} since {}", park_quiescent_ ? "idle, polling" : "spinning on", sched_.line_name(parked_line_),
+                     format_duration(park_since_.time_since_epoch()));
   }
   return s;
 }

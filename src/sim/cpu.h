@@ -106,8 +106,10 @@ class Cpu final : private RootObserver {
   // --- used by awaiters in other layers ---
   // The current step (awaited at `site`) completes at `done`. Contract: done >= now().
   void suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite& site);
-  // Park until wake_parked(gen) with the returned gen, or an interrupt if interrupts are enabled.
-  std::uint32_t park(std::coroutine_handle<> h, LineId line, const SourceSite& site);
+  // Park until wake_parked(gen) with the returned gen, or an interrupt if interrupts are enabled. A quiescent
+  // park is an idle CPU polling for work (mwait / snooze): waiting forever there is idleness, not a deadlock.
+  std::uint32_t park(std::coroutine_handle<> h, LineId line, const SourceSite& site, bool quiescent = false);
+  bool parked_quiescent() const { return state_ == CpuState::kParked && park_quiescent_; }
   // Wakes a parked CPU at the current time if gen still names its current park. Returns whether it woke.
   bool wake_parked(std::uint32_t gen);
 
@@ -117,6 +119,11 @@ class Cpu final : private RootObserver {
   // An interrupt reaches this CPU now.
   void raise_irq(int vector);
   bool failed() const { return state_ == CpuState::kFailed; }
+  // Model code running on this CPU outside its own roots (a task's coroutine owned elsewhere) threw.
+  void fail(std::exception_ptr error) {
+    failure_ = std::move(error);
+    state_ = CpuState::kFailed;
+  }
   const std::exception_ptr& failure() const { return failure_; }
 
   // Hints the cache to load this CPU's state and its suspended frame (the scheduler knows who runs next).
@@ -161,6 +168,7 @@ class Cpu final : private RootObserver {
   SourceSite site_;
   LineId parked_line_{0};
   std::uint32_t park_gen_ = 0;
+  bool park_quiescent_ = false;
   SimTime park_since_{};
   Duration halt_wake_latency_{0};
   std::uint64_t steps_ = 0;

@@ -34,7 +34,7 @@ void Scheduler::resume_cpu(Cpu& cpu) {
 void Scheduler::check_stalls() const {
   if (stall_limit_.count() == 0) return;
   for (const auto& c : cpus_) {
-    if (c->state() == CpuState::kParked && now_ - c->parked_since() > stall_limit_) {
+    if (c->state() == CpuState::kParked && !c->parked_quiescent() && now_ - c->parked_since() > stall_limit_) {
       throw DeadlockError(fmt::format("stall: cpu{} has spun on {} for more than {} with no write to it\n{}",
                                       c->id().get(), line_name(c->parked_line()), format_duration(stall_limit_),
                                       dump_state()));
@@ -47,6 +47,11 @@ StopReason Scheduler::classify_idle_end() const {
   for (const auto& c : cpus_) {
     switch (c->state()) {
       case CpuState::kParked:
+        if (c->parked_quiescent()) {
+          any_halted = true;
+          break;
+        }
+        [[fallthrough]];
       case CpuState::kStepPending:
       case CpuState::kRunning:
         throw DeadlockError(fmt::format("deadlock: no CPU can make progress (cpu{} is {})\n{}", c->id().get(),

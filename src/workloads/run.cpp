@@ -41,9 +41,8 @@ TLBSIM_REGISTER(KernelProfile, Linux517OpenCoded, "linux-5.17-open-coded",
 RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   const auto profile = Registry<KernelProfile>::make("kernel", spec.kernel);
   const auto workload = Registry<Workload>::make("workload", spec.workload);
-  if (machine.arch != "x86_64") {
-    throw InputError(fmt::format("kernel '{}' is x86_64; machine '{}' is {}", spec.kernel, machine.name, machine.arch));
-  }
+  // The x86 TLB code also runs on the powerpc machine models until the powerpc radix code exists (the
+  // scheduler issue asks for exactly that, to see mm_count contention on the 1536-CPU POWER8 model).
   if (spec.duration.count() <= 0) throw InputError("--duration must be positive");
   const auto wall_start = std::chrono::steady_clock::now();
 

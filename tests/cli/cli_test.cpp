@@ -165,7 +165,7 @@ TEST(Cli, RunBadInputExits2) {
   EXPECT_EQ(run({"run", "--kernel", "linux-9.9"}).status, 2);
   EXPECT_EQ(run({"run", "--workload", "nope"}).status, 2);
   EXPECT_EQ(run({"run", "--machine", "small-2s2c", "--threads", "99"}).status, 2);
-  EXPECT_EQ(run({"run", "--machine", "power8-16s192c-smt8"}).status, 2);
+  EXPECT_EQ(run({"run", "--machine", "power8-16s192c-smt8", "--threads", "193"}).status, 2);
   EXPECT_EQ(run({"run", "--duration", "0ns"}).status, 2);
 }
 

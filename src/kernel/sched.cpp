@@ -1,0 +1,238 @@
+// Models kernel/sched/core.c of Linux v6.1 (context_switch, finish_task_switch, schedule, try_to_wake_up) and
+// kernel/sched/idle.c's polling idle loop, reduced to what TLB and mm switching depend on (docs/model.md).
+#include "kernel/sched.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "arch/x86/tlb.h"
+
+namespace tlbsim::kernel {
+
+namespace {
+
+// switch_to(prev, next): the CPU leaves prev's stack for next's. prev resumes here when it is switched to again.
+struct SwitchTo {
+  TaskStruct& prev;
+  TaskStruct& next;
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept {
+    prev.resume_point = h;
+    return std::exchange(next.resume_point, {});
+  }
+  void await_resume() const noexcept {}
+};
+
+// mmgrab / mmdrop: atomics on mm_count.
+sim::Task<void> mmgrab(PerCpu& self, MmStruct& mm) {
+  co_await self.k.mem().rmw(self.cpu, mm.mm_count, [](std::int64_t v) { return v + 1; });
+}
+sim::Task<void> mmdrop(PerCpu& self, MmStruct& mm) {
+  const std::int64_t old = co_await self.k.mem().rmw(self.cpu, mm.mm_count, [](std::int64_t v) { return v - 1; });
+  if (old <= 0) throw std::logic_error("BUG: mm_count of mm " + std::to_string(mm.id()) + " went below zero");
+}
+
+}  // namespace
+
+TaskStruct::TaskStruct(std::uint32_t p, std::string c, MmStruct* m, CpuId on) : pid(p), comm(std::move(c)), mm(m), cpu(on) {}
+
+TaskStruct::~TaskStruct() {
+  if (body) body.destroy();
+}
+
+Sched::Sched(Kernel& kernel) : k(kernel) {
+  for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
+    rqs_.push_back(std::make_unique<Rq>(k.sys().coherence()));
+    rqs_.back()->need_resched = {false, k.sys().coherence().add_line("thread_info.flags")};
+  }
+}
+
+Sched::~Sched() = default;
+
+void Sched::start() {
+  // Each idle task holds a reference to init_mm, its active_mm (mmgrab(&init_mm) when idle starts).
+  k.init_mm().mm_count.value += k.ncpus();
+  for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
+    auto idle = std::make_unique<TaskStruct>(0, "swapper/" + std::to_string(c), nullptr, CpuId{c});
+    idle->is_idle = true;
+    idle->active_mm = &k.init_mm();
+    Rq& r = rq(CpuId{c});
+    r.idle = idle.get();
+    r.curr = idle.get();
+    k.percpu(CpuId{c}).cpu.start(idle_loop(*idle));
+    tasks_.push_back(std::move(idle));
+  }
+}
+
+TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
+                               const std::function<sim::Task<void>(TaskStruct&)>& make_body) {
+  tasks_.push_back(std::make_unique<TaskStruct>(next_pid_++, std::move(comm), mm, cpu));
+  TaskStruct& t = *tasks_.back();
+  t.active_mm = mm;
+  sim::Task<void> main = task_main(t, make_body(t));
+  auto h = main.release();
+  h.promise().root = this;
+  t.body = h;
+  t.resume_point = t.body;
+  // wake_up_new_task: runnable on its CPU; a polling idle CPU notices need_resched.
+  Rq& r = rq(cpu);
+  r.queue.push_back(&t);
+  if (r.curr == r.idle) r.need_resched.value = true;
+  return t;
+}
+
+sim::Task<void> Sched::task_main(TaskStruct& t, sim::Task<void> body) {
+  co_await finish_task_switch(t);  // schedule_tail(): the new task finishes the switch that started it
+  co_await body;
+  co_await do_task_dead(t);
+}
+
+sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
+  PerCpu& pc = cpu_of(idle);
+  Rq& r = rq(idle.cpu);
+  hw::Memory& mem = k.mem();
+  for (;;) {
+    // do_idle() with TIF_POLLING_NRFLAG (POWER snooze, x86 mwait): watch need_resched; a waker's write wakes us.
+    const bool need = co_await mem.read(pc.cpu, r.need_resched);
+    if (!need) {
+      co_await mem.idle_poll(pc.cpu, r.need_resched.line);
+      continue;
+    }
+    co_await schedule(idle);
+  }
+}
+
+sim::Task<void> Sched::schedule(TaskStruct& current) {
+  PerCpu& pc = cpu_of(current);
+  Rq& r = rq(current.cpu);
+  hw::Memory& mem = k.mem();
+  pc.cpu.local_irq_disable();
+  co_await r.lock.lock(mem, pc.cpu);
+  if (r.need_resched.value) co_await mem.write(pc.cpu, r.need_resched, false);  // clear_tsk_need_resched(prev)
+  TaskStruct* next = nullptr;
+  if (!r.queue.empty()) {
+    next = r.queue.front();
+    r.queue.pop_front();
+    if (current.state == TaskState::TASK_RUNNING && !current.is_idle) r.queue.push_back(&current);
+  } else if (current.state == TaskState::TASK_RUNNING) {
+    next = &current;
+  } else {
+    next = r.idle;
+  }
+  if (next == &current) {
+    co_await r.lock.unlock(mem, pc.cpu);
+    co_await pc.cpu.local_irq_enable();
+    co_return;
+  }
+  if (current.state != TaskState::TASK_RUNNING) ++current.nvcsw;
+  r.curr = next;
+  next->cpu = current.cpu;
+  ++r.nr_switches;
+  co_await context_switch(r, current, *next);
+}
+
+sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next) {
+  PerCpu& pc = cpu_of(prev);
+  if (next.mm == nullptr) {
+    // To a kernel thread (or idle): keep the previous mm loaded, lazily.
+    co_await x86::enter_lazy_tlb(pc);
+    next.active_mm = prev.active_mm;
+    if (prev.mm != nullptr) {
+      co_await mmgrab(pc, *prev.active_mm);  // from user: the kernel thread borrows a reference
+    } else {
+      prev.active_mm = nullptr;  // from kernel: the borrowed reference passes on
+    }
+  } else {
+    // To a user task.
+    pc.cpu.local_irq_disable();
+    co_await x86::switch_mm_irqs_off(pc, *next.mm);
+    if (prev.mm == nullptr) {
+      // From a kernel thread: drop its borrowed mm in finish_task_switch.
+      r.prev_mm = prev.active_mm;
+      prev.active_mm = nullptr;
+    }
+  }
+  r.prev_task = &prev;
+  co_await SwitchTo{prev, next};
+  // prev runs again here, switched back in (perhaps much later) by some CPU's schedule().
+  co_await finish_task_switch(prev);
+}
+
+sim::Task<void> Sched::finish_task_switch(TaskStruct& current) {
+  PerCpu& pc = cpu_of(current);
+  Rq& r = rq(current.cpu);
+  MmStruct* mm = std::exchange(r.prev_mm, nullptr);
+  r.prev_task = nullptr;
+  co_await r.lock.unlock(k.mem(), pc.cpu);  // finish_lock_switch
+  co_await pc.cpu.local_irq_enable();
+  if (mm != nullptr) co_await mmdrop(pc, *mm);  // mmdrop_sched
+}
+
+sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p) {
+  PerCpu& w = cpu_of(waker);
+  Rq& r = rq(p.cpu);  // select_task_rq: the task's CPU (tasks are pinned)
+  hw::Memory& mem = k.mem();
+  const bool irqs_were_off = w.cpu.irqs_disabled();
+  w.cpu.local_irq_disable();
+  co_await r.lock.lock(mem, w.cpu);
+  if (p.state != TaskState::TASK_RUNNING) {
+    p.state = TaskState::TASK_RUNNING;
+    if (r.curr != &p) {
+      r.queue.push_back(&p);
+      // resched_curr: the target's idle task polls need_resched, so setting it wakes the CPU without an IPI.
+      if (r.curr == r.idle) co_await mem.write(w.cpu, r.need_resched, true);
+    }
+  }
+  co_await r.lock.unlock(mem, w.cpu);
+  if (!irqs_were_off) co_await w.cpu.local_irq_enable();
+}
+
+sim::Task<void> Sched::wait_event(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond) {
+  hw::Memory& mem = k.mem();
+  for (;;) {
+    PerCpu& pc = cpu_of(current);
+    co_await wq.lock.lock(mem, pc.cpu);  // prepare_to_wait
+    if (std::find(wq.waiters.begin(), wq.waiters.end(), &current) == wq.waiters.end()) wq.waiters.push_back(&current);
+    current.state = TaskState::TASK_INTERRUPTIBLE;
+    co_await wq.lock.unlock(mem, pc.cpu);
+    if (cond()) break;
+    co_await schedule(current);
+  }
+  PerCpu& pc = cpu_of(current);
+  current.state = TaskState::TASK_RUNNING;  // finish_wait
+  co_await wq.lock.lock(mem, pc.cpu);
+  std::erase(wq.waiters, &current);
+  co_await wq.lock.unlock(mem, pc.cpu);
+}
+
+sim::Task<void> Sched::wake_up(TaskStruct& waker, WaitQueue& wq) {
+  hw::Memory& mem = k.mem();
+  PerCpu& pc = cpu_of(waker);
+  co_await wq.lock.lock(mem, pc.cpu);
+  std::vector<TaskStruct*> woken(wq.waiters.begin(), wq.waiters.end());
+  co_await wq.lock.unlock(mem, pc.cpu);
+  for (TaskStruct* t : woken) co_await try_to_wake_up(waker, *t);
+}
+
+sim::Task<void> Sched::do_task_dead(TaskStruct& current) {
+  current.state = TaskState::TASK_DEAD;
+  co_await schedule(current);
+  throw std::logic_error("BUG: a dead task was scheduled again");
+}
+
+std::coroutine_handle<> Sched::on_root_done(std::coroutine_handle<>, std::exception_ptr error) noexcept {
+  // Bodies end in do_task_dead(), so a root only finishes by throwing; the frame stays owned by its TaskStruct.
+  for (const auto& t : tasks_) {
+    if (t->body && t->body.done()) k.percpu(t->cpu).cpu.fail(error ? error : std::make_exception_ptr(
+        std::logic_error("BUG: task " + std::to_string(t->pid) + " returned from its body")));
+  }
+  return std::noop_coroutine();
+}
+
+std::uint64_t Sched::context_switches() const {
+  std::uint64_t n = 0;
+  for (const auto& r : rqs_) n += r->nr_switches;
+  return n;
+}
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,113 @@
+// Tasks, per-CPU runqueues, schedule(), context_switch() and finish_task_switch() as in kernel/sched/core.c of
+// Linux v6.1, with the idle loop and wait queues. Each task's code is a coroutine; switching tasks transfers
+// control from one task's suspended coroutine chain to another's, so a task resumes exactly where it called
+// schedule(), on whichever CPU ran the switch.
+#pragma once
+
+#include <coroutine>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "kernel/locks.h"
+
+namespace tlbsim::kernel {
+
+class Sched;
+
+enum class TaskState : std::uint8_t { TASK_RUNNING, TASK_INTERRUPTIBLE, TASK_DEAD };
+
+// struct task_struct, as far as scheduling and mm switching need it.
+class TaskStruct {
+ public:
+  TaskStruct(std::uint32_t pid, std::string comm, MmStruct* mm, CpuId cpu);
+  ~TaskStruct();
+  TaskStruct(const TaskStruct&) = delete;
+  TaskStruct& operator=(const TaskStruct&) = delete;
+
+  std::uint32_t pid;
+  std::string comm;
+  MmStruct* mm;                      // NULL for kernel threads
+  MmStruct* active_mm = nullptr;     // the mm in use: mm, or the one borrowed lazily by a kernel thread
+  TaskState state = TaskState::TASK_RUNNING;
+  CpuId cpu;                         // the CPU it runs on or last ran on (tasks are pinned, see docs/model.md)
+  bool is_idle = false;
+  std::uint64_t nvcsw = 0;           // voluntary context switches
+
+  // Where this task continues when switched to (its suspended coroutine chain, or its body not yet started).
+  std::coroutine_handle<> resume_point;
+  // The task's body; owned here and destroyed with the task.
+  std::coroutine_handle<> body;
+};
+
+// struct rq: one per CPU.
+struct Rq {
+  Rq(hw::CoherenceModel& model) : lock(model, "rq.lock") {}
+  Spinlock lock;
+  std::deque<TaskStruct*> queue;  // runnable tasks other than curr
+  TaskStruct* curr = nullptr;
+  TaskStruct* idle = nullptr;
+  MmStruct* prev_mm = nullptr;     // dropped by finish_task_switch after a switch from a kernel thread
+  TaskStruct* prev_task = nullptr;  // the task switched away from, for finish_task_switch
+  hw::Shared<bool> need_resched;   // TIF_NEED_RESCHED of curr, on the idle task's polled thread_info line
+  std::uint64_t nr_switches = 0;
+};
+
+// struct wait_queue_head.
+struct WaitQueue {
+  explicit WaitQueue(hw::CoherenceModel& model, const char* name) : lock(model, name) {}
+  Spinlock lock;
+  std::deque<TaskStruct*> waiters;
+};
+
+// Contract: one Sched per Kernel; every CPU runs its idle task from start(); user tasks are created pinned to a
+// CPU and first run when that CPU's schedule() picks them. Task bodies never return: they end in do_task_dead().
+class Sched final : private sim::RootObserver {
+ public:
+  explicit Sched(Kernel& k);
+  ~Sched();
+
+  Kernel& k;
+  Rq& rq(CpuId c) { return *rqs_[c.get()]; }
+  TaskStruct& current(CpuId c) { return *rq(c).curr; }
+  PerCpu& cpu_of(TaskStruct& t) { return k.percpu(t.cpu); }
+
+  // Starts every CPU's idle task (in init_mm, as after boot).
+  void start();
+  // Creates a task of `mm` (or a kernel thread for nullptr) pinned to `cpu`, running `make_body(task)`, and
+  // makes it runnable there (wake_up_new_task). For mm != nullptr the caller has taken an mm_users reference.
+  TaskStruct& create_task(std::string comm, MmStruct* mm, CpuId cpu,
+                          const std::function<sim::Task<void>(TaskStruct&)>& make_body);
+
+  // schedule(): called by `current`; returns when it runs again.
+  sim::Task<void> schedule(TaskStruct& current);
+  // try_to_wake_up(): `waker` (running on its CPU) makes `p` runnable.
+  sim::Task<void> try_to_wake_up(TaskStruct& waker, TaskStruct& p);
+  // wait_event(wq, cond()): sleeps until cond() holds, re-checking after each wake-up.
+  sim::Task<void> wait_event(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond);
+  // wake_up(wq): wakes every waiter.
+  sim::Task<void> wake_up(TaskStruct& waker, WaitQueue& wq);
+  // do_task_dead(): the final schedule() of an exiting task.
+  sim::Task<void> do_task_dead(TaskStruct& current);
+
+  std::uint64_t context_switches() const;
+  const std::vector<std::unique_ptr<TaskStruct>>& tasks() const { return tasks_; }
+
+ private:
+  sim::Task<void> idle_loop(TaskStruct& idle);
+  sim::Task<void> task_main(TaskStruct& t, sim::Task<void> body);
+  sim::Task<void> context_switch(Rq& rq, TaskStruct& prev, TaskStruct& next);
+  sim::Task<void> finish_task_switch(TaskStruct& current);
+  // A task's body is a root owned by its TaskStruct: a failure in it stops the run on the CPU it ran on.
+  std::coroutine_handle<> on_root_done(std::coroutine_handle<> finished, std::exception_ptr error) noexcept override;
+
+  std::vector<std::unique_ptr<Rq>> rqs_;
+  std::vector<std::unique_ptr<TaskStruct>> tasks_;
+  std::uint32_t next_pid_ = 1;
+};
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,108 @@
+// Scenario tests of context switching with lazy TLB mode (kernel/sched/core.c v6.1 + x86 switch_mm_irqs_off).
+#include "kernel/sched.h"
+
+#include <gtest/gtest.h>
+
+#include "arch/x86/tlb.h"
+#include "kernel/mm_ops.h"
+#include "kernel/pipe.h"
+#include "kernel/scenario.h"
+
+namespace tlbsim::kernel {
+namespace {
+
+using testing::Scenario;
+
+// A task that blocks on a pipe `rounds` times; another task on another CPU wakes it each time.
+struct PingPong {
+  explicit PingPong(Scenario& s) : sched(s.k), to_a(s.sys.coherence()), to_b(s.sys.coherence()) {}
+  Sched sched;
+  Pipe to_a, to_b;
+};
+
+sim::Task<void> sleeper(Sched& s, TaskStruct& t, Pipe& in, Pipe& out, int rounds) {
+  for (int i = 0; i < rounds; ++i) {
+    co_await pipe_read(s, t, in);
+    co_await pipe_write(s, t, out);
+  }
+  for (;;) co_await pipe_read(s, t, in);  // then sleep for good
+}
+
+sim::Task<void> waker(Sched& s, TaskStruct& t, Pipe& out, Pipe& in, int rounds) {
+  for (int i = 0; i < rounds; ++i) {
+    co_await pipe_write(s, t, out);
+    co_await pipe_read(s, t, in);
+  }
+  for (;;) co_await pipe_read(s, t, in);
+}
+
+TEST(Sched, UserToIdleToSameUserLoadsNoCr3AndFlushesNothing) {
+  Scenario s;
+  PingPong p(s);
+  MmStruct& a = s.k.new_mm();
+  MmStruct& b = s.k.new_mm();
+  p.sched.start();
+  p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 20); });
+  p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return waker(p.sched, t, p.to_a, p.to_b, 20); });
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  // Each CPU loaded its task's mm once (from init_mm); the 20 trips through idle reloaded nothing.
+  EXPECT_EQ(s.k.counters().cr3_loads[0], 1u);
+  EXPECT_EQ(s.k.counters().cr3_loads[2], 1u);
+  EXPECT_GE(p.sched.rq(CpuId{0}).nr_switches, 40u);
+  EXPECT_EQ(s.cpu(0).tlb.counters().flush_tag, 1u);  // the first load's flush of a fresh ASID slot only
+  EXPECT_EQ(s.cpu(0).tlbstate.loaded_mm, &a) << "idle keeps the mm loaded (lazy)";
+  EXPECT_TRUE(s.cpu(0).is_lazy.value);
+  EXPECT_TRUE(s.k.oracle().violations().empty());
+}
+
+TEST(Sched, IdleBorrowingAnMmHoldsAReferenceOnMmCount) {
+  Scenario s;
+  PingPong p(s);
+  MmStruct& a = s.k.new_mm();
+  MmStruct& b = s.k.new_mm();
+  const std::int64_t base = a.mm_count.value;
+  p.sched.start();
+  p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 3); });
+  p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return waker(p.sched, t, p.to_a, p.to_b, 3); });
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  // Task a is asleep; cpu0's idle task borrows a's mm as active_mm and holds a reference on mm_count.
+  EXPECT_EQ(p.sched.rq(CpuId{0}).curr, p.sched.rq(CpuId{0}).idle);
+  EXPECT_EQ(p.sched.rq(CpuId{0}).idle->active_mm, &a);
+  EXPECT_EQ(a.mm_count.value, base + 1);
+  EXPECT_GT(s.sys.coherence().stats_by_name().size(), 0u);
+}
+
+sim::Task<void> unmapper(Sched& s, TaskStruct& t, MmStruct& mm, std::uint64_t& addr, Pipe& kick) {
+  PerCpu& pc = s.cpu_of(t);
+  addr = co_await sys_mmap(pc, mm, 4 << 20, false, nullptr, 0);
+  co_await user_access(pc, mm, addr, true);
+  co_await pipe_write(s, t, kick);  // let the other thread touch it and go to sleep
+  co_await pc.cpu.delay(sim::microseconds(50));
+  co_await sys_munmap(pc, mm, addr, 4 << 20);
+  for (;;) co_await pipe_read(s, t, kick);
+}
+
+sim::Task<void> toucher(Sched& s, TaskStruct& t, MmStruct& mm, std::uint64_t& addr, Pipe& kick) {
+  co_await pipe_read(s, t, kick);
+  co_await user_access(s.cpu_of(t), mm, addr, false);
+  for (;;) co_await pipe_read(s, t, kick);  // sleeps: its CPU goes idle, lazily keeping mm loaded
+}
+
+TEST(Sched, FreeingPageTablesSwitchesAnIdleLazyCpuToInitMm) {
+  Scenario s;
+  Sched sched(s.k);
+  Pipe kick(s.sys.coherence());
+  MmStruct& mm = s.k.new_mm();
+  std::uint64_t addr = 0;
+  sched.start();
+  sched.create_task("unmapper", &mm, CpuId{0}, [&](TaskStruct& t) { return unmapper(sched, t, mm, addr, kick); });
+  sched.create_task("toucher", &mm, CpuId{2}, [&](TaskStruct& t) { return toucher(sched, t, mm, addr, kick); });
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  EXPECT_EQ(s.k.counters().irq_tlb_count[2], 1u);
+  EXPECT_EQ(s.cpu(2).tlbstate.loaded_mm, &s.k.init_mm());
+  EXPECT_FALSE(mm.cpumask.peek().test(CpuId{2}));
+  EXPECT_TRUE(s.k.oracle().violations().empty());
+}
+
+}  // namespace
+}  // namespace tlbsim::kernel

@@ -1,0 +1,38 @@
+#include <gtest/gtest.h>
+
+#include "hw/machine.h"
+#include "workloads/run.h"
+
+namespace tlbsim::workloads {
+namespace {
+
+RunOutput run(const char* machine, const char* workload, std::uint32_t threads, sim::Duration d) {
+  RunSpec spec;
+  spec.workload = workload;
+  spec.threads = threads;
+  spec.duration = d;
+  return run_workload(hw::load_machine(machine), spec);
+}
+
+TEST(ContextSwitch1, ThreadsAndProcessesRunCleanly) {
+  for (const char* w : {"context_switch1", "context_switch1_processes"}) {
+    const RunOutput r = run("small-2s2c", w, 4, sim::microseconds(200));
+    EXPECT_EQ(r.violations, 0u) << w;
+    EXPECT_GT(r.metric, 0) << w;
+  }
+}
+
+// Tasks that go idle between messages hand their mm to the idle task, which takes a reference on mm_count: with
+// one mm shared by every thread, that line is the bottleneck as CPUs grow (seed 004's starting point).
+TEST(ContextSwitch1, ThreadsOnManyCpusContendOnMmCount) {
+  const RunOutput r = run("power8-16s192c-smt8", "context_switch1", 96, sim::microseconds(100));
+  EXPECT_EQ(r.violations, 0u);
+  const auto& line = r.json["counters"]["cache_lines"]["mm.mm_count"];
+  EXPECT_GT(line["remote_transfers"].get<std::uint64_t>(), 100u);
+  EXPECT_GT(line["wait_ns"].get<double>(), 1e6);
+  const RunOutput procs = run("power8-16s192c-smt8", "context_switch1_processes", 96, sim::microseconds(100));
+  EXPECT_GT(procs.metric, 2 * r.metric) << "separate mms do not share an mm_count line";
+}
+
+}  // namespace
+}  // namespace tlbsim::workloads
