@@ -20,6 +20,17 @@ Oracle::Oracle(const kernel::FrameAllocator& frames, std::vector<const hw::Tlb*>
       by_cpu_(tlbs_.size()),
       user_mm_(tlbs_.size(), 0) {}
 
+void Oracle::on_mm_free(std::uint32_t mm_id, const std::string& users, sim::SimTime now) {
+  if (users.empty()) return;
+  report(now, CpuId{0}, mm_id, Vpn{0}, fmt::format("mm {} freed (__mmdrop) while still in use:{}", mm_id, users));
+}
+
+void Oracle::report_refcount(CpuId cpu, std::uint32_t mm_id, const char* counter, std::int64_t value,
+                             sim::SimTime now) {
+  report(now, cpu, mm_id, Vpn{0}, fmt::format("{} of mm {} went below zero ({}) on cpu{}", counter, mm_id, value,
+                                              cpu.get()));
+}
+
 void Oracle::on_frame_reuse(Pfn pfn, sim::SimTime now) {
   for (std::size_t c = 0; c < tlbs_.size(); ++c) {
     if (user_mm_[c] == 0) continue;  // a lazy CPU runs kernel code only; switching back checks the generation

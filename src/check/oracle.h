@@ -53,6 +53,10 @@ class Oracle {
   // The task running on `cpu` is a user task of mm `mm_id` (0: a kernel thread or idle). Reported by whoever
   // switches tasks (the workload's thread start, the scheduler), never by the TLB code.
   void set_user_context(CpuId cpu, std::uint32_t mm_id) { user_mm_[cpu.get()] = mm_id; }
+  // __mmdrop freed mm `mm_id`; `users` names any CPU whose CR3 or task whose active_mm still uses it.
+  void on_mm_free(std::uint32_t mm_id, const std::string& users, sim::SimTime now);
+  // A reference count went below zero.
+  void report_refcount(CpuId cpu, std::uint32_t mm_id, const char* counter, std::int64_t value, sim::SimTime now);
   // A user access by `cpu` with `mm` loaded hit TLB entry `t` for `v`.
   void on_tlb_hit(CpuId cpu, const kernel::MmStruct& mm, Vpn v, const hw::Translation& t, sim::SimTime now);
 

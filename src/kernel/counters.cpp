@@ -42,6 +42,7 @@ nlohmann::json KernelCounters::to_json() const {
   j["cr3_loads"] = std::accumulate(cr3_loads.begin(), cr3_loads.end(), std::uint64_t{0});
   j["ipis_sent"] = ipis_sent;
   j["page_faults"] = page_faults;
+  j["mm_freed"] = mm_freed;
   return j;
 }
 

@@ -44,6 +44,7 @@ struct KernelCounters {
   std::vector<std::uint64_t> cr3_loads;       // CR3 writes, per CPU
   std::uint64_t ipis_sent = 0;                // IPIs actually sent (llist_add found the queue empty)
   std::uint64_t page_faults = 0;
+  std::uint64_t mm_freed = 0;  // __mmdrop calls
 
   void count(VmTlbEvent e, std::uint64_t n = 1) { vm[static_cast<std::size_t>(e)] += n; }
   void trace(TlbFlushReason r) { ++tlb_flush[static_cast<std::size_t>(r)]; }

@@ -1,5 +1,6 @@
 #include "kernel/kernel.h"
 
+#include "kernel/sched.h"
 #include "kernel/smp.h"
 
 namespace tlbsim::kernel {
@@ -36,6 +37,7 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
   init_mm_ = std::make_unique<MmStruct>(0, 1, sys.coherence(), n, frames_, true);
   // Every CPU starts in init_mm with ASID 0 (initialize_tlbstate_and_flush).
   for (auto& pc : percpu_) {
+    pc->cr3_mm = init_mm_.get();
     pc->tlbstate.loaded_mm = init_mm_.get();
     pc->tlbstate.loaded_mm_asid = 0;
     pc->tlbstate.ctxs[0] = {1, 0};
@@ -43,6 +45,21 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
 }
 
 Kernel::~Kernel() = default;
+
+void Kernel::free_mm(MmStruct& mm) {
+  std::string users;
+  for (const auto& pc : percpu_) {
+    if (pc->cr3_mm == &mm) users += " cpu" + std::to_string(pc->id.get()) + "'s CR3";
+  }
+  if (sched != nullptr) {
+    for (const auto& t : sched->tasks()) {
+      if (t->active_mm == &mm && t->state != TaskState::TASK_DEAD) users += " task " + std::to_string(t->pid) + "'s active_mm";
+    }
+  }
+  oracle_->on_mm_free(mm.id(), users, sys_.scheduler().now());
+  mm.freed = true;
+  ++counters_.mm_freed;
+}
 
 MmStruct& Kernel::new_mm() {
   mms_.push_back(std::make_unique<MmStruct>(static_cast<std::uint32_t>(mms_.size() + 1), ++last_mm_ctx_id_,

@@ -58,6 +58,7 @@ class PerCpu {
   CpuId id;
   hw::Tlb tlb;
   x86::TlbState tlbstate;
+  MmStruct* cr3_mm = nullptr;  // hardware: whose page tables CR3 points to (set by every CR3 write)
   hw::Shared<bool> is_lazy;  // cpu_tlbstate_shared.is_lazy
   // call_single_queue: an llist; entries are the csds of pending cross-calls, oldest first.
   LineId call_single_queue_line;
@@ -90,6 +91,10 @@ class Kernel final : public sim::IrqHandler {
   std::uint32_t ncpus() const { return static_cast<std::uint32_t>(percpu_.size()); }
   PerCpu& percpu(CpuId c) { return *percpu_[c.get()]; }
   MmStruct& init_mm() { return *init_mm_; }
+  // __mmdrop: the mm is freed. The oracle checks that no CPU's CR3 and no task's active_mm still use it.
+  void free_mm(MmStruct& mm);
+  // The scheduler of this run, when the workload uses one (for the oracle's active_mm check).
+  class Sched* sched = nullptr;
   // mm_alloc + init_new_context: a fresh address space with a new ctx_id.
   MmStruct& new_mm();
   File& new_file(std::uint64_t size);

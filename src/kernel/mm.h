@@ -41,6 +41,7 @@ class MmStruct {
 
   std::uint32_t id() const { return id_; }
   bool is_init_mm() const { return is_init_mm_; }
+  bool freed = false;  // __mmdrop ran
 
   struct Context {
     std::uint64_t ctx_id = 0;           // never reused

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "arch/x86/tlb.h"
+#include "kernel/fork.h"
 
 namespace tlbsim::kernel {
 
@@ -23,15 +24,6 @@ struct SwitchTo {
   void await_resume() const noexcept {}
 };
 
-// mmgrab / mmdrop: atomics on mm_count.
-sim::Task<void> mmgrab(PerCpu& self, MmStruct& mm) {
-  co_await self.k.mem().rmw(self.cpu, mm.mm_count, [](std::int64_t v) { return v + 1; });
-}
-sim::Task<void> mmdrop(PerCpu& self, MmStruct& mm) {
-  const std::int64_t old = co_await self.k.mem().rmw(self.cpu, mm.mm_count, [](std::int64_t v) { return v - 1; });
-  if (old <= 0) throw std::logic_error("BUG: mm_count of mm " + std::to_string(mm.id()) + " went below zero");
-}
-
 }  // namespace
 
 TaskStruct::TaskStruct(std::uint32_t p, std::string c, MmStruct* m, CpuId on) : pid(p), comm(std::move(c)), mm(m), cpu(on) {}
@@ -41,13 +33,16 @@ TaskStruct::~TaskStruct() {
 }
 
 Sched::Sched(Kernel& kernel) : k(kernel) {
+  k.sched = this;
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
     rqs_.push_back(std::make_unique<Rq>(k.sys().coherence()));
     rqs_.back()->need_resched = {false, k.sys().coherence().add_line("thread_info.flags")};
   }
 }
 
-Sched::~Sched() = default;
+Sched::~Sched() {
+  if (k.sched == this) k.sched = nullptr;
+}
 
 void Sched::start() {
   // Each idle task holds a reference to init_mm, its active_mm (mmgrab(&init_mm) when idle starts).
@@ -65,7 +60,7 @@ void Sched::start() {
 }
 
 TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
-                               const std::function<sim::Task<void>(TaskStruct&)>& make_body) {
+                               const std::function<sim::Task<void>(TaskStruct&)>& make_body, bool runnable) {
   tasks_.push_back(std::make_unique<TaskStruct>(next_pid_++, std::move(comm), mm, cpu));
   TaskStruct& t = *tasks_.back();
   t.active_mm = mm;
@@ -74,11 +69,18 @@ TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
   h.promise().root = this;
   t.body = h;
   t.resume_point = t.body;
-  // wake_up_new_task: runnable on its CPU; a polling idle CPU notices need_resched.
-  Rq& r = rq(cpu);
-  r.queue.push_back(&t);
-  if (r.curr == r.idle) r.need_resched.value = true;
+  if (runnable) {
+    Rq& r = rq(cpu);
+    r.queue.push_back(&t);
+    if (r.curr == r.idle) r.need_resched.value = true;
+  } else {
+    t.state = TaskState::TASK_INTERRUPTIBLE;  // not yet runnable: wake_up_new_task makes it so
+  }
   return t;
+}
+
+sim::Task<void> Sched::wake_up_new_task(TaskStruct& parent, TaskStruct& child) {
+  co_await try_to_wake_up(parent, child);
 }
 
 sim::Task<void> Sched::task_main(TaskStruct& t, sim::Task<void> body) {
@@ -153,6 +155,7 @@ sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next)
     }
   }
   r.prev_task = &prev;
+  k.oracle().set_user_context(pc.id, next.mm != nullptr ? next.mm->id() : 0);
   co_await SwitchTo{prev, next};
   // prev runs again here, switched back in (perhaps much later) by some CPU's schedule().
   co_await finish_task_switch(prev);

@@ -78,10 +78,13 @@ class Sched final : private sim::RootObserver {
 
   // Starts every CPU's idle task (in init_mm, as after boot).
   void start();
-  // Creates a task of `mm` (or a kernel thread for nullptr) pinned to `cpu`, running `make_body(task)`, and
-  // makes it runnable there (wake_up_new_task). For mm != nullptr the caller has taken an mm_users reference.
+  // Creates a task of `mm` (or a kernel thread for nullptr) pinned to `cpu`, running `make_body(task)`. For
+  // mm != nullptr the caller holds an mm_users reference for it. Before the run starts, `runnable` queues it at
+  // once; a running task instead calls wake_up_new_task, so the target CPU sees a modeled write.
   TaskStruct& create_task(std::string comm, MmStruct* mm, CpuId cpu,
-                          const std::function<sim::Task<void>(TaskStruct&)>& make_body);
+                          const std::function<sim::Task<void>(TaskStruct&)>& make_body, bool runnable = true);
+  // wake_up_new_task(): `parent` makes its new child runnable on the child's CPU.
+  sim::Task<void> wake_up_new_task(TaskStruct& parent, TaskStruct& child);
 
   // schedule(): called by `current`; returns when it runs again.
   sim::Task<void> schedule(TaskStruct& current);

@@ -40,7 +40,7 @@ TLBSIM_REGISTER(KernelProfile, Linux517OpenCoded, "linux-5.17-open-coded",
 
 RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   const auto profile = Registry<KernelProfile>::make("kernel", spec.kernel);
-  const auto workload = Registry<Workload>::make("workload", spec.workload);
+  Registry<Workload>::make("workload", spec.workload);  // validate the name before building anything
   // The x86 TLB code also runs on the powerpc machine models until the powerpc radix code exists (the
   // scheduler issue asks for exactly that, to see mm_count contention on the 1536-CPU POWER8 model).
   if (spec.duration.count() <= 0) throw InputError("--duration must be positive");
@@ -50,6 +50,8 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   cfg.test_skip_remote_ipis = spec.test_skip_remote_ipis;
   hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
   kernel::Kernel k(sys, cfg);
+  // Made after the kernel so that it (and any scheduler it owns) is destroyed before the kernel.
+  const auto workload = Registry<Workload>::make("workload", spec.workload);
   std::vector<std::uint64_t> ops;
   const sim::Duration warmup = spec.warmup.count() < 0 ? spec.duration / 10 : spec.warmup;
   workload->start(k, WorkloadParams{spec.threads, warmup, spec.duration}, ops);

@@ -34,5 +34,29 @@ TEST(ContextSwitch1, ThreadsOnManyCpusContendOnMmCount) {
   EXPECT_GT(procs.metric, 2 * r.metric) << "separate mms do not share an mm_count line";
 }
 
+TEST(SchedulerWorkloads, NoOracleViolationOverManySeeds) {
+  for (const char* w : {"context_switch1", "context_switch1_processes", "proc_churn"}) {
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      RunSpec spec;
+      spec.workload = w;
+      spec.threads = 3;
+      spec.duration = sim::microseconds(300);
+      spec.seed = seed;
+      const RunOutput r = run_workload(hw::load_machine("small-2s2c"), spec);
+      EXPECT_EQ(r.violations, 0u) << w << " seed " << seed << "\n" << r.json["violations"].dump(2);
+      EXPECT_GT(r.metric, 0) << w << " seed " << seed;
+    }
+  }
+}
+
+TEST(SchedulerWorkloads, ProcChurnFreesTheChildrensMms) {
+  RunSpec spec;
+  spec.workload = "proc_churn";
+  spec.threads = 2;
+  spec.duration = sim::microseconds(500);
+  const RunOutput r = run_workload(hw::load_machine("small-2s2c"), spec);
+  EXPECT_GT(r.json["counters"]["mm_freed"].get<std::uint64_t>(), 2u);
+}
+
 }  // namespace
 }  // namespace tlbsim::workloads

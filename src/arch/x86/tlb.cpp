@@ -42,7 +42,7 @@ void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_
 }
 
 sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_asid, bool need_flush) {
-  (void)next;
+  self.cr3_mm = &next;
   const Asid pcid{tlbp(self).tag == hw::TlbTag::kNone ? std::uint16_t{0} : kern_pcid(new_asid)};
   ++self.k.counters().cr3_loads[self.id.get()];
   if (need_flush) {

@@ -1,0 +1,24 @@
+// The mm lifecycle (kernel/fork.c, kernel/exit.c and fs/exec.c of Linux v6.1): mm_users and mm_count
+// references, exit_mmap with the final TLB flush, exit_mm, exec_mmap, and __mmdrop.
+#pragma once
+
+#include "kernel/kernel.h"
+#include "kernel/sched.h"
+
+namespace tlbsim::kernel {
+
+// mmgrab / mmdrop: mm_count references (the mm_struct itself). The last mmdrop frees the mm (__mmdrop).
+sim::Task<void> mmgrab(PerCpu& self, MmStruct& mm);
+sim::Task<void> mmdrop(PerCpu& self, MmStruct& mm);
+// mmget / mmput: mm_users references (the address space). The last mmput tears the address space down
+// (exit_mmap) and drops the mm_count reference the users held together.
+sim::Task<void> mmget(PerCpu& self, MmStruct& mm);
+sim::Task<void> mmput(PerCpu& self, MmStruct& mm);
+// exit_mmap: unmap every VMA with a full-mm gather, free the page tables, flush (freed_tables), free the pages.
+sim::Task<void> exit_mmap(PerCpu& self, MmStruct& mm);
+// exit_mm: the exiting task lets go of its mm, keeping it as active_mm (lazily) until its last switch.
+sim::Task<void> exit_mm(Sched& s, TaskStruct& t);
+// exec_mmap: the task switches to a fresh mm; the old one loses its user (or the borrowed one its reference).
+sim::Task<void> exec_mmap(Sched& s, TaskStruct& t, MmStruct& mm);
+
+}  // namespace tlbsim::kernel
