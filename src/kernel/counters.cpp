@@ -41,6 +41,10 @@ nlohmann::json KernelCounters::to_json() const {
   j["Function call interrupts per cpu"] = irq_call_count;
   j["cr3_loads"] = std::accumulate(cr3_loads.begin(), cr3_loads.end(), std::uint64_t{0});
   j["ipis_sent"] = ipis_sent;
+  j["ipis_by_vector"] = {{"CALL_FUNCTION_VECTOR", ipis_call_function},
+                         {"CALL_FUNCTION_SINGLE_VECTOR", ipis_call_function_single}};
+  j["cr3_loads_by_cause"] = {{"switch_mm", cr3_switch_mm}, {"to_init_mm", cr3_to_init_mm}, {"flush", cr3_flush}};
+  j["context_switches"] = context_switches;
   j["page_faults"] = page_faults;
   j["mm_freed"] = mm_freed;
   return j;

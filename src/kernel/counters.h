@@ -43,6 +43,12 @@ struct KernelCounters {
   std::vector<std::uint64_t> irq_call_count;  // /proc/interrupts "Function call interrupts" (CAL), per CPU
   std::vector<std::uint64_t> cr3_loads;       // CR3 writes, per CPU
   std::uint64_t ipis_sent = 0;                // IPIs actually sent (llist_add found the queue empty)
+  std::uint64_t ipis_call_function = 0;       // ... of them by CALL_FUNCTION_VECTOR (several targets)
+  std::uint64_t ipis_call_function_single = 0;  // ... by CALL_FUNCTION_SINGLE_VECTOR (one target)
+  std::uint64_t cr3_switch_mm = 0;            // CR3 loads by cause: switching to a user mm,
+  std::uint64_t cr3_to_init_mm = 0;           // leaving an mm for init_mm (leave_mm, lazy flush IPI, idle),
+  std::uint64_t cr3_flush = 0;                // and rewriting CR3 to flush (flush_tlb_local)
+  std::uint64_t context_switches = 0;
   std::uint64_t page_faults = 0;
   std::uint64_t mm_freed = 0;  // __mmdrop calls
 

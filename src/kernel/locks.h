@@ -24,6 +24,7 @@ class Spinlock {
   }
   sim::Task<void> unlock(hw::Memory& mem, sim::Cpu& cpu) { co_await mem.write(cpu, v_, 0); }
   bool held() const { return v_.value != 0; }
+  LineId line() const { return v_.line; }
 
  private:
   hw::Shared<int> v_;

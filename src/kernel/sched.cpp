@@ -26,7 +26,8 @@ struct SwitchTo {
 
 }  // namespace
 
-TaskStruct::TaskStruct(std::uint32_t p, std::string c, MmStruct* m, CpuId on) : pid(p), comm(std::move(c)), mm(m), cpu(on) {}
+TaskStruct::TaskStruct(std::uint32_t p, std::string c, MmStruct* m, CpuId on)
+    : pid(p), comm(std::move(c)), mm(m), cpu(on) {}
 
 TaskStruct::~TaskStruct() {
   if (body) body.destroy();
@@ -130,6 +131,7 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   r.curr = next;
   next->cpu = current.cpu;
   ++r.nr_switches;
+  ++k.counters().context_switches;
   co_await context_switch(r, current, *next);
 }
 
@@ -171,21 +173,54 @@ sim::Task<void> Sched::finish_task_switch(TaskStruct& current) {
   if (mm != nullptr) co_await mmdrop(pc, *mm);  // mmdrop_sched
 }
 
+sim::Task<CpuId> Sched::select_task_rq(TaskStruct& waker, TaskStruct& p) {
+  PerCpu& w = cpu_of(waker);
+  hw::Memory& mem = k.mem();
+  const auto allowed = [&p](CpuId c) { return p.cpus_allowed.size() == 0 || p.cpus_allowed.test(c); };
+  const auto idle = [this](CpuId c) {
+    Rq& r = rq(c);
+    return r.curr == r.idle && r.queue.empty();
+  };
+  const CpuId prev = p.cpu;
+  co_await mem.touch(w.cpu, rq(prev).lock_line(), hw::Access::kLoad);
+  if (allowed(prev) && idle(prev)) co_return prev;
+  if (allowed(w.id) && w.id != prev) {
+    co_await mem.touch(w.cpu, rq(w.id).lock_line(), hw::Access::kLoad);
+    if (idle(w.id)) co_return w.id;
+  }
+  const hw::Topology& topo = k.sys().topology();
+  for (std::uint32_t i = 1; i < k.ncpus(); ++i) {
+    const CpuId c{(prev.get() + i) % k.ncpus()};
+    if (!allowed(c) || topo.llc_of(c) != topo.llc_of(prev)) continue;
+    co_await mem.touch(w.cpu, rq(c).lock_line(), hw::Access::kLoad);
+    if (idle(c)) co_return c;
+  }
+  co_return prev;
+}
+
 sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p) {
   PerCpu& w = cpu_of(waker);
-  Rq& r = rq(p.cpu);  // select_task_rq: the task's CPU (tasks are pinned)
   hw::Memory& mem = k.mem();
   const bool irqs_were_off = w.cpu.irqs_disabled();
   w.cpu.local_irq_disable();
-  co_await r.lock.lock(mem, w.cpu);
-  if (p.state != TaskState::TASK_RUNNING) {
+  Rq& old = rq(p.cpu);
+  co_await old.lock.lock(mem, w.cpu);
+  if (p.state == TaskState::TASK_RUNNING || old.curr == &p) {
+    // Already awake, or still on its CPU on the way to sleep (ttwu_runnable): it need only keep running.
     p.state = TaskState::TASK_RUNNING;
-    if (r.curr != &p) {
-      r.queue.push_back(&p);
-      // resched_curr: the target's idle task polls need_resched, so setting it wakes the CPU without an IPI.
-      if (r.curr == r.idle) co_await mem.write(w.cpu, r.need_resched, true);
-    }
+    co_await old.lock.unlock(mem, w.cpu);
+    if (!irqs_were_off) co_await w.cpu.local_irq_enable();
+    co_return;
   }
+  p.state = TaskState::TASK_RUNNING;  // claimed: no other waker will queue it
+  co_await old.lock.unlock(mem, w.cpu);
+  const CpuId target = co_await select_task_rq(waker, p);
+  Rq& r = rq(target);
+  co_await r.lock.lock(mem, w.cpu);
+  p.cpu = target;
+  r.queue.push_back(&p);
+  // resched_curr: the target's idle task polls need_resched, so setting it wakes the CPU without an IPI.
+  if (r.curr == r.idle) co_await mem.write(w.cpu, r.need_resched, true);
   co_await r.lock.unlock(mem, w.cpu);
   if (!irqs_were_off) co_await w.cpu.local_irq_enable();
 }

@@ -34,7 +34,8 @@ class TaskStruct {
   MmStruct* mm;                      // NULL for kernel threads
   MmStruct* active_mm = nullptr;     // the mm in use: mm, or the one borrowed lazily by a kernel thread
   TaskState state = TaskState::TASK_RUNNING;
-  CpuId cpu;                         // the CPU it runs on or last ran on (tasks are pinned, see docs/model.md)
+  CpuId cpu;                         // the CPU it runs on or last ran on
+  Cpumask cpus_allowed;              // affinity (sched_setaffinity); empty: any CPU
   bool is_idle = false;
   std::uint64_t nvcsw = 0;           // voluntary context switches
 
@@ -46,7 +47,8 @@ class TaskStruct {
 
 // struct rq: one per CPU.
 struct Rq {
-  Rq(hw::CoherenceModel& model) : lock(model, "rq.lock") {}
+  explicit Rq(hw::CoherenceModel& model) : lock(model, "rq.lock") {}
+  LineId lock_line() const { return lock.line(); }
   Spinlock lock;
   std::deque<TaskStruct*> queue;  // runnable tasks other than curr
   TaskStruct* curr = nullptr;
@@ -88,7 +90,11 @@ class Sched final : private sim::RootObserver {
 
   // schedule(): called by `current`; returns when it runs again.
   sim::Task<void> schedule(TaskStruct& current);
-  // try_to_wake_up(): `waker` (running on its CPU) makes `p` runnable.
+  // select_task_rq() for a wake-up: the task's previous CPU if idle, else the waker's if idle and allowed
+  // (wake_affine), else an idle allowed CPU sharing the previous CPU's LLC (select_idle_sibling), else the
+  // previous CPU. Reading another CPU's runqueue state is a load of its runqueue line.
+  sim::Task<CpuId> select_task_rq(TaskStruct& waker, TaskStruct& p);
+  // try_to_wake_up(): `waker` (running on its CPU) makes `p` runnable, on the CPU select_task_rq picks.
   sim::Task<void> try_to_wake_up(TaskStruct& waker, TaskStruct& p);
   // wait_event(wq, cond()): sleeps until cond() holds, re-checking after each wake-up.
   sim::Task<void> wait_event(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond);

@@ -64,6 +64,8 @@ sim::Task<void> smp_call_function_many_cond(PerCpu& self, const Cpumask& mask, S
     if (!ipi_targets.empty()) {
       const int vector = ipi_targets.size() == 1 ? CALL_FUNCTION_SINGLE_VECTOR : CALL_FUNCTION_VECTOR;
       k.counters().ipis_sent += ipi_targets.size();
+      (vector == CALL_FUNCTION_VECTOR ? k.counters().ipis_call_function : k.counters().ipis_call_function_single) +=
+          ipi_targets.size();
       co_await k.sys().ipi().send(self.cpu, ipi_targets, vector);
     }
   }

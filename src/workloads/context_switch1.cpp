@@ -66,11 +66,19 @@ class ContextSwitch1 final : public Workload {
       kernel::MmStruct* child_mm = kThreads ? shared_mm : &k.new_mm();
       kernel::Sched& s = *sched_;
       std::uint64_t& counter = ops[i];
-      s.create_task("context_switch1", parent_mm, parent_cpu, [&s, &pair, from, end, &counter](kernel::TaskStruct& t) {
-        return parent_body(s, t, pair, from, end, counter);
-      });
-      s.create_task("context_switch1", child_mm, child_cpu,
-                    [&s, &pair, end](kernel::TaskStruct& t) { return child_body(s, t, pair, end); });
+      // will-it-scale pins task i to core i % cores (all its hardware threads); the partner inherits it.
+      kernel::Cpumask core_mask(k.ncpus());
+      for (std::uint32_t th = 0; th < topo.threads_per_core; ++th) {
+        core_mask.set(topology.cpu_at(core / topo.cores_per_socket, core % topo.cores_per_socket, th));
+      }
+      kernel::TaskStruct& parent =
+          s.create_task("context_switch1", parent_mm, parent_cpu, [&s, &pair, from, end, &counter](kernel::TaskStruct& t) {
+            return parent_body(s, t, pair, from, end, counter);
+          });
+      kernel::TaskStruct& child = s.create_task("context_switch1", child_mm, child_cpu,
+                                                [&s, &pair, end](kernel::TaskStruct& t) { return child_body(s, t, pair, end); });
+      parent.cpus_allowed = core_mask;
+      child.cpus_allowed = core_mask;
     }
   }
 

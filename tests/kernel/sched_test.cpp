@@ -106,3 +106,44 @@ TEST(Sched, FreeingPageTablesSwitchesAnIdleLazyCpuToInitMm) {
 
 }  // namespace
 }  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+namespace {
+
+sim::Task<void> hog(Sched& s, TaskStruct& t) {
+  for (;;) co_await s.cpu_of(t).cpu.delay(sim::microseconds(1));
+}
+sim::Task<void> note_cpu(Sched& s, TaskStruct& t, std::uint32_t& ran_on, WaitQueue& never) {
+  ran_on = s.cpu_of(t).id.get();
+  co_await s.wait_event(t, never, [] { return false; });
+}
+sim::Task<void> spawn(Sched& s, TaskStruct& t, TaskStruct& child) {
+  co_await s.wake_up_new_task(t, child);
+  for (;;) co_await s.cpu_of(t).cpu.delay(sim::microseconds(1));
+}
+
+void placement(bool pinned, std::uint32_t expect_cpu, bool expect_ran) {
+  Scenario s;
+  Sched sched(s.k);
+  MmStruct& mm = s.k.new_mm();
+  sched.start();
+  sched.create_task("hog", &mm, CpuId{0}, [&](TaskStruct& t) { return hog(sched, t); });
+  std::uint32_t ran_on = 99;
+  WaitQueue never(s.sys.coherence(), "never");
+  TaskStruct& child = sched.create_task(
+      "child", &mm, CpuId{0}, [&](TaskStruct& t) { return note_cpu(sched, t, ran_on, never); }, false);
+  if (pinned) {
+    child.cpus_allowed = Cpumask(s.k.ncpus());
+    child.cpus_allowed.set(CpuId{0});
+  }
+  sched.create_task("waker", &mm, CpuId{2}, [&](TaskStruct& t) { return spawn(sched, t, child); });
+  s.sys.scheduler().run(sim::kTimeZero + sim::microseconds(20));
+  EXPECT_EQ(child.cpu.get(), expect_cpu);
+  EXPECT_EQ(ran_on != 99, expect_ran);
+}
+
+TEST(Sched, WakeUpPicksAnIdleCpuOfTheSameLlcWhenThePreviousOneIsBusy) { placement(false, 1, true); }
+TEST(Sched, WakeUpRespectsAffinity) { placement(true, 0, false); }
+
+}  // namespace
+}  // namespace tlbsim::kernel

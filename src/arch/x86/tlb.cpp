@@ -43,6 +43,7 @@ void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_
 
 sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_asid, bool need_flush) {
   self.cr3_mm = &next;
+  ++(next.is_init_mm() ? self.k.counters().cr3_to_init_mm : self.k.counters().cr3_switch_mm);
   const Asid pcid{tlbp(self).tag == hw::TlbTag::kNone ? std::uint16_t{0} : kern_pcid(new_asid)};
   ++self.k.counters().cr3_loads[self.id.get()];
   if (need_flush) {
@@ -126,6 +127,7 @@ sim::Task<void> flush_tlb_one_user(PerCpu& self, std::uint64_t addr) {
 
 sim::Task<void> flush_tlb_local(PerCpu& self) {
   ++self.k.counters().cr3_loads[self.id.get()];
+  ++self.k.counters().cr3_flush;
   co_await self.cpu.delay(tlbp(self).cr3_write_flush);
   self.tlb.flush_tag(current_pcid(self));
 }
