@@ -127,6 +127,27 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   m.kernel.fault_around_page = lat.take(kern, "kernel", "fault_around_page");
   kern.finish();
 
+  if (auto idle = root.optional_section("idle")) {
+    for (ParamReader& st : idle->table_array("states")) {
+      IdleState is;
+      is.name = st.string("name");
+      const std::string key = "idle." + is.name;
+      Latency exit = st.latency("exit_latency", 1e8), residency = st.latency("target_residency", 1e9);
+      is.exit_latency = exit.value;
+      is.target_residency = residency.value;
+      lat.record(key, "exit_latency", exit);
+      lat.record(key, "target_residency", residency);
+      is.flushes_tlb = st.boolean("flushes_tlb");
+      st.finish();
+      if (!m.idle_states.empty() && is.target_residency < m.idle_states.back().target_residency) {
+        throw InputError(fmt::format("{}: machine file: idle state '{}' is listed after a deeper one (order them "
+                                     "shallowest first by target_residency)", origin, is.name));
+      }
+      m.idle_states.push_back(std::move(is));
+    }
+    idle->finish();
+  }
+
   ParamReader tlb = root.section("tlb");
   TlbParams& b = m.tlb;
   b.entries = static_cast<std::uint32_t>(tlb.integer("entries", 1, 1 << 20));

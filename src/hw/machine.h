@@ -37,6 +37,14 @@ struct KernelCosts {
   sim::Duration fault_around_page{0};  // filemap_map_pages' work per page mapped around a fault
 };
 
+// One idle state of the machine's cpuidle driver (machine-file [[idle.states]], shallowest first).
+struct IdleState {
+  std::string name;
+  sim::Duration exit_latency{0};
+  sim::Duration target_residency{0};
+  bool flushes_tlb = false;  // CPUIDLE_FLAG_TLB_FLUSHED: the kernel calls leave_mm() before entering it
+};
+
 struct Machine {
   std::string name;
   std::string description;
@@ -48,6 +56,7 @@ struct Machine {
   IpiParams ipi;
   TlbParams tlb;
   KernelCosts kernel;
+  std::vector<IdleState> idle_states;  // empty: the idle loop only polls
   std::vector<ParamRecord> latencies;
 
   std::uint32_t cpu_count() const {

@@ -121,9 +121,10 @@ class Memory {
     LineId line;
     sim::SourceSite site;
     bool idle = false;
+    sim::Duration wake_latency{0};
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-      const std::uint32_t gen = cpu.park(h, line, site, idle);
+      const std::uint32_t gen = cpu.park(h, line, site, idle, wake_latency);
       mem.model_.add_waiter(line, LineWaiter{cpu.id(), gen});
     }
     void await_resume() const noexcept {}
@@ -132,11 +133,13 @@ class Memory {
   // arrives). Model code re-reads the variable afterwards, as a cpu_relax() loop does.
   SpinAwaiter wait_for_write(sim::Cpu& cpu, LineId line,
                              sim::SourceSite site = sim::SourceSite::current()) {
-    return {*this, cpu, line, site, false};
+    return {*this, cpu, line, site, false, sim::Duration{0}};
   }
-  // An idle CPU polling a flag for work (mwait on x86, snooze on POWER): the same wait, but quiescent.
-  SpinAwaiter idle_poll(sim::Cpu& cpu, LineId line, sim::SourceSite site = sim::SourceSite::current()) {
-    return {*this, cpu, line, site, true};
+  // An idle CPU monitoring a flag for work (mwait on x86, snooze on POWER): the same wait, but quiescent, and
+  // the CPU resumes `exit_latency` after the write or interrupt that wakes it.
+  SpinAwaiter idle_poll(sim::Cpu& cpu, LineId line, sim::Duration exit_latency = sim::Duration{0},
+                        sim::SourceSite site = sim::SourceSite::current()) {
+    return {*this, cpu, line, site, true, exit_latency};
   }
 
   void wake_spinners(LineId line) {

@@ -94,14 +94,30 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
   PerCpu& pc = cpu_of(idle);
   Rq& r = rq(idle.cpu);
   hw::Memory& mem = k.mem();
+  const std::vector<hw::IdleState>& states = k.machine().idle_states;
+  auto& usage = k.counters().idle_state_usage;
+  if (usage.size() < states.size() + 1) usage.assign(states.size() + 1, 0);
   for (;;) {
-    // do_idle() with TIF_POLLING_NRFLAG (POWER snooze, x86 mwait): watch need_resched; a waker's write wakes us.
+    // do_idle(): with TIF_POLLING_NRFLAG set (POWER snooze, x86 mwait), a waker's write to need_resched wakes
+    // this CPU without an IPI.
     const bool need = co_await mem.read(pc.cpu, r.need_resched);
-    if (!need) {
-      co_await mem.idle_poll(pc.cpu, r.need_resched.line);
+    if (need) {
+      co_await schedule(idle);
       continue;
     }
-    co_await schedule(idle);
+    // cpuidle_idle_call(): the governor picks the deepest state whose target residency fits the predicted idle
+    // time, predicted here as the length of this CPU's previous idle period (docs/model.md).
+    int pick = -1;
+    for (std::size_t i = 0; i < states.size(); ++i) {
+      if (states[i].target_residency <= r.last_idle) pick = static_cast<int>(i);
+    }
+    ++usage[static_cast<std::size_t>(pick + 1)];
+    // cpuidle_enter_state(): a state that loses the TLB is entered only after leaving the mm.
+    if (pick >= 0 && states[static_cast<std::size_t>(pick)].flushes_tlb) co_await x86::leave_mm(pc);
+    const sim::SimTime start = pc.cpu.now();
+    const sim::Duration exit_latency = pick >= 0 ? states[static_cast<std::size_t>(pick)].exit_latency : sim::Duration{0};
+    co_await mem.idle_poll(pc.cpu, r.need_resched.line, exit_latency);
+    r.last_idle = pc.cpu.now() - start;
   }
 }
 

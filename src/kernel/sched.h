@@ -57,6 +57,7 @@ struct Rq {
   TaskStruct* prev_task = nullptr;  // the task switched away from, for finish_task_switch
   hw::Shared<bool> need_resched;   // TIF_NEED_RESCHED of curr, on the idle task's polled thread_info line
   std::uint64_t nr_switches = 0;
+  sim::Duration last_idle{0};  // how long the previous idle period lasted (the governor's prediction)
 };
 
 // struct wait_queue_head.

@@ -51,8 +51,10 @@ void Cpu::suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite
   sched_.step_ready(*this, done);
 }
 
-std::uint32_t Cpu::park(std::coroutine_handle<> h, LineId line, const SourceSite& site, bool quiescent) {
+std::uint32_t Cpu::park(std::coroutine_handle<> h, LineId line, const SourceSite& site, bool quiescent,
+                        Duration wake_latency) {
   park_quiescent_ = quiescent;
+  park_wake_latency_ = wake_latency;
   leaf_ = h;
   site_ = site;
   parked_line_ = line;
@@ -65,7 +67,7 @@ bool Cpu::wake_parked(std::uint32_t gen) {
   if (state_ != CpuState::kParked || gen != park_gen_) return false;
   ++park_gen_;
   state_ = CpuState::kStepPending;
-  sched_.step_ready(*this, now());
+  sched_.step_ready(*this, now() + park_wake_latency_);
   return true;
 }
 
@@ -94,7 +96,7 @@ void Cpu::raise_irq(int vector) {
       if (irqs_enabled_) {
         ++park_gen_;
         state_ = CpuState::kStepPending;
-        sched_.step_ready(*this, now());
+        sched_.step_ready(*this, now() + park_wake_latency_);
       }
       break;
     case CpuState::kIdle:

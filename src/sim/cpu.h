@@ -108,7 +108,9 @@ class Cpu final : private RootObserver {
   void suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite& site);
   // Park until wake_parked(gen) with the returned gen, or an interrupt if interrupts are enabled. A quiescent
   // park is an idle CPU polling for work (mwait / snooze): waiting forever there is idleness, not a deadlock.
-  std::uint32_t park(std::coroutine_handle<> h, LineId line, const SourceSite& site, bool quiescent = false);
+  // A wake (by the write or an interrupt) takes effect `wake_latency` later (an idle state's exit latency).
+  std::uint32_t park(std::coroutine_handle<> h, LineId line, const SourceSite& site, bool quiescent = false,
+                     Duration wake_latency = Duration{0});
   bool parked_quiescent() const { return state_ == CpuState::kParked && park_quiescent_; }
   // Wakes a parked CPU at the current time if gen still names its current park. Returns whether it woke.
   bool wake_parked(std::uint32_t gen);
@@ -169,6 +171,7 @@ class Cpu final : private RootObserver {
   LineId parked_line_{0};
   std::uint32_t park_gen_ = 0;
   bool park_quiescent_ = false;
+  Duration park_wake_latency_{0};
   SimTime park_since_{};
   Duration halt_wake_latency_{0};
   std::uint64_t steps_ = 0;

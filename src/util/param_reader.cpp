@@ -87,6 +87,18 @@ std::optional<ParamReader> ParamReader::optional_section(std::string_view key) {
   return section(key);
 }
 
+std::vector<ParamReader> ParamReader::table_array(std::string_view key) {
+  std::vector<ParamReader> out;
+  const toml::node* n = get(key);
+  if (n == nullptr) return out;
+  if (!n->is_array_of_tables()) fail(key, fmt::format("expected an array of tables ([[{}]]), got {}", qualified(key), type_name(*n)));
+  std::size_t i = 0;
+  for (const toml::node& e : *n->as_array()) {
+    out.emplace_back(*e.as_table(), origin_, component_, fmt::format("{}[{}]", qualified(key), i++));
+  }
+  return out;
+}
+
 std::int64_t ParamReader::integer(std::string_view key, std::int64_t min, std::int64_t max) {
   const toml::node* n = require(key);
   if (!n->is_integer()) fail(key, fmt::format("expected an integer from {} to {}, got {}", min, max, type_name(*n)));

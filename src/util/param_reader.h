@@ -51,6 +51,8 @@ class ParamReader {
 
   ParamReader section(std::string_view key);
   std::optional<ParamReader> optional_section(std::string_view key);
+  // An array of tables ([[key]]); empty when the key is absent.
+  std::vector<ParamReader> table_array(std::string_view key);
 
   std::int64_t integer(std::string_view key, std::int64_t min, std::int64_t max);
   std::optional<std::int64_t> optional_integer(std::string_view key, std::int64_t min, std::int64_t max);

@@ -147,3 +147,36 @@ TEST(Sched, WakeUpRespectsAffinity) { placement(true, 0, false); }
 
 }  // namespace
 }  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+namespace {
+
+sim::Task<void> slow_waker(Sched& s, TaskStruct& t, Pipe& out, Pipe& in, int rounds) {
+  for (int i = 0; i < rounds; ++i) {
+    co_await s.cpu_of(t).cpu.delay(sim::milliseconds(1));  // long enough for the partner's CPU to sleep deeply
+    co_await pipe_write(s, t, out);
+    co_await pipe_read(s, t, in);
+  }
+  for (;;) co_await pipe_read(s, t, in);
+}
+
+TEST(Sched, DeepIdleLeavesTheMmAndTheTaskReloadsCr3OnReturn) {
+  Scenario s;  // small-2s2c: Skylake-SP idle states, C6 flushes the TLB
+  PingPong p(s);
+  MmStruct& a = s.k.new_mm();
+  MmStruct& b = s.k.new_mm();
+  p.sched.start();
+  p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 4); });
+  p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return slow_waker(p.sched, t, p.to_a, p.to_b, 4); });
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(10));
+  const auto& usage = s.k.counters().idle_state_usage;
+  ASSERT_EQ(usage.size(), 4u);  // polling, C1, C1E, C6
+  EXPECT_GT(usage[3], 0u) << "after a 1 ms idle period the governor picks C6";
+  // Every C6 entry ran leave_mm: CR3 to init_mm and the CPU out of mm_cpumask; the task's return reloads CR3.
+  EXPECT_GT(s.k.counters().cr3_to_init_mm, 0u);
+  EXPECT_GT(s.k.counters().cr3_loads[0], 2u);
+  EXPECT_TRUE(s.k.oracle().violations().empty());
+}
+
+}  // namespace
+}  // namespace tlbsim::kernel
