@@ -99,6 +99,9 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
   if (vector == CALL_FUNCTION_VECTOR || vector == CALL_FUNCTION_SINGLE_VECTOR) {
     ++counters_.irq_call_count[cpu.id().get()];
     co_await flush_smp_call_function_queue(self);
+  } else if (vector == LOCAL_TIMER_VECTOR && sched != nullptr) {
+    ++counters_.irq_timer_count;
+    co_await sched->run_expired_timers(self);
   }
   co_await cpu.delay(sys_.ipi().params().handler_exit);
 }

@@ -22,6 +22,7 @@ class PerCpu;
 // x86 IPI vectors used here (numbered for the model, named as in arch/x86/include/asm/irq_vectors.h).
 inline constexpr int CALL_FUNCTION_VECTOR = 1;
 inline constexpr int CALL_FUNCTION_SINGLE_VECTOR = 2;
+inline constexpr int LOCAL_TIMER_VECTOR = 3;
 
 // A cross-call function (smp_call_func_t) and a filter (smp_cond_func_t), as plain function pointers.
 using SmpCallFunc = sim::Task<void> (*)(PerCpu& self, const void* info);
@@ -93,7 +94,8 @@ class Kernel final : public sim::IrqHandler {
   MmStruct& init_mm() { return *init_mm_; }
   // __mmdrop: the mm is freed. The oracle checks that no CPU's CR3 and no task's active_mm still use it.
   void free_mm(MmStruct& mm);
-  // The scheduler of this run, when the workload uses one (for the oracle's active_mm check).
+  // The scheduler of this run, when the workload uses one (for the oracle's active_mm check and timer
+  // interrupts).
   class Sched* sched = nullptr;
   // mm_alloc + init_new_context: a fresh address space with a new ctx_id.
   MmStruct& new_mm();

@@ -33,7 +33,7 @@ TaskStruct::~TaskStruct() {
   if (body) body.destroy();
 }
 
-Sched::Sched(Kernel& kernel) : k(kernel) {
+Sched::Sched(Kernel& kernel) : k(kernel), timers_(kernel.ncpus()) {
   k.sched = this;
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
     rqs_.push_back(std::make_unique<Rq>(k.sys().coherence()));
@@ -266,6 +266,27 @@ sim::Task<void> Sched::wake_up(TaskStruct& waker, WaitQueue& wq) {
   std::vector<TaskStruct*> woken(wq.waiters.begin(), wq.waiters.end());
   co_await wq.lock.unlock(mem, pc.cpu);
   for (TaskStruct* t : woken) co_await try_to_wake_up(waker, *t);
+}
+
+sim::Task<void> Sched::sleep(TaskStruct& current, sim::Duration d) {
+  PerCpu& pc = cpu_of(current);
+  const sim::SimTime expires = pc.cpu.now() + d;
+  current.state = TaskState::TASK_INTERRUPTIBLE;
+  timers_[pc.id.get()].push_back(Hrtimer{expires, &current});
+  k.sys().scheduler().send_irq(pc.id, LOCAL_TIMER_VECTOR, expires);
+  while (current.state != TaskState::TASK_RUNNING) co_await schedule(current);
+}
+
+sim::Task<void> Sched::run_expired_timers(PerCpu& self) {
+  auto& list = timers_[self.id.get()];
+  std::vector<TaskStruct*> due;
+  const sim::SimTime now = self.cpu.now();
+  std::erase_if(list, [&](const Hrtimer& h) {
+    if (h.expires > now) return false;
+    due.push_back(h.task);
+    return true;
+  });
+  for (TaskStruct* t : due) co_await try_to_wake_up(*rq(self.id).curr, *t);
 }
 
 sim::Task<void> Sched::do_task_dead(TaskStruct& current) {

@@ -101,6 +101,10 @@ class Sched final : private sim::RootObserver {
   sim::Task<void> wait_event(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond);
   // wake_up(wq): wakes every waiter.
   sim::Task<void> wake_up(TaskStruct& waker, WaitQueue& wq);
+  // schedule_hrtimeout / nanosleep: sleep for `d`; an hrtimer on this CPU's local timer wakes the task.
+  sim::Task<void> sleep(TaskStruct& current, sim::Duration d);
+  // The local timer interrupt's work on `self`: wake the tasks whose sleep expired.
+  sim::Task<void> run_expired_timers(PerCpu& self);
   // do_task_dead(): the final schedule() of an exiting task.
   sim::Task<void> do_task_dead(TaskStruct& current);
 
@@ -115,6 +119,11 @@ class Sched final : private sim::RootObserver {
   // A task's body is a root owned by its TaskStruct: a failure in it stops the run on the CPU it ran on.
   std::coroutine_handle<> on_root_done(std::coroutine_handle<> finished, std::exception_ptr error) noexcept override;
 
+  struct Hrtimer {
+    sim::SimTime expires;
+    TaskStruct* task;
+  };
+  std::vector<std::vector<Hrtimer>> timers_;  // per CPU, pending sleep timers
   std::vector<std::unique_ptr<Rq>> rqs_;
   std::vector<std::unique_ptr<TaskStruct>> tasks_;
   std::uint32_t next_pid_ = 1;

@@ -180,3 +180,28 @@ TEST(Sched, DeepIdleLeavesTheMmAndTheTaskReloadsCr3OnReturn) {
 
 }  // namespace
 }  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+namespace {
+
+sim::Task<void> napper(Sched& s, TaskStruct& t, sim::SimTime& woke) {
+  co_await s.sleep(t, sim::microseconds(100));
+  woke = s.cpu_of(t).cpu.now();
+  co_await s.sleep(t, sim::milliseconds(100));
+}
+
+TEST(Sched, SleepIsWokenByTheLocalTimerInterrupt) {
+  Scenario s;
+  Sched sched(s.k);
+  MmStruct& mm = s.k.new_mm();
+  sched.start();
+  sim::SimTime woke{};
+  sched.create_task("napper", &mm, CpuId{1}, [&](TaskStruct& t) { return napper(sched, t, woke); });
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  EXPECT_GE(woke, sim::kTimeZero + sim::microseconds(100));
+  EXPECT_LT(woke, sim::kTimeZero + sim::microseconds(150));  // timer interrupt, C-state exit, switch back
+  EXPECT_EQ(s.k.counters().irq_timer_count, 1u);
+}
+
+}  // namespace
+}  // namespace tlbsim::kernel
