@@ -42,6 +42,12 @@ struct KernelConfig {
   // v5.13-v5.17 native_flush_tlb_multi open-codes the lazy filter (commit 6035152d8eeb); the benchmarked
   // kernels of seed 000 carry its revert, which uses on_each_cpu_cond_mask(tlb_is_not_lazy).
   bool open_coded_cond_mask = false;
+  // Seed 000 as posted (x86/mm/tlb: avoid reading mm_tlb_gen when possible, v2): flush_tlb_func returns early
+  // when f->new_tlb_gen <= local_tlb_gen and reads mm->context.tlb_gen only after that test.
+  bool avoid_mm_tlb_gen_read = false;
+  // The later upstream fix (x86/mm/tlb: Ignore f->new_tlb_gen when zero): the early return is skipped for
+  // flushes that carry no generation (TLB_GENERATION_INVALID, as arch_tlbbatch_flush sends).
+  bool ignore_invalid_tlb_gen = false;
   // Test-only breakage for checking the oracle: flush_tlb_mm_range sends no IPIs.
   bool test_skip_remote_ipis = false;
   // Test-only breakage: native_flush_tlb_multi ignores freed_tables, so lazy CPUs are skipped even then.

@@ -31,6 +31,29 @@ class Linux517OpenCoded final : public KernelProfile {
   }
 };
 
+// Seed 000's change on top of the benchmarked v5.17, as posted (v2), and with the later zero-generation fix.
+class Linux517Seed000 final : public KernelProfile {
+ public:
+  kernel::KernelConfig config() const override {
+    kernel::KernelConfig c;
+    c.avoid_mm_tlb_gen_read = true;
+    return c;
+  }
+};
+class Linux517Seed000Fixed final : public KernelProfile {
+ public:
+  kernel::KernelConfig config() const override {
+    kernel::KernelConfig c;
+    c.avoid_mm_tlb_gen_read = true;
+    c.ignore_invalid_tlb_gen = true;
+    return c;
+  }
+};
+
+TLBSIM_REGISTER(KernelProfile, Linux517Seed000, "linux-5.17-seed000",
+                "linux-5.17 + seed 000 as posted: flush_tlb_func avoids reading mm_tlb_gen when possible");
+TLBSIM_REGISTER(KernelProfile, Linux517Seed000Fixed, "linux-5.17-seed000-fixed",
+                "linux-5.17-seed000 + the later fix ignoring new_tlb_gen == TLB_GENERATION_INVALID");
 TLBSIM_REGISTER(KernelProfile, Linux517, "linux-5.17",
                 "x86 v5.17 as benchmarked in seed 000 (with the revert of 6035152d8eeb)");
 TLBSIM_REGISTER(KernelProfile, Linux517OpenCoded, "linux-5.17-open-coded",
@@ -68,6 +91,8 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   j["machine"] = hw::to_json(machine);
   j["kernel"] = spec.kernel;
   j["options"] = {{"open_coded_cond_mask", cfg.open_coded_cond_mask},
+                  {"avoid_mm_tlb_gen_read", cfg.avoid_mm_tlb_gen_read},
+                  {"ignore_invalid_tlb_gen", cfg.ignore_invalid_tlb_gen},
                   {"test_skip_remote_ipis", cfg.test_skip_remote_ipis}};
   j["workload"] = spec.workload;
   j["threads"] = spec.threads;

@@ -60,6 +60,24 @@ TEST(Rmap, ReclaimDefersTheFlushWhileAnotherCpuIsInTheMask) {
   EXPECT_TRUE(t.s.k.oracle().violations().empty());
 }
 
+// Seed 000 as posted returns early from flush_tlb_func when f->new_tlb_gen <= local_tlb_gen; the batched flush
+// carries new_tlb_gen = 0, so every target skips it and keeps the stale translation (docs/findings.md F1).
+void batched_flush_with_seed000(bool fixed, bool expect_violation) {
+  KernelConfig cfg;
+  cfg.avoid_mm_tlb_gen_read = true;
+  cfg.ignore_invalid_tlb_gen = fixed;
+  TwoCpus t(cfg);
+  t.s.run_on(0, do_unmap(t.s.cpu(0), t.ubc, t.mm, t.addr, true));
+  t.s.run_on(0, do_flush(t.s.cpu(0), t.ubc));
+  EXPECT_EQ(t.s.k.counters().irq_tlb_count[1], 1u) << "the IPI is sent either way";
+  t.s.k.frames().free(t.frame);
+  t.s.run_on(1, do_access(t.s.cpu(1), t.mm, t.addr, false));
+  EXPECT_EQ(!t.s.k.oracle().violations().empty(), expect_violation);
+}
+
+TEST(Rmap, Seed000AsPostedSkipsTheBatchedFlush) { batched_flush_with_seed000(false, true); }
+TEST(Rmap, Seed000WithTheZeroGenerationFixFlushes) { batched_flush_with_seed000(true, false); }
+
 TEST(Rmap, WithoutBatchingTheFlushIsImmediate) {
   TwoCpus t;
   t.s.run_on(0, do_unmap(t.s.cpu(0), t.ubc, t.mm, t.addr, false));

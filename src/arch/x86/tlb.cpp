@@ -139,8 +139,10 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   kernel::KernelCounters& cnt = self.k.counters();
   MmStruct* loaded_mm = ts.loaded_mm;
   const std::uint16_t loaded_mm_asid = ts.loaded_mm_asid;
-  // v5.17 reads the mm's tlb_gen at entry, before any early return.
-  const std::uint64_t mm_tlb_gen = co_await m.read(self.cpu, loaded_mm->context.tlb_gen);
+  const kernel::KernelConfig& cfg = self.k.config();
+  // v5.17 reads the mm's tlb_gen at entry, before any early return (seed 000 defers it, below).
+  std::uint64_t mm_tlb_gen = 0;
+  if (!cfg.avoid_mm_tlb_gen_read) mm_tlb_gen = co_await m.read(self.cpu, loaded_mm->context.tlb_gen);
   const std::uint64_t local_tlb_gen = ts.ctxs[loaded_mm_asid].tlb_gen;
   const bool local = self.id.get() == f.initiating_cpu;
   std::uint64_t nr_invalidate = 0;
@@ -160,6 +162,15 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
     // garbage into our TLB. Since switching to init_mm is barely slower than a minimal flush, just switch.
     co_await switch_mm_irqs_off(self, self.k.init_mm());
     co_return;
+  }
+
+  if (cfg.avoid_mm_tlb_gen_read) {
+    // Seed 000: the TLB is already up to date with respect to f->new_tlb_gen; checking mm_tlb_gen would only
+    // pull the contended line. (The fix skips this for flushes without a generation: TLB_GENERATION_INVALID.)
+    const bool has_gen = !cfg.ignore_invalid_tlb_gen || f.new_tlb_gen != 0;
+    if (has_gen && f.new_tlb_gen <= local_tlb_gen) co_return;
+    // Defer mm_tlb_gen reading as long as possible to avoid cache contention.
+    mm_tlb_gen = co_await m.read(self.cpu, loaded_mm->context.tlb_gen);
   }
 
   if (local_tlb_gen == mm_tlb_gen) {
