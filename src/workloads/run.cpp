@@ -14,41 +14,40 @@ namespace tlbsim::workloads {
 
 namespace {
 
+// A profile whose configuration is a function of no arguments.
+template <kernel::KernelConfig (*Make)()>
+class ConfigProfile final : public KernelProfile {
+ public:
+  kernel::KernelConfig config() const override { return Make(); }
+};
+
 // Linux v5.17 as seed 000 benchmarked it: with Dave Hansen's revert of 6035152d8eeb, so native_flush_tlb_multi
 // filters lazy CPUs with on_each_cpu_cond_mask(tlb_is_not_lazy).
-class Linux517 final : public KernelProfile {
- public:
-  kernel::KernelConfig config() const override { return {}; }
-};
+kernel::KernelConfig linux_517() { return {}; }
 
 // Linux v5.17 with commit 6035152d8eeb in place: the lazy filter open-coded before the cross-call.
-class Linux517OpenCoded final : public KernelProfile {
- public:
-  kernel::KernelConfig config() const override {
-    kernel::KernelConfig c;
-    c.open_coded_cond_mask = true;
-    return c;
-  }
-};
+kernel::KernelConfig linux_517_open_coded() {
+  kernel::KernelConfig c;
+  c.open_coded_cond_mask = true;
+  return c;
+}
 
 // Seed 000's change on top of the benchmarked v5.17, as posted (v2), and with the later zero-generation fix.
-class Linux517Seed000 final : public KernelProfile {
- public:
-  kernel::KernelConfig config() const override {
-    kernel::KernelConfig c;
-    c.avoid_mm_tlb_gen_read = true;
-    return c;
-  }
-};
-class Linux517Seed000Fixed final : public KernelProfile {
- public:
-  kernel::KernelConfig config() const override {
-    kernel::KernelConfig c;
-    c.avoid_mm_tlb_gen_read = true;
-    c.ignore_invalid_tlb_gen = true;
-    return c;
-  }
-};
+kernel::KernelConfig linux_517_seed000() {
+  kernel::KernelConfig c;
+  c.avoid_mm_tlb_gen_read = true;
+  return c;
+}
+kernel::KernelConfig linux_517_seed000_fixed() {
+  kernel::KernelConfig c = linux_517_seed000();
+  c.ignore_invalid_tlb_gen = true;
+  return c;
+}
+
+using Linux517 = ConfigProfile<linux_517>;
+using Linux517OpenCoded = ConfigProfile<linux_517_open_coded>;
+using Linux517Seed000 = ConfigProfile<linux_517_seed000>;
+using Linux517Seed000Fixed = ConfigProfile<linux_517_seed000_fixed>;
 
 TLBSIM_REGISTER(KernelProfile, Linux517Seed000, "linux-5.17-seed000",
                 "linux-5.17 + seed 000 as posted: flush_tlb_func avoids reading mm_tlb_gen when possible");
