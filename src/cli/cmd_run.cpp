@@ -7,6 +7,9 @@
 
 #include "cli/command.h"
 #include "hw/machine.h"
+#include "kernel/arch_mmu.h"
+#include "kernel/options.h"
+#include "kernel/profile.h"
 #include "util/atomic_file.h"
 #include "util/registry.h"
 #include "workloads/run.h"
@@ -16,9 +19,44 @@ namespace tlbsim::cli {
 
 namespace {
 
-using KernelListing = RegistryListing<workloads::KernelProfile, Registry<workloads::KernelProfile>>;
+// Built-in kernel profiles (configs/kernels), with their arch, release, seed and role.
+class KernelListing final : public Listing {
+ public:
+  std::vector<std::pair<std::string, std::string>> rows() const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const std::string& name : kernel::builtin_kernel_names()) {
+      const kernel::KernelProfile p = kernel::load_kernel_profile(name);
+      const std::string seed = p.seed.empty() ? "" : fmt::format(", seed {} {}", p.seed, p.role);
+      out.emplace_back(p.name, fmt::format("[{} {}{}] {}", p.config.arch, p.config.version.str(), seed, p.description));
+    }
+    return out;
+  }
+};
+// Every kernel option, with its seed, arch and releases.
+class OptionListing final : public Listing {
+ public:
+  std::vector<std::pair<std::string, std::string>> rows() const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& e : Registry<kernel::KernelOption>::list()) out.emplace_back(e.name, kernel::describe_option(e));
+    return out;
+  }
+};
+// The architecture code of each era.
+class EraListing final : public Listing {
+ public:
+  std::vector<std::pair<std::string, std::string>> rows() const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& e : Registry<kernel::ArchMmu>::list()) {
+      const auto a = e.make();
+      out.emplace_back(e.name, fmt::format("[{} {}..{}] {}", a->arch(), a->since().str(), a->until().str(), e.description));
+    }
+    return out;
+  }
+};
 using WorkloadListing = RegistryListing<workloads::Workload, Registry<workloads::Workload>>;
-TLBSIM_REGISTER(Listing, KernelListing, "kernels", "modeled kernels (profiles)");
+TLBSIM_REGISTER(Listing, KernelListing, "kernels", "kernel profiles (configs/kernels): arch, release, options");
+TLBSIM_REGISTER(Listing, OptionListing, "options", "kernel options: each seed's change, its variants and fixes");
+TLBSIM_REGISTER(Listing, EraListing, "eras", "the architecture code modeled for each kernel era");
 TLBSIM_REGISTER(Listing, WorkloadListing, "workloads", "benchmarks `tlbsim run` can run");
 
 class RunCommand final : public Command {
@@ -26,7 +64,9 @@ class RunCommand final : public Command {
   CLI::App* define(CLI::App& parent) override {
     CLI::App* c = parent.add_subcommand("run", "Run a workload on a modeled machine and kernel");
     c->add_option("--machine", machine_, "Built-in machine name or machine .toml file")->capture_default_str();
-    c->add_option("--kernel", spec_.kernel, "Kernel profile (see `tlbsim list kernels`)")->capture_default_str();
+    c->add_option("--kernel", spec_.kernel, "Kernel profile name or .toml file (see `tlbsim list kernels`)")
+        ->capture_default_str();
+    c->add_option("--option", spec_.options, "Override a profile option: NAME=on|off (repeatable; `tlbsim list options`)");
     c->add_option("--workload", spec_.workload, "Workload (see `tlbsim list workloads`)")->capture_default_str();
     c->add_option("--threads", spec_.threads, "Benchmark threads")->capture_default_str();
     c->add_option("--duration", duration_, "Simulated time, e.g. 10ms")->capture_default_str();
@@ -56,6 +96,10 @@ class RunCommand final : public Command {
       const auto& j = r.json;
       text += fmt::format("{} on {} ({} threads), kernel {}, seed {}, {} simulated\n", spec_.workload, m.name,
                           spec_.threads, spec_.kernel, spec_.seed, sim::format_duration(spec_.duration));
+      std::string opts;
+      for (const auto& o : j["options"]) opts += (opts.empty() ? "" : " ") + o.get<std::string>();
+      text += fmt::format("{:<34} {} {}: {}\n", "kernel code", j["kernel_arch"].get<std::string>(),
+                          j["kernel_version"].get<std::string>(), opts.empty() ? "(no options)" : opts);
       text += fmt::format("{:<34} {:.0f} {}\n", j["metric"]["name"].get<std::string>(), r.metric,
                           j["metric"]["unit"].get<std::string>());
       const auto& c = j["counters"];

@@ -13,6 +13,7 @@
 #include "hw/ipi.h"
 #include "hw/tlb_params.h"
 #include "hw/topology.h"
+#include "util/embedded_file.h"
 
 namespace tlbsim::hw {
 
@@ -71,10 +72,7 @@ Machine parse_machine(std::string_view text, const std::string& origin);
 // Throws InputError listing the built-in names when the name is unknown.
 Machine load_machine(std::string_view name_or_path);
 
-struct EmbeddedFile {
-  std::string_view name;
-  std::string_view text;
-};
+using tlbsim::EmbeddedFile;
 // The machine files compiled into the binary (configs/machines/*.toml), sorted by name.
 std::span<const EmbeddedFile> builtin_machine_files();
 std::vector<std::string> builtin_machine_names();

@@ -5,7 +5,6 @@
 
 #include <stdexcept>
 
-#include "arch/x86/tlb.h"
 #include "kernel/mmu_gather.h"
 
 namespace tlbsim::kernel {
@@ -79,7 +78,7 @@ sim::Task<void> exit_mm(Sched& s, TaskStruct& t) {
   pc.cpu.local_irq_disable();
   t.mm = nullptr;
   s.k.oracle().set_user_context(pc.id, 0);
-  co_await x86::enter_lazy_tlb(pc);
+  co_await s.k.arch().enter_lazy_tlb(pc, *mm);
   co_await pc.cpu.local_irq_enable();
   co_await mm->mmap_lock.up_read(m, pc.cpu);
   co_await mmput(pc, *mm);
@@ -92,7 +91,7 @@ sim::Task<void> exec_mmap(Sched& s, TaskStruct& t, MmStruct& mm) {
   pc.cpu.local_irq_disable();
   t.active_mm = &mm;
   t.mm = &mm;
-  co_await x86::switch_mm_irqs_off(pc, mm);  // activate_mm
+  co_await s.k.arch().switch_mm_irqs_off(pc, mm);  // activate_mm
   co_await pc.cpu.local_irq_enable();
   s.k.oracle().set_user_context(pc.id, mm.id());
   if (old_mm != nullptr) {

@@ -2,6 +2,7 @@
 
 #include "kernel/sched.h"
 #include "kernel/smp.h"
+#include "util/error.h"
 
 namespace tlbsim::kernel {
 
@@ -23,7 +24,11 @@ Csd& PerCpu::csd_for(CpuId target) {
 }
 
 Kernel::Kernel(hw::System& sys, KernelConfig config)
-    : sys_(sys), config_(config), counters_(sys.topology().cpu_count()) {
+    : sys_(sys), config_(config), arch_(find_arch_mmu(config.arch, config.version)), counters_(sys.topology().cpu_count()) {
+  if (arch_ == nullptr) {
+    throw InputError("no modeled " + config.arch + " code for Linux " + config.version.str() + " (modeled: " +
+                     modeled_arch_eras() + ")");
+  }
   const std::uint32_t n = sys.topology().cpu_count();
   std::vector<const hw::Tlb*> tlbs;
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -35,12 +40,10 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
   frames_.set_free_observer([this](Pfn p) { oracle_->on_frame_free(p, sys_.scheduler().now()); });
   frames_.set_reuse_observer([this](Pfn p) { oracle_->on_frame_reuse(p, sys_.scheduler().now()); });
   init_mm_ = std::make_unique<MmStruct>(0, 1, sys.coherence(), n, frames_, true);
-  // Every CPU starts in init_mm with ASID 0 (initialize_tlbstate_and_flush).
+  // Every CPU starts in init_mm.
   for (auto& pc : percpu_) {
     pc->cr3_mm = init_mm_.get();
-    pc->tlbstate.loaded_mm = init_mm_.get();
-    pc->tlbstate.loaded_mm_asid = 0;
-    pc->tlbstate.ctxs[0] = {1, 0};
+    arch_->init_cpu(*pc, *init_mm_);
   }
 }
 
@@ -78,7 +81,7 @@ File& Kernel::new_file(std::uint64_t size) {
 // re-walks the CPU's most recently demand-filled addresses at each interrupt entry, filling the TLB where a PTE
 // is present and the paging-structure cache where the leaf table exists (docs/model.md).
 void Kernel::speculative_walks(PerCpu& self) {
-  MmStruct* mm = self.tlbstate.loaded_mm;
+  MmStruct* mm = self.cr3_mm;
   if (mm == nullptr || mm->is_init_mm()) return;
   const Asid tag{static_cast<std::uint16_t>(self.tlb_tag())};
   for (std::uint64_t raw : self.tlb.recent_vpns()) {
@@ -102,6 +105,8 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
   } else if (vector == LOCAL_TIMER_VECTOR && sched != nullptr) {
     ++counters_.irq_timer_count;
     co_await sched->run_expired_timers(self);
+  } else {
+    co_await arch_->handle_arch_irq(self, vector);
   }
   co_await cpu.delay(sys_.ipi().params().handler_exit);
 }

@@ -8,6 +8,8 @@
 
 #include "arch/x86/tlb_state.h"
 #include "check/oracle.h"
+#include "kernel/arch_mmu.h"
+#include "kernel/config.h"
 #include "hw/system.h"
 #include "hw/tlb.h"
 #include "kernel/counters.h"
@@ -37,23 +39,6 @@ struct Csd {
   const void* info = nullptr;
 };
 
-// Run-time choices of the modeled kernel that are not yet named options (the seed options come later).
-struct KernelConfig {
-  // v5.13-v5.17 native_flush_tlb_multi open-codes the lazy filter (commit 6035152d8eeb); the benchmarked
-  // kernels of seed 000 carry its revert, which uses on_each_cpu_cond_mask(tlb_is_not_lazy).
-  bool open_coded_cond_mask = false;
-  // Seed 000 as posted (x86/mm/tlb: avoid reading mm_tlb_gen when possible, v2): flush_tlb_func returns early
-  // when f->new_tlb_gen <= local_tlb_gen and reads mm->context.tlb_gen only after that test.
-  bool avoid_mm_tlb_gen_read = false;
-  // The later upstream fix (x86/mm/tlb: Ignore f->new_tlb_gen when zero): the early return is skipped for
-  // flushes that carry no generation (TLB_GENERATION_INVALID, as arch_tlbbatch_flush sends).
-  bool ignore_invalid_tlb_gen = false;
-  // Test-only breakage for checking the oracle: flush_tlb_mm_range sends no IPIs.
-  bool test_skip_remote_ipis = false;
-  // Test-only breakage: native_flush_tlb_multi ignores freed_tables, so lazy CPUs are skipped even then.
-  bool test_ignore_freed_tables = false;
-};
-
 // Per-CPU kernel state. Contract: `tlbstate` is touched only by its own CPU; `is_lazy` and the call queue are
 // shared and live on modeled lines.
 class PerCpu {
@@ -65,14 +50,17 @@ class PerCpu {
   CpuId id;
   hw::Tlb tlb;
   x86::TlbState tlbstate;
-  MmStruct* cr3_mm = nullptr;  // hardware: whose page tables CR3 points to (set by every CR3 write)
+  // Hardware: whose page tables the CPU translates with (x86 CR3, powerpc PIDR), and the tag its TLB entries get
+  // now (x86 PCID, powerpc PID). Set by every CR3 or PID write.
+  MmStruct* cr3_mm = nullptr;
+  std::uint16_t hw_tag = 0;
   hw::Shared<bool> is_lazy;  // cpu_tlbstate_shared.is_lazy
   // call_single_queue: an llist; entries are the csds of pending cross-calls, oldest first.
   LineId call_single_queue_line;
   std::vector<Csd*> call_single_queue;
   // The per-CPU flush_tlb_info (get_flush_tlb_info), reused by every flush this CPU initiates.
   x86::FlushTlbInfo flush_tlb_info;
-  int tlb_tag() const { return tlbstate.loaded_mm ? x86::kern_pcid(tlbstate.loaded_mm_asid) : -1; }
+  int tlb_tag() const { return cr3_mm != nullptr ? hw_tag : -1; }
   // This CPU's csd for cross-calls to `target` (cfd_data), made on first use.
   Csd& csd_for(CpuId target);
 
@@ -92,6 +80,8 @@ class Kernel final : public sim::IrqHandler {
   hw::Memory& mem() { return sys_.memory(); }
   const hw::Machine& machine() const { return sys_.machine(); }
   const KernelConfig& config() const { return config_; }
+  // The architecture's MMU hooks for this kernel's arch and release.
+  ArchMmu& arch() { return *arch_; }
   KernelCounters& counters() { return counters_; }
   check::Oracle& oracle() { return *oracle_; }
   FrameAllocator& frames() { return frames_; }
@@ -113,6 +103,7 @@ class Kernel final : public sim::IrqHandler {
   void speculative_walks(PerCpu& self);
   hw::System& sys_;
   KernelConfig config_;
+  std::unique_ptr<ArchMmu> arch_;
   KernelCounters counters_;
   FrameAllocator frames_;
   std::vector<std::unique_ptr<PerCpu>> percpu_;

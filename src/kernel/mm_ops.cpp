@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "arch/x86/tlb.h"
 #include "kernel/mmu_gather.h"
 #include "kernel/rmap.h"
 
@@ -91,7 +90,7 @@ sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, co
   co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy + costs(self).rmap_update);  // + old page's rmap
   mm.pgd.clear(v);
   self.k.oracle().on_pte_removed(mm, v, old, self.id, self.cpu.now());
-  co_await x86::flush_tlb_page(self, mm, v.get() << kPageShift);
+  co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
   mm.pgd.set(v, Pte{copy, true, true, true});
 }
 
@@ -163,7 +162,7 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
   const Vpn v = vpn_of(addr);
   const hw::TlbParams& tp = self.k.machine().tlb;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    const Asid pcid{tp.tag == hw::TlbTag::kNone ? std::uint16_t{0} : x86::kern_pcid(self.tlbstate.loaded_mm_asid)};
+    const Asid pcid{self.hw_tag};
     if (const auto hit = self.tlb.lookup(pcid, v); hit && (!write || hit->writable)) {
       self.k.oracle().on_tlb_hit(self.id, mm, v, *hit, self.cpu.now());
       co_await self.cpu.delay(self.k.machine().coherence.l1_hit);

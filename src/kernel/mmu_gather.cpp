@@ -1,9 +1,8 @@
-// Models mm/mmu_gather.c (v5.15) and the x86 tlb_flush() of arch/x86/include/asm/tlb.h.
+// Models mm/mmu_gather.c (v5.15); the flush itself is the architecture's tlb_flush() (ArchMmu).
 #include "kernel/mmu_gather.h"
 
 #include <algorithm>
 
-#include "arch/x86/tlb.h"
 
 namespace tlbsim::kernel {
 
@@ -31,13 +30,7 @@ sim::Task<void> tlb_gather_mmu(PerCpu& self, MmuGather& tlb) {
 
 sim::Task<void> tlb_flush_mmu_tlbonly(PerCpu& self, MmuGather& tlb) {
   if (!tlb.freed_tables && !tlb.cleared_ptes) co_return;
-  // x86 tlb_flush(): the whole address space for fullmm, else the gathered range; PAGE_SHIFT stride.
-  std::uint64_t start = 0, end = x86::TLB_FLUSH_ALL;
-  if (!tlb.fullmm && !tlb.need_flush_all) {
-    start = tlb.start;
-    end = tlb.end;
-  }
-  co_await x86::flush_tlb_mm_range(self, tlb.mm, start, end, static_cast<std::uint8_t>(kPageShift), tlb.freed_tables);
+  co_await self.k.arch().tlb_flush(self, tlb);
   tlb.reset_range();
 }
 

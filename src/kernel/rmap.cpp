@@ -11,7 +11,7 @@ sim::Task<bool> should_defer_flush(PerCpu& self, MmStruct& mm, bool ttu_batch_fl
 }
 
 sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable) {
-  co_await x86::arch_tlbbatch_add_mm(self, ubc.arch, mm);
+  co_await self.k.arch().arch_tlbbatch_add_mm(self, ubc.arch, mm);
   ubc.flush_required = true;
   // Ensure compiler ordering of the batch flag before the mm's (barrier()), then mark the mm.
   co_await self.k.mem().write(self.cpu, mm.tlb_flush_batched, true);
@@ -20,7 +20,7 @@ sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc,
 
 sim::Task<void> try_to_unmap_flush(PerCpu& self, TlbflushUnmapBatch& ubc) {
   if (!ubc.flush_required) co_return;
-  co_await x86::arch_tlbbatch_flush(self, ubc.arch);
+  co_await self.k.arch().arch_tlbbatch_flush(self, ubc.arch);
   ubc.flush_required = false;
   ubc.writable = false;
 }
@@ -32,7 +32,7 @@ sim::Task<void> try_to_unmap_flush_dirty(PerCpu& self, TlbflushUnmapBatch& ubc) 
 sim::Task<void> flush_tlb_batched_pending(PerCpu& self, MmStruct& mm) {
   const bool batched = co_await self.k.mem().read(self.cpu, mm.tlb_flush_batched);
   if (!batched) co_return;
-  co_await x86::flush_tlb_mm(self, mm);
+  co_await self.k.arch().flush_tlb_mm(self, mm);
   co_await self.k.mem().write(self.cpu, mm.tlb_flush_batched, false);
 }
 
@@ -48,7 +48,7 @@ sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct
     if (defer) {
       co_await set_tlb_ubc_flush_pending(self, ubc, mm, old->writable);
     } else {
-      co_await x86::flush_tlb_page(self, mm, v.get() << kPageShift);
+      co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
     }
   }
   co_await ptl.unlock(self.k.mem(), self.cpu);

@@ -3,7 +3,6 @@
 // batch before the pages are freed.
 #pragma once
 
-#include "arch/x86/tlb.h"
 #include "kernel/kernel.h"
 
 namespace tlbsim::kernel {
@@ -11,7 +10,7 @@ namespace tlbsim::kernel {
 // struct tlbflush_unmap_batch (current->tlb_ubc).
 struct TlbflushUnmapBatch {
   explicit TlbflushUnmapBatch(std::uint32_t ncpus) : arch(ncpus) {}
-  x86::ArchTlbflushUnmapBatch arch;
+  ArchTlbflushUnmapBatch arch;
   bool flush_required = false;
   bool writable = false;
 };

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "arch/x86/tlb.h"
 #include "kernel/fork.h"
 
 namespace tlbsim::kernel {
@@ -113,7 +112,7 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
     }
     ++usage[static_cast<std::size_t>(pick + 1)];
     // cpuidle_enter_state(): a state that loses the TLB is entered only after leaving the mm.
-    if (pick >= 0 && states[static_cast<std::size_t>(pick)].flushes_tlb) co_await x86::leave_mm(pc);
+    if (pick >= 0 && states[static_cast<std::size_t>(pick)].flushes_tlb) co_await k.arch().leave_mm(pc);
     const sim::SimTime start = pc.cpu.now();
     const sim::Duration exit_latency = pick >= 0 ? states[static_cast<std::size_t>(pick)].exit_latency : sim::Duration{0};
     co_await mem.idle_poll(pc.cpu, r.need_resched.line, exit_latency);
@@ -155,7 +154,7 @@ sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next)
   PerCpu& pc = cpu_of(prev);
   if (next.mm == nullptr) {
     // To a kernel thread (or idle): keep the previous mm loaded, lazily.
-    co_await x86::enter_lazy_tlb(pc);
+    co_await k.arch().enter_lazy_tlb(pc, *prev.active_mm);
     next.active_mm = prev.active_mm;
     if (prev.mm != nullptr) {
       co_await mmgrab(pc, *prev.active_mm);  // from user: the kernel thread borrows a reference
@@ -165,7 +164,7 @@ sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next)
   } else {
     // To a user task.
     pc.cpu.local_irq_disable();
-    co_await x86::switch_mm_irqs_off(pc, *next.mm);
+    co_await k.arch().switch_mm_irqs_off(pc, *next.mm);
     if (prev.mm == nullptr) {
       // From a kernel thread: drop its borrowed mm in finish_task_switch.
       r.prev_mm = prev.active_mm;

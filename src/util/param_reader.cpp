@@ -1,5 +1,7 @@
 #include "util/param_reader.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 
@@ -198,6 +200,19 @@ std::optional<Latency> ParamReader::optional_latency(std::string_view key, doubl
     return std::nullopt;
   }
   return latency(key, max_ns);
+}
+
+std::vector<std::string> ParamReader::keys() const {
+  std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::string>> ordered;
+  for (const auto& [k, v] : table_) ordered.push_back({{v.source().begin.line, v.source().begin.column}, std::string(k.str())});
+  std::sort(ordered.begin(), ordered.end());
+  std::vector<std::string> out;
+  for (auto& o : ordered) out.push_back(std::move(o.second));
+  return out;
+}
+
+std::string ParamReader::where_key(std::string_view key) const {
+  return fmt::format("{}: {}: {}", where(table_.get(key)), component_, qualified(key));
 }
 
 void ParamReader::finish() {

@@ -68,6 +68,11 @@ class ParamReader {
   Latency latency(std::string_view key, double max_ns = 1e7);
   std::optional<Latency> optional_latency(std::string_view key, double max_ns = 1e7);
 
+  // The keys of this table, in file order (for tables whose keys are names, such as a profile's [options]).
+  std::vector<std::string> keys() const;
+  // Where `key` is (origin:line:column), for messages about a valid value that is wrong in context.
+  std::string where_key(std::string_view key) const;
+
   // Rejects keys never read.
   void finish();
   // Throws InputError about `key` (at the key's line when it exists).

@@ -14,15 +14,9 @@
 
 namespace tlbsim::workloads {
 
-// A kernel as a named profile (`tlbsim list kernels`). Contract: config() is the modeled kernel's settings.
-class KernelProfile {
- public:
-  virtual ~KernelProfile() = default;
-  virtual kernel::KernelConfig config() const = 0;
-};
-
 struct RunSpec {
-  std::string kernel = "linux-5.17";
+  std::string kernel = "linux-5.17";      // a built-in kernel profile or a profile file
+  std::vector<std::string> options;       // NAME=on|off overrides of the profile's options, in order
   std::string workload = "tlb_flush1";
   std::uint32_t threads = 1;
   sim::Duration duration = sim::milliseconds(10);

@@ -4,7 +4,6 @@
 // are pinned one per core, as will-it-scale's main.c pins thread i to core i % cores.
 #include <stdexcept>
 
-#include "arch/x86/tlb.h"
 #include "kernel/mm_ops.h"
 #include "util/registry.h"
 #include "workloads/workload.h"
@@ -17,7 +16,10 @@ constexpr std::uint64_t kFileSize = 128ull * 1024 * 1024;
 
 sim::Task<void> tlb_flush1_thread(kernel::PerCpu& self, kernel::MmStruct& mm, kernel::File& file,
                                   sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations) {
-  co_await x86::switch_mm(self, mm);  // the thread starts running on its CPU
+  // The thread starts running on its CPU: switch_mm (switch_mm_irqs_off with interrupts off).
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
   self.k.oracle().set_user_context(self.id, mm.id());
   while (self.cpu.now() < end) {
     const std::uint64_t addr = co_await kernel::sys_mmap(self, mm, kFileSize, false, &file, 0);

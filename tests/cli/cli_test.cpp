@@ -100,7 +100,7 @@ struct BadInput {
 
 TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
   const std::vector<BadInput> cases = {
-      {{"list", "mutations"}, "unknown list kind 'mutations' (known: kernels, machines, patterns, workloads)"},
+      {{"list", "mutations"}, "unknown list kind 'mutations' (known: eras, kernels, machines, options, patterns, workloads)"},
       {{"machine", "show", "nosuch"}, "unknown machine 'nosuch'"},
       {{"machine", "show", "/nonexistent/m.toml"}, "cannot read '/nonexistent/m.toml'"},
       {{"bench", "contention", "--pattern", "zigzag"}, "unknown pattern 'zigzag'"},
@@ -138,6 +138,47 @@ TEST(Cli, ListKernelsAndWorkloads) {
   r = run({"list", "workloads"});
   EXPECT_EQ(r.status, 0);
   expect_golden("list_workloads.txt", r.out);
+}
+
+TEST(Cli, ListOptionsAndEras) {
+  Result r = run({"list", "options"});
+  EXPECT_EQ(r.status, 0);
+  expect_golden("list_options.txt", r.out);
+  r = run({"list", "eras"});
+  EXPECT_EQ(r.status, 0);
+  expect_golden("list_eras.txt", r.out);
+}
+
+TEST(Cli, OptionOverridesTheProfile) {
+  const std::vector<std::string> base = {"run", "--machine", "small-2s2c", "--threads", "2", "--duration", "100us",
+                                         "--format", "json"};
+  std::vector<std::string> on = base;
+  on.insert(on.end(), {"--option", "avoid_mm_tlb_gen_read=on"});
+  const Result a = run(on);
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["options"], nlohmann::json::array({"avoid_mm_tlb_gen_read"}));
+  std::vector<std::string> off = base;
+  off.insert(off.end(), {"--kernel", "linux-5.17-seed000", "--option", "avoid_mm_tlb_gen_read=off"});
+  const Result b = run(off);
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(nlohmann::json::parse(b.out)["options"], nlohmann::json::array());
+}
+
+TEST(Cli, BadOptionsAreRefusedWithWhereAndWhat) {
+  const std::vector<BadInput> cases = {
+      {{"run", "--option", "no_such_option=on"}, "--option no_such_option=on: unknown option 'no_such_option'"},
+      {{"run", "--option", "lazy_mm_cpumask=on"},
+       "option 'lazy_mm_cpumask' is modeled for Linux 6.13..6.13, not for this kernel's version 5.17"},
+      {{"run", "--option", "avoid_mm_tlb_gen_read=maybe"}, "value 'maybe' is not on or off"},
+      {{"run", "--option", "avoid_mm_tlb_gen_read"}, "expected NAME=on or NAME=off"},
+      {{"run", "--option", "ignore_invalid_tlb_gen=on"}, "option 'ignore_invalid_tlb_gen' needs option 'avoid_mm_tlb_gen_read' on"},
+      {{"run", "--kernel", "/nonexistent/k.toml"}, "/nonexistent/k.toml: cannot open kernel profile"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.status, 2) << c.message << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << "expected '" << c.message << "' in:\n" << r.err;
+  }
 }
 
 TEST(Cli, RunTlbFlush1Table) {

@@ -1,5 +1,6 @@
 // Scenario tests of the batched reclaim flush (mm/rmap.c) and of the oracle's free and reuse checks.
 #include "kernel/rmap.h"
+#include "arch/x86/tlb.h"
 
 #include <gtest/gtest.h>
 

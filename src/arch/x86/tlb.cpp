@@ -3,6 +3,7 @@
 // lines; cpu_tlbstate is plain per-CPU data.
 #include "arch/x86/tlb.h"
 
+#include "kernel/options.h"
 #include "kernel/smp.h"
 
 namespace tlbsim::x86 {
@@ -14,7 +15,7 @@ namespace {
 
 hw::Memory& mem(PerCpu& self) { return self.k.mem(); }
 const hw::TlbParams& tlbp(PerCpu& self) { return self.k.machine().tlb; }
-Asid current_pcid(PerCpu& self) { return Asid{kern_pcid(self.tlbstate.loaded_mm_asid)}; }
+Asid current_pcid(PerCpu& self) { return Asid{self.hw_tag}; }
 
 }  // namespace
 
@@ -43,8 +44,9 @@ void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_
 
 sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_asid, bool need_flush) {
   self.cr3_mm = &next;
+  self.hw_tag = tlbp(self).tag == hw::TlbTag::kNone ? std::uint16_t{0} : kern_pcid(new_asid);
   ++(next.is_init_mm() ? self.k.counters().cr3_to_init_mm : self.k.counters().cr3_switch_mm);
-  const Asid pcid{tlbp(self).tag == hw::TlbTag::kNone ? std::uint16_t{0} : kern_pcid(new_asid)};
+  const Asid pcid{self.hw_tag};
   ++self.k.counters().cr3_loads[self.id.get()];
   if (need_flush) {
     co_await self.cpu.delay(tlbp(self).cr3_write_flush);
@@ -81,10 +83,19 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
     new_asid = prev_asid;
     need_flush = true;
   } else {
-    // Stop remote flushes for the previous mm (skip init_mm: never flushed by IPI).
-    if (!real_prev->is_init_mm()) co_await real_prev->cpumask.clear_cpu(m, self.cpu, self.id);
-    // Start remote flushes and then read tlb_gen.
-    if (!next.is_init_mm()) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
+    if (self.k.config().lazy_mm_cpumask) {
+      // Seed 002: leave this CPU in prev's mm_cpumask (atomic writes to it are expensive under contention); it is
+      // removed lazily at TLB flush time. Set next's bit only when it is not already set.
+      if (!next.is_init_mm()) {
+        const bool in_mask = co_await next.cpumask.test_cpu(m, self.cpu, self.id);
+        if (!in_mask) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
+      }
+    } else {
+      // Stop remote flushes for the previous mm (skip init_mm: never flushed by IPI).
+      if (!real_prev->is_init_mm()) co_await real_prev->cpumask.clear_cpu(m, self.cpu, self.id);
+      // Start remote flushes and then read tlb_gen.
+      if (!next.is_init_mm()) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
+    }
     next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
     choose_new_asid(self, next, next_tlb_gen, new_asid, need_flush);
     ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING
@@ -151,7 +162,11 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
     ++cnt.irq_tlb_count[self.id.get()];
     cnt.count(VmTlbEvent::NR_TLB_REMOTE_FLUSH_RECEIVED);
     // Can only happen on remote CPUs.
-    if (f.mm != nullptr && f.mm != loaded_mm) co_return;
+    if (f.mm != nullptr && f.mm != loaded_mm) {
+      // Seed 002: the CPU was left in the mm_cpumask of the target mm; clear it.
+      if (cfg.lazy_mm_cpumask) co_await f.mm->cpumask.clear_cpu(m, self.cpu, self.id);
+      co_return;
+    }
   }
 
   if (loaded_mm->is_init_mm()) co_return;
@@ -277,5 +292,14 @@ sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch)
   }
   batch.cpumask.clear_all();
 }
+
+TLBSIM_KERNEL_OPTION(open_coded_cond_mask, "x86", 5, 17, 5, 17, "", "", "",
+                     "v5.13-v5.17 commit 6035152d8eeb: native_flush_tlb_multi filters lazy CPUs into a cpumask first");
+TLBSIM_KERNEL_OPTION(avoid_mm_tlb_gen_read, "x86", 5, 17, 6, 13, "000", "", "",
+                     "flush_tlb_func returns early if f->new_tlb_gen <= local_tlb_gen, reading mm tlb_gen only after");
+TLBSIM_KERNEL_OPTION(ignore_invalid_tlb_gen, "x86", 5, 17, 6, 13, "000", "avoid_mm_tlb_gen_read", "",
+                     "later fix: no early return for f->new_tlb_gen == TLB_GENERATION_INVALID (batched flushes)");
+TLBSIM_KERNEL_OPTION(lazy_mm_cpumask, "x86", 6, 13, 6, 13, "002", "", "",
+                     "switch_mm_irqs_off keeps prev's mm_cpumask bit; the first flush IPI to a non-user clears it");
 
 }  // namespace tlbsim::x86

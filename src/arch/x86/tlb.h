@@ -47,10 +47,7 @@ sim::Task<void> flush_tlb_local(PerCpu& self);
 
 // The batched-unmap flush (ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH, x86 since Linux 4.3): struct
 // arch_tlbflush_unmap_batch holds the union of the mm_cpumasks of the mms whose PTEs were cleared.
-struct ArchTlbflushUnmapBatch {
-  explicit ArchTlbflushUnmapBatch(std::uint32_t ncpus) : cpumask(ncpus) {}
-  Cpumask cpumask;
-};
+using kernel::ArchTlbflushUnmapBatch;
 sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm);
 sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch);
 

@@ -1,0 +1,74 @@
+// The architecture's MMU-context and TLB-flush hooks that generic kernel code calls (asm/mmu_context.h,
+// asm/tlbflush.h, asm/tlb.h, asm/tlbbatch.h), one implementation per modeled architecture and era, self-registered
+// and chosen by the kernel profile's arch and version.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernel/config.h"
+#include "kernel/cpumask.h"
+#include "sim/task.h"
+
+namespace tlbsim::kernel {
+
+class MmStruct;
+class PerCpu;
+struct MmuGather;
+
+// struct arch_tlbflush_unmap_batch: x86 keeps the union of the mms' cpumasks; seed 001's powerpc version also keeps
+// the list of mms (each target flushes each of them).
+struct ArchTlbflushUnmapBatch {
+  explicit ArchTlbflushUnmapBatch(std::uint32_t ncpus) : cpumask(ncpus) {}
+  Cpumask cpumask;
+  std::vector<MmStruct*> mms;
+};
+
+// Contract: one instance per Kernel, stateless apart from per-CPU state kept in PerCpu; every method runs on
+// `self`'s CPU. switch_mm_irqs_off is called with interrupts disabled. init_cpu runs once per CPU before any task.
+class ArchMmu {
+ public:
+  virtual ~ArchMmu() = default;
+  virtual std::string_view arch() const = 0;
+  virtual KernelVersion since() const = 0;  // the releases this code models (inclusive)
+  virtual KernelVersion until() const = 0;
+
+  // Boot: this CPU runs in init_mm.
+  virtual void init_cpu(PerCpu& self, MmStruct& init_mm) = 0;
+
+  // switch_mm_irqs_off(prev, next, tsk) / activate_mm.
+  virtual sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) = 0;
+  // enter_lazy_tlb(mm, tsk): the CPU switches to a task without an mm and keeps `mm` loaded.
+  virtual sim::Task<void> enter_lazy_tlb(PerCpu& self, MmStruct& mm) = 0;
+  // The idle driver entering a state that loses the TLB (intel_idle: leave_mm when CPUIDLE_FLAG_TLB_FLUSHED).
+  virtual sim::Task<void> leave_mm(PerCpu& self) = 0;
+
+  // flush_tlb_mm_range / flush_tlb_page / flush_tlb_mm.
+  virtual sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
+                                             std::uint8_t stride_shift, bool freed_tables) = 0;
+  virtual sim::Task<void> flush_tlb_page(PerCpu& self, MmStruct& mm, std::uint64_t addr) = 0;
+  virtual sim::Task<void> flush_tlb_mm(PerCpu& self, MmStruct& mm) = 0;
+  // tlb_flush(struct mmu_gather *): the gathered range, or the whole mm when tlb->fullmm (exit).
+  virtual sim::Task<void> tlb_flush(PerCpu& self, MmuGather& tlb) = 0;
+
+  // ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH: whether reclaim may defer flushes into a batch with this kernel's options.
+  virtual bool batched_unmap(const KernelConfig& cfg) const = 0;
+  // arch_tlbbatch_should_defer(mm) (seed 001 patch 1 makes the generic test an arch hook).
+  virtual sim::Task<bool> arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm);
+  virtual sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm) = 0;
+  virtual sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch) = 0;
+
+  // An interrupt vector the architecture owns (beyond the generic call-function and timer vectors). Returns false
+  // when the vector is not this architecture's.
+  virtual sim::Task<bool> handle_arch_irq(PerCpu& self, int vector);
+};
+
+// The ArchMmu registered for `arch` whose releases include `version`, or nullptr.
+std::unique_ptr<ArchMmu> find_arch_mmu(std::string_view arch, KernelVersion version);
+// "x86 3.3, x86 5.17..6.13, powerpc ..." for messages and `tlbsim list eras`.
+std::string modeled_arch_eras();
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,70 @@
+// The modeled kernel's identity (architecture and release) and its options: each seed's change, each later fix and
+// each reviewed variant is one named boolean here, registered in kernel/options.cpp with the eras it exists in.
+#pragma once
+
+#include <compare>
+#include <string>
+#include <string_view>
+
+namespace tlbsim::kernel {
+
+// A kernel release, major.minor ("5.17"). Contract: parse() accepts only digits '.' digits.
+struct KernelVersion {
+  int major = 0;
+  int minor = 0;
+  auto operator<=>(const KernelVersion&) const = default;
+  std::string str() const { return std::to_string(major) + "." + std::to_string(minor); }
+  // Throws InputError naming `where` when `text` is not a version.
+  static KernelVersion parse(std::string_view text, std::string_view where);
+};
+
+struct KernelConfig {
+  // The architecture ("x86" or "powerpc") and release whose code runs; they choose the ArchMmu implementation.
+  std::string arch = "x86";
+  KernelVersion version{5, 17};
+
+  // ---- Not a seed: the two forms of native_flush_tlb_multi of x86 v5.13-v5.17.
+  // Commit 6035152d8eeb open-codes the lazy filter into a cpumask before the cross-call; the benchmarked kernels of
+  // seed 000 carry its revert, which filters with on_each_cpu_cond_mask(tlb_is_not_lazy).
+  bool open_coded_cond_mask = false;
+
+  // ---- Seed 000 (x86 v5.17/5.18): x86/mm/tlb: avoid reading mm_tlb_gen when possible (v2, as posted).
+  // flush_tlb_func returns early when f->new_tlb_gen <= local_tlb_gen and reads mm->context.tlb_gen after that test.
+  bool avoid_mm_tlb_gen_read = false;
+  // The later fix (x86/mm/tlb: Ignore f->new_tlb_gen when zero): no early return for TLB_GENERATION_INVALID.
+  bool ignore_invalid_tlb_gen = false;
+
+  // ---- Seed 002 (x86 v6.13): x86,tlb: update mm_cpumask lazily (patch 1/3 as posted).
+  // switch_mm_irqs_off leaves the CPU in prev's mm_cpumask and sets next's bit only if clear; flush_tlb_func on a
+  // CPU that no longer runs f->mm clears its bit there.
+  bool lazy_mm_cpumask = false;
+
+  // ---- Seed 003 (x86 v3.3): x86, tlb: switch cr3 in leave_mm() only when needed.
+  // As first posted: leave_mm does cpumask_test_and_clear_cpu and loads swapper_pg_dir only if the bit was set.
+  bool leave_mm_cr3_when_needed = false;
+  // As reviewed (Linus): a read-only cpumask_test_cpu first, then the clear and the load only when it was set.
+  bool leave_mm_cr3_when_needed_test_first = false;
+
+  // ---- Seed 004 (generic v6.2 + powerpc64s radix): shoot lazy tlbs.
+  // CONFIG_MMU_LAZY_TLB_SHOOTDOWN: lazy-TLB mm references (mmgrab_lazy_tlb/mmdrop_lazy_tlb) do not touch mm_count;
+  // __mmdrop calls cleanup_lazy_tlbs, which IPIs every CPU in mm_cpumask to switch lazy users to init_mm.
+  bool MMU_LAZY_TLB_SHOOTDOWN = false;
+  // CONFIG_DEBUG_VM_SHOOT_LAZIES: after the shootdown, check on every CPU that none still uses the mm lazily.
+  bool DEBUG_VM_SHOOT_LAZIES = false;
+  // Patch 5 (powerpc/64s/radix: combine final TLB flush and lazy tlb mm shootdown IPIs): the final exit flush is
+  // done by IPI + tlbiel to mm_cpumask, and each target also switches a lazy use of the mm to init_mm.
+  bool exit_flush_lazy_tlbs = false;
+
+  // ---- Seed 001 (powerpc64 radix, 2017 RFC): ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH on POWER.
+  // Reclaim defers flushes into arch_tlbflush_unmap_batch (a cpumask and the list of mms) and flushes once per
+  // batch by IPI, each target flushing each listed mm's PID locally with tlbiel.
+  bool ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH = false;
+  // The follow-up variant: each target flushes the whole LPID instead of each mm.
+  bool batched_unmap_flush_lpid = false;
+
+  // ---- Test-only breakage, for showing that the oracle catches a broken protocol (not listed as options).
+  bool test_skip_remote_ipis = false;      // flush_tlb_mm_range sends no IPIs
+  bool test_ignore_freed_tables = false;   // native_flush_tlb_multi skips lazy CPUs even when tables are freed
+};
+
+}  // namespace tlbsim::kernel
