@@ -13,6 +13,7 @@ std::string_view to_string(TlbFlushReason r) {
     case TlbFlushReason::TLB_LOCAL_SHOOTDOWN: return "TLB_LOCAL_SHOOTDOWN";
     case TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN: return "TLB_LOCAL_MM_SHOOTDOWN";
     case TlbFlushReason::TLB_REMOTE_SEND_IPI: return "TLB_REMOTE_SEND_IPI";
+    case TlbFlushReason::TLB_REMOTE_WRONG_CPU: return "TLB_REMOTE_WRONG_CPU";
     case TlbFlushReason::kCount: break;
   }
   return "?";

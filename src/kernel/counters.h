@@ -20,6 +20,7 @@ enum class TlbFlushReason : std::uint8_t {
   TLB_LOCAL_SHOOTDOWN,
   TLB_LOCAL_MM_SHOOTDOWN,
   TLB_REMOTE_SEND_IPI,
+  TLB_REMOTE_WRONG_CPU,  // v6.14 (seed 002 patch 2/3): a flush IPI reached a CPU no longer running the mm
   kCount,
 };
 std::string_view to_string(TlbFlushReason r);

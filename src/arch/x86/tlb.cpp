@@ -164,7 +164,10 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
     // Can only happen on remote CPUs.
     if (f.mm != nullptr && f.mm != loaded_mm) {
       // Seed 002: the CPU was left in the mm_cpumask of the target mm; clear it.
-      if (cfg.lazy_mm_cpumask) co_await f.mm->cpumask.clear_cpu(m, self.cpu, self.id);
+      if (cfg.lazy_mm_cpumask) {
+        co_await f.mm->cpumask.clear_cpu(m, self.cpu, self.id);
+        cnt.trace(TlbFlushReason::TLB_REMOTE_WRONG_CPU);  // the tracepoint of the series' patch 2/3
+      }
       co_return;
     }
   }

@@ -159,5 +159,61 @@ void stale_read_scenario(bool break_flush, std::size_t expected_violations) {
 TEST(X86Tlb, OracleCatchesAFlushThatSkipsRemoteCpus) { stale_read_scenario(true, 1); }
 TEST(X86Tlb, OracleIsQuietWhenTheFlushReachesEveryCpu) { stale_read_scenario(false, 0); }
 
+kernel::KernelConfig v613(bool lazy_cpumask) {
+  kernel::KernelConfig c;
+  c.version = {6, 13};
+  c.avoid_mm_tlb_gen_read = true;
+  c.ignore_invalid_tlb_gen = true;
+  c.lazy_mm_cpumask = lazy_cpumask;
+  return c;
+}
+
+// cpu1 runs mm, then switches to another process's mm; cpu0 then flushes mm.
+void switch_away_then_flush(Scenario& s, MmStruct& mm, MmStruct& other) {
+  s.run_on(0, do_switch(s.cpu(0), mm));
+  s.run_on(1, do_switch(s.cpu(1), mm));
+  s.run_on(1, do_switch(s.cpu(1), other));
+}
+
+TEST(X86Tlb, Seed002KeepsTheBitAfterSwitchingAwayUntilTheFirstFlushIpiClearsIt) {
+  Scenario s(v613(true));
+  MmStruct& mm = s.k.new_mm();
+  MmStruct& other = s.k.new_mm();
+  switch_away_then_flush(s, mm, other);
+  EXPECT_TRUE(mm.cpumask.peek().test(CpuId{1})) << "seed 002: switching away leaves the bit set";
+  EXPECT_EQ(s.cpu(1).tlbstate.loaded_mm, &other);
+
+  s.run_on(0, do_range(s.cpu(0), mm, 0, kPageSize));
+  EXPECT_EQ(s.k.counters().irq_tlb_count[1], 1u) << "the stale CPU still gets the first flush IPI";
+  EXPECT_FALSE(mm.cpumask.peek().test(CpuId{1})) << "which clears its bit there";
+  EXPECT_EQ(s.k.counters().traced(kernel::TlbFlushReason::TLB_REMOTE_WRONG_CPU), 1u);
+
+  s.run_on(0, do_range(s.cpu(0), mm, 0, kPageSize));
+  EXPECT_EQ(s.k.counters().irq_tlb_count[1], 1u) << "later flushes no longer reach it";
+}
+
+TEST(X86Tlb, WithoutSeed002SwitchingAwayClearsTheBitAtOnce) {
+  Scenario s(v613(false));
+  MmStruct& mm = s.k.new_mm();
+  MmStruct& other = s.k.new_mm();
+  switch_away_then_flush(s, mm, other);
+  EXPECT_FALSE(mm.cpumask.peek().test(CpuId{1}));
+  s.run_on(0, do_range(s.cpu(0), mm, 0, kPageSize));
+  EXPECT_EQ(s.k.counters().irq_tlb_count[1], 0u);
+}
+
+TEST(X86Tlb, Seed002SetsTheNextBitOnlyWhenItIsClear) {
+  Scenario s(v613(true));
+  MmStruct& mm = s.k.new_mm();
+  MmStruct& other = s.k.new_mm();
+  switch_away_then_flush(s, mm, other);
+  const LineId line = mm.cpumask.line_of(CpuId{1});
+  const auto rmws = s.sys.coherence().stats(line).rmws;
+  const auto loads = s.sys.coherence().stats(line).loads;
+  s.run_on(1, do_switch(s.cpu(1), mm));  // back to mm: its bit is still set, so only a read
+  EXPECT_EQ(s.sys.coherence().stats(line).rmws, rmws);
+  EXPECT_EQ(s.sys.coherence().stats(line).loads, loads + 1);
+}
+
 }  // namespace
 }  // namespace tlbsim::x86
