@@ -31,6 +31,10 @@ void Oracle::report_refcount(CpuId cpu, std::uint32_t mm_id, const char* counter
                                               cpu.get()));
 }
 
+void Oracle::report_kernel_warning(CpuId cpu, std::uint32_t mm_id, const std::string& what, sim::SimTime now) {
+  report(now, cpu, mm_id, Vpn{0}, fmt::format("WARN on cpu{}: {}", cpu.get(), what));
+}
+
 void Oracle::on_frame_reuse(Pfn pfn, sim::SimTime now) {
   for (std::size_t c = 0; c < tlbs_.size(); ++c) {
     if (user_mm_[c] == 0) continue;  // a lazy CPU runs kernel code only; switching back checks the generation

@@ -57,6 +57,8 @@ class Oracle {
   void on_mm_free(std::uint32_t mm_id, const std::string& users, sim::SimTime now);
   // A reference count went below zero.
   void report_refcount(CpuId cpu, std::uint32_t mm_id, const char* counter, std::int64_t value, sim::SimTime now);
+  // A WARN_ON in the modeled kernel fired: the kernel's own check of one of its invariants failed.
+  void report_kernel_warning(CpuId cpu, std::uint32_t mm_id, const std::string& what, sim::SimTime now);
   // A user access by `cpu` with `mm` loaded hit TLB entry `t` for `v`.
   void on_tlb_hit(CpuId cpu, const kernel::MmStruct& mm, Vpn v, const hw::Translation& t, sim::SimTime now);
 

@@ -50,6 +50,7 @@ nlohmann::json KernelCounters::to_json() const {
   j["idle_state_usage"] = idle_state_usage;
   j["page_faults"] = page_faults;
   j["mm_freed"] = mm_freed;
+  j["shoot_lazies"] = {{"calls", shoot_lazies_calls}, {"ipis", shoot_lazies_ipis}, {"switched", shoot_lazies_switched}};
   return j;
 }
 

@@ -54,6 +54,10 @@ struct KernelCounters {
   std::vector<std::uint64_t> idle_state_usage;  // entries into each idle state (cpuidle "usage"), polling first
   std::uint64_t page_faults = 0;
   std::uint64_t mm_freed = 0;  // __mmdrop calls
+  // Seed 004: cleanup_lazy_tlbs runs, the IPIs it sends (remote CPUs of mm_cpumask), and the CPUs it switched.
+  std::uint64_t shoot_lazies_calls = 0;
+  std::uint64_t shoot_lazies_ipis = 0;
+  std::uint64_t shoot_lazies_switched = 0;
 
   void count(VmTlbEvent e, std::uint64_t n = 1) { vm[static_cast<std::size_t>(e)] += n; }
   void trace(TlbFlushReason r) { ++tlb_flush[static_cast<std::size_t>(r)]; }

@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "kernel/mmu_gather.h"
+#include "kernel/options.h"
+#include "kernel/smp.h"
 
 namespace tlbsim::kernel {
 
@@ -19,7 +21,80 @@ sim::Task<void> mmdrop(PerCpu& self, MmStruct& mm) {
     self.k.oracle().report_refcount(self.id, mm.id(), "mm_count", old - 1, self.cpu.now());
     co_return;
   }
-  if (old == 1 && !mm.is_init_mm()) self.k.free_mm(mm);  // __mmdrop
+  if (old == 1 && !mm.is_init_mm()) co_await __mmdrop(self, mm);
+}
+
+sim::Task<void> __mmdrop(PerCpu& self, MmStruct& mm) {
+  co_await cleanup_lazy_tlbs(self, mm);
+  self.k.free_mm(mm);
+}
+
+sim::Task<void> mmgrab_lazy_tlb(PerCpu& self, MmStruct& mm) {
+  if (!self.k.config().MMU_LAZY_TLB_SHOOTDOWN) co_await mmgrab(self, mm);
+}
+
+sim::Task<void> mmdrop_lazy_tlb(PerCpu& self, MmStruct& mm) {
+  if (self.k.config().MMU_LAZY_TLB_SHOOTDOWN) {
+    // smp_mb(): x86 issues a locked RMW on a line the CPU owns (lock; addl $0 on the stack), so the model charges
+    // local_rmw; powerpc's hwsync is charged the same (docs/model.md).
+    co_await self.cpu.delay(self.k.machine().coherence.local_rmw);
+    co_return;
+  }
+  co_await mmdrop(self, mm);
+}
+
+sim::Task<void> mmdrop_lazy_tlb_sched(PerCpu& self, MmStruct& mm) {
+  // mmdrop_sched differs from mmdrop only under PREEMPT_RT (the free is deferred to RCU); not modeled.
+  co_await mmdrop_lazy_tlb(self, mm);
+}
+
+namespace {
+
+// do_shoot_lazy_tlb (kernel/fork.c): runs on each CPU of mm_cpumask; a CPU whose current task uses mm lazily
+// switches it to init_mm. It flushes nothing.
+sim::Task<void> do_shoot_lazy_tlb(PerCpu& self, const void* info) {
+  auto& mm = *static_cast<MmStruct*>(const_cast<void*>(info));
+  if (self.k.sched == nullptr) co_return;
+  TaskStruct& current = *self.k.sched->rq(self.id).curr;
+  if (current.active_mm != &mm) co_return;
+  // WARN_ON_ONCE(current->mm): only a kernel thread or idle can be lazy on an mm being freed.
+  if (current.mm != nullptr) {
+    self.k.oracle().report_kernel_warning(self.id, mm.id(), "do_shoot_lazy_tlb: current->mm set", self.cpu.now());
+  }
+  ++self.k.counters().shoot_lazies_switched;
+  current.active_mm = &self.k.init_mm();
+  co_await self.k.arch().switch_mm_irqs_off(self, self.k.init_mm());  // switch_mm(mm, &init_mm, current)
+}
+
+// do_check_lazy_tlb (kernel/fork.c, DEBUG_VM_SHOOT_LAZIES): WARN_ON_ONCE(current->active_mm == mm).
+sim::Task<void> do_check_lazy_tlb(PerCpu& self, const void* info) {
+  const auto* mm = static_cast<const MmStruct*>(info);
+  if (self.k.sched != nullptr && self.k.sched->rq(self.id).curr->active_mm == mm) {
+    self.k.oracle().report_kernel_warning(self.id, mm->id(), "do_check_lazy_tlb: current->active_mm == mm after shootdown",
+                                          self.cpu.now());
+  }
+  co_return;
+}
+
+}  // namespace
+
+sim::Task<void> cleanup_lazy_tlbs(PerCpu& self, MmStruct& mm) {
+  const KernelConfig& cfg = self.k.config();
+  // Without MMU_LAZY_TLB_SHOOTDOWN the lazy users hold mm_count references, so there are none left now.
+  if (!cfg.MMU_LAZY_TLB_SHOOTDOWN) co_return;
+  KernelCounters& cnt = self.k.counters();
+  ++cnt.shoot_lazies_calls;
+  const Cpumask mask = co_await mm.cpumask.read(self.k.mem(), self.cpu);
+  for (std::uint32_t c = mask.next(0); c < mask.size(); c = mask.next(c + 1)) {
+    if (c != self.id.get()) ++cnt.shoot_lazies_ipis;
+  }
+  // on_each_cpu_mask(mm_cpumask(mm), do_shoot_lazy_tlb, mm, 1); the local CPU runs it with interrupts off.
+  co_await on_each_cpu_cond_mask(self, nullptr, do_shoot_lazy_tlb, &mm, true, mask);
+  if (cfg.DEBUG_VM_SHOOT_LAZIES) {
+    Cpumask all(self.k.ncpus());
+    for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) all.set(CpuId{c});
+    co_await on_each_cpu_cond_mask(self, nullptr, do_check_lazy_tlb, &mm, true, all);  // on_each_cpu(..., 1)
+  }
 }
 
 sim::Task<void> mmget(PerCpu& self, MmStruct& mm) {
@@ -74,7 +149,7 @@ sim::Task<void> exit_mm(Sched& s, TaskStruct& t) {
   PerCpu& pc = s.cpu_of(t);
   hw::Memory& m = s.k.mem();
   co_await mm->mmap_lock.down_read(m, pc.cpu);
-  co_await mmgrab(pc, *mm);  // the task keeps mm as active_mm until its final context switch
+  co_await mmgrab_lazy_tlb(pc, *mm);  // the task keeps mm as active_mm until its final context switch
   pc.cpu.local_irq_disable();
   t.mm = nullptr;
   s.k.oracle().set_user_context(pc.id, 0);
@@ -98,7 +173,12 @@ sim::Task<void> exec_mmap(Sched& s, TaskStruct& t, MmStruct& mm) {
     co_await mmput(pc, *old_mm);
     co_return;
   }
-  co_await mmdrop(pc, *active_mm);
+  co_await mmdrop_lazy_tlb(pc, *active_mm);  // a kernel thread's borrowed mm
 }
+
+TLBSIM_KERNEL_OPTION(MMU_LAZY_TLB_SHOOTDOWN, "powerpc", 6, 2, 6, 2, "004", "", "",
+                     "lazy mm references skip mm_count; __mmdrop IPIs mm_cpumask to switch lazy users to init_mm");
+TLBSIM_KERNEL_OPTION(DEBUG_VM_SHOOT_LAZIES, "powerpc", 6, 2, 6, 2, "004", "MMU_LAZY_TLB_SHOOTDOWN", "",
+                     "after the shootdown, cross-call every CPU to check none still has the mm as active_mm");
 
 }  // namespace tlbsim::kernel

@@ -45,8 +45,8 @@ Sched::~Sched() {
 }
 
 void Sched::start() {
-  // Each idle task holds a reference to init_mm, its active_mm (mmgrab(&init_mm) when idle starts).
-  k.init_mm().mm_count.value += k.ncpus();
+  // Each idle task holds a reference to init_mm, its active_mm (mmgrab_lazy_tlb(&init_mm) when idle starts).
+  if (!k.config().MMU_LAZY_TLB_SHOOTDOWN) k.init_mm().mm_count.value += k.ncpus();
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
     auto idle = std::make_unique<TaskStruct>(0, "swapper/" + std::to_string(c), nullptr, CpuId{c});
     idle->is_idle = true;
@@ -157,7 +157,7 @@ sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next)
     co_await k.arch().enter_lazy_tlb(pc, *prev.active_mm);
     next.active_mm = prev.active_mm;
     if (prev.mm != nullptr) {
-      co_await mmgrab(pc, *prev.active_mm);  // from user: the kernel thread borrows a reference
+      co_await mmgrab_lazy_tlb(pc, *prev.active_mm);  // from user: the kernel thread borrows a lazy reference
     } else {
       prev.active_mm = nullptr;  // from kernel: the borrowed reference passes on
     }
@@ -185,7 +185,7 @@ sim::Task<void> Sched::finish_task_switch(TaskStruct& current) {
   r.prev_task = nullptr;
   co_await r.lock.unlock(k.mem(), pc.cpu);  // finish_lock_switch
   co_await pc.cpu.local_irq_enable();
-  if (mm != nullptr) co_await mmdrop(pc, *mm);  // mmdrop_sched
+  if (mm != nullptr) co_await mmdrop_lazy_tlb_sched(pc, *mm);
 }
 
 sim::Task<CpuId> Sched::select_task_rq(TaskStruct& waker, TaskStruct& p) {
