@@ -172,6 +172,12 @@ sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next)
     }
   }
   r.prev_task = &prev;
+  if (!next.resume_point) {
+    throw std::logic_error("BUG: switching cpu" + std::to_string(pc.id.get()) + " from " + prev.comm + "/" +
+                           std::to_string(prev.pid) + " to " + next.comm + "/" + std::to_string(next.pid) +
+                           ", which is not suspended (state " + std::to_string(static_cast<int>(next.state)) +
+                           ", cpu " + std::to_string(next.cpu.get()) + ")");
+  }
   k.oracle().set_user_context(pc.id, next.mm != nullptr ? next.mm->id() : 0);
   co_await SwitchTo{prev, next};
   // prev runs again here, switched back in (perhaps much later) by some CPU's schedule().
@@ -218,8 +224,16 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p) {
   hw::Memory& mem = k.mem();
   const bool irqs_were_off = w.cpu.irqs_disabled();
   w.cpu.local_irq_disable();
-  Rq& old = rq(p.cpu);
-  co_await old.lock.lock(mem, w.cpu);
+  // task_rq_lock: p may move to another runqueue while this CPU waits for the lock, so re-check under it.
+  Rq* locked = nullptr;
+  for (;;) {
+    const CpuId seen = p.cpu;
+    locked = &rq(seen);
+    co_await locked->lock.lock(mem, w.cpu);
+    if (p.cpu == seen) break;
+    co_await locked->lock.unlock(mem, w.cpu);
+  }
+  Rq& old = *locked;
   if (p.state == TaskState::TASK_RUNNING || old.curr == &p) {
     // Already awake, or still on its CPU on the way to sleep (ttwu_runnable): it need only keep running.
     p.state = TaskState::TASK_RUNNING;

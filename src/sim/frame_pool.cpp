@@ -43,8 +43,20 @@ ThreadPool& pool() {
 
 }  // namespace
 
+// Under AddressSanitizer every frame comes from the global allocator, so a use of a destroyed frame is reported
+// rather than hidden by reuse.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPoolFrames = false;
+#else
+constexpr bool kPoolFrames = true;
+#endif
+
 void* FramePool::allocate(std::size_t size) {
-  if (size == 0 || size > kMaxPooled) return ::operator new(size);
+  if (!kPoolFrames || size == 0 || size > kMaxPooled) {
+    if (kPoolFrames || size == 0 || size > kMaxPooled) return ::operator new(size);
+    ++pool().live;
+    return ::operator new(size);
+  }
   ThreadPool& p = pool();
   const std::size_t cls = (size - 1) / kGranule;
   if (p.heads[cls] == nullptr) p.refill(cls);
@@ -56,6 +68,11 @@ void* FramePool::allocate(std::size_t size) {
 
 void FramePool::deallocate(void* ptr, std::size_t size) noexcept {
   if (ptr == nullptr) return;
+  if (!kPoolFrames && size != 0 && size <= kMaxPooled) {
+    --pool().live;
+    ::operator delete(ptr);
+    return;
+  }
   if (size == 0 || size > kMaxPooled) {
     ::operator delete(ptr);
     return;

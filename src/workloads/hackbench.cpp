@@ -1,0 +1,85 @@
+// rt-tests hackbench (src/hackbench/hackbench.c) in its default mode, as seed 002 ran it (`hackbench --groups 20
+// --loops 10000`): processes (fork), AF_UNIX stream socketpairs, 20 fds and 100-byte messages. Each group has 20
+// receivers, each reading from its own socket, and 20 senders that each write one message to every receiver per
+// loop; all 40 tasks of a group are separate processes with their own mm. --threads gives the number of groups.
+// hackbench times a fixed amount of work; the model runs for the simulated duration and reports messages
+// delivered per second, from which `tlbsim reproduce` derives the time of the seed's command (docs/model.md).
+#include <memory>
+#include <vector>
+
+#include "kernel/unix_socket.h"
+#include "util/registry.h"
+#include "workloads/workload.h"
+
+namespace tlbsim::workloads {
+
+namespace {
+
+constexpr std::uint32_t kNumFds = 20;       // hackbench default num_fds
+constexpr std::int64_t kDatasize = 100;     // hackbench default datasize (bytes)
+static_assert(kDatasize == 100, "kSkbTruesize100 is derived for 100-byte messages");
+
+struct Group {
+  explicit Group(hw::CoherenceModel& m) {
+    for (std::uint32_t i = 0; i < kNumFds; ++i) socks.push_back(std::make_unique<kernel::UnixStreamPair>(m));
+  }
+  std::vector<std::unique_ptr<kernel::UnixStreamPair>> socks;  // socks[j]: receiver j's socketpair
+};
+
+// sender(): for each loop, one message to each receiver of the group.
+sim::Task<void> sender(kernel::Sched& s, kernel::TaskStruct& t, Group& g, sim::SimTime end) {
+  while (s.cpu_of(t).cpu.now() < end) {
+    for (auto& sock : g.socks) co_await kernel::unix_stream_sendmsg(s, t, *sock, kernel::kSkbTruesize100);
+  }
+}
+
+// receiver(): reads messages from its socket; counts each one read after the warm-up.
+sim::Task<void> receiver(kernel::Sched& s, kernel::TaskStruct& t, kernel::UnixStreamPair& sock, sim::SimTime from,
+                         sim::SimTime end, std::uint64_t& messages) {
+  while (s.cpu_of(t).cpu.now() < end) {
+    co_await kernel::unix_stream_recvmsg(s, t, sock, kernel::kSkbTruesize100);
+    if (s.cpu_of(t).cpu.now() >= from) ++messages;
+  }
+}
+
+class Hackbench final : public Workload {
+ public:
+  std::string metric_name() const override { return "messages_per_sec"; }
+  std::string unit() const override { return "messages/s"; }
+  void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
+    if (p.threads == 0 || p.threads > 200) throw InputError("--threads: hackbench groups must be 1..200");
+    sched_ = std::make_unique<kernel::Sched>(k);
+    sched_->start();
+    ops.assign(p.threads, 0);
+    const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
+    kernel::Sched& s = *sched_;
+    // hackbench forks every worker from one parent; fork balancing spreads new tasks over idle CPUs, which the
+    // model stands in for by placing worker n on CPU n % ncpus.
+    std::uint32_t n = 0;
+    for (std::uint32_t grp = 0; grp < p.threads; ++grp) {
+      groups_.push_back(std::make_unique<Group>(k.sys().coherence()));
+      Group& g = *groups_.back();
+      std::uint64_t& counter = ops[grp];
+      for (std::uint32_t i = 0; i < kNumFds; ++i) {
+        kernel::UnixStreamPair& sock = *g.socks[i];
+        s.create_task("hackbench-rx", &k.new_mm(), CpuId{n++ % k.ncpus()}, [&s, &sock, from, end, &counter](kernel::TaskStruct& t) {
+          return receiver(s, t, sock, from, end, counter);
+        });
+      }
+      for (std::uint32_t i = 0; i < kNumFds; ++i) {
+        s.create_task("hackbench-tx", &k.new_mm(), CpuId{n++ % k.ncpus()},
+                      [&s, &g, end](kernel::TaskStruct& t) { return sender(s, t, g, end); });
+      }
+    }
+  }
+
+ private:
+  std::unique_ptr<kernel::Sched> sched_;
+  std::vector<std::unique_ptr<Group>> groups_;
+};
+
+TLBSIM_REGISTER(Workload, Hackbench, "hackbench",
+                "rt-tests hackbench, process mode over unix socketpairs, 20 fds, 100-byte messages; --threads = groups");
+
+}  // namespace
+}  // namespace tlbsim::workloads
