@@ -89,6 +89,7 @@ TEST(X86TlbV3, EachCpuOfTheSeedMachineHasItsOwnVectorAndNoLock) {
   Scenario s(v33(), kMachine);
   const FlushGlobals& g = flush_globals(s.cpu(0));
   ASSERT_EQ(g.tlb_vector_offset.size(), 32u);
+  EXPECT_LE(g.nr_cpu_ids, NUM_INVALIDATE_TLB_VECTORS) << "nr_cpu_ids <= NUM_INVALIDATE_TLB_VECTORS: no tlbstate_lock";
   std::vector<bool> used(NUM_INVALIDATE_TLB_VECTORS, false);
   for (std::uint32_t c = 0; c < 32; ++c) {
     EXPECT_FALSE(used[g.tlb_vector_offset[c]]) << "cpu" << c;
