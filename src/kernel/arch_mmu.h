@@ -27,7 +27,8 @@ struct ArchTlbflushUnmapBatch {
   std::vector<MmStruct*> mms;
 };
 
-// Contract: one instance per Kernel, stateless apart from per-CPU state kept in PerCpu; every method runs on
+// Contract: one instance per Kernel, stateless apart from per-CPU state kept in PerCpu and an era's global flush
+// data (x86 v3.3 flush_state[]), which the instance may own; every method runs on
 // `self`'s CPU. switch_mm_irqs_off is called with interrupts disabled. init_cpu runs once per CPU before any task.
 class ArchMmu {
  public:

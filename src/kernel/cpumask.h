@@ -110,6 +110,13 @@ class SharedCpumask {
     value_.clear(c);
     co_return was;
   }
+  // cpumask_test_and_set_cpu: a locked RMW that returns the old bit.
+  sim::Task<bool> test_and_set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c) {
+    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw);
+    const bool was = value_.test(c);
+    value_.set(c);
+    co_return was;
+  }
   // A snapshot of the whole mask, reading each of its lines (for_each_cpu, cpumask_copy, cpumask_any_but).
   sim::Task<Cpumask> read(hw::Memory& mem, sim::Cpu& cpu) {
     for (LineId l : lines_) co_await mem.touch(cpu, l, hw::Access::kLoad);

@@ -28,7 +28,14 @@ struct TlbState {
   std::uint16_t loaded_mm_asid = 0;
   std::uint16_t next_asid = 1;
   std::array<TlbContext, TLB_NR_DYN_ASIDS> ctxs{};
+  // The v3.3 era's struct tlb_state (arch/x86/include/asm/tlbflush.h of v3.3): the mm whose page tables this CPU
+  // has or had loaded, and TLBSTATE_OK / TLBSTATE_LAZY (0 until the CPU first runs a user mm: `{&init_mm, 0}`).
+  kernel::MmStruct* active_mm = nullptr;
+  int state = 0;
 };
+
+inline constexpr int TLBSTATE_OK = 1;
+inline constexpr int TLBSTATE_LAZY = 2;
 
 // kern_pcid(asid): PCID 0 is left for PCID-unaware code.
 inline std::uint16_t kern_pcid(std::uint16_t asid) { return static_cast<std::uint16_t>(asid + 1); }
