@@ -108,6 +108,9 @@ class RunCommand final : public Command {
                               "cr3_loads", "page_faults"}) {
         text += fmt::format("{:<34} {}\n", key, c[key].dump());
       }
+      if (c.contains("radix")) {
+        for (const auto& [what, n] : c["radix"].items()) text += fmt::format("radix {:<28} {}\n", what, n.dump());
+      }
       for (const auto& [reason, n] : c["tlb:tlb_flush"].items()) text += fmt::format("tlb:tlb_flush {:<20} {}\n", reason, n.dump());
       for (const auto& [what, n] : c["tlb"].items()) text += fmt::format("tlb {:<30} {}\n", what, n.dump());
       for (const auto& [line, st] : c["cache_lines"].items()) {

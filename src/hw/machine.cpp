@@ -166,8 +166,9 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   b.cr3_write_flush = lat.take(tlb, "tlb", "cr3_write_flush");
   if (m.arch == "powerpc64") {
     b.tlbie = lat.take_if(true, tlb, "tlb", "tlbie", "arch = \"powerpc64\" (broadcast invalidation)");
-  } else if (tlb.optional_latency("tlbie")) {
-    tlb.fail("tlbie", "is for powerpc64 machines only");
+    if (tlb.optional_latency("tlbiel_lpid")) b.tlbiel_lpid = lat.take(tlb, "tlb", "tlbiel_lpid");
+  } else if (tlb.optional_latency("tlbie") || tlb.optional_latency("tlbiel_lpid")) {
+    tlb.fail(tlb.optional_latency("tlbie") ? "tlbie" : "tlbiel_lpid", "is for powerpc64 machines only");
   }
   tlb.finish();
 

@@ -28,6 +28,7 @@ struct TlbParams {
   sim::Duration cr3_write{0};        // address-space switch without flush
   sim::Duration cr3_write_flush{0};  // address-space switch that flushes non-global entries
   std::optional<sim::Duration> tlbie;  // powerpc: broadcast invalidation round trip
+  std::optional<sim::Duration> tlbiel_lpid;  // powerpc: local flush of every entry of the partition (both scopes)
 };
 
 }  // namespace tlbsim::hw

@@ -25,6 +25,7 @@ struct ArchTlbflushUnmapBatch {
   explicit ArchTlbflushUnmapBatch(std::uint32_t ncpus) : cpumask(ncpus) {}
   Cpumask cpumask;
   std::vector<MmStruct*> mms;
+  std::size_t nr_mm = 0;  // seed 001: the count of adds since the last flush (powerpc's batch->nr_mm)
 };
 
 // Contract: one instance per Kernel, stateless apart from per-CPU state kept in PerCpu and an era's global flush

@@ -51,6 +51,12 @@ nlohmann::json KernelCounters::to_json() const {
   j["page_faults"] = page_faults;
   j["mm_freed"] = mm_freed;
   j["shoot_lazies"] = {{"calls", shoot_lazies_calls}, {"ipis", shoot_lazies_ipis}, {"switched", shoot_lazies_switched}};
+  if (tlbie_pid + tlbie_va + tlbiel_pid + tlbiel_va + tlbiel_lpid + mm_cpumask_trims + tlbbatch_missed_mm != 0) {
+    j["radix"] = {{"tlbie_pid", tlbie_pid},   {"tlbie_va", tlbie_va},
+                  {"tlbiel_pid", tlbiel_pid}, {"tlbiel_va", tlbiel_va},
+                  {"tlbiel_lpid", tlbiel_lpid}, {"mm_cpumask_trims", mm_cpumask_trims},
+                  {"tlbbatch_missed_mm", tlbbatch_missed_mm}};
+  }
   return j;
 }
 

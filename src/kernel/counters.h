@@ -58,6 +58,10 @@ struct KernelCounters {
   std::uint64_t shoot_lazies_calls = 0;
   std::uint64_t shoot_lazies_ipis = 0;
   std::uint64_t shoot_lazies_switched = 0;
+  // powerpc radix: invalidation sequences (tlbie = broadcast, tlbiel = this CPU only), mm_cpumask bits trimmed by
+  // exit_lazy_flush_tlb, and seed 001 batch adds that found the batch full.
+  std::uint64_t tlbie_pid = 0, tlbie_va = 0, tlbiel_pid = 0, tlbiel_va = 0, tlbiel_lpid = 0;
+  std::uint64_t mm_cpumask_trims = 0, tlbbatch_missed_mm = 0;
 
   void count(VmTlbEvent e, std::uint64_t n = 1) { vm[static_cast<std::size_t>(e)] += n; }
   void trace(TlbFlushReason r) { ++tlb_flush[static_cast<std::size_t>(r)]; }

@@ -4,7 +4,7 @@ namespace tlbsim::kernel {
 
 MmStruct::MmStruct(std::uint32_t id, std::uint64_t ctx_id, hw::CoherenceModel& model, std::uint32_t ncpus,
                    FrameAllocator& frames, bool is_init_mm)
-    : context{ctx_id, {0, model.add_line("mm.tlb_gen")}},
+    : context{ctx_id, {0, model.add_line("mm.tlb_gen")}, ~std::uint32_t{0}, {0, LineId{}}},
       cpumask(model, ncpus, "mm_cpumask"),
       mm_users{1, model.add_line("mm.mm_count")},
       mm_count{1, mm_users.line},
@@ -14,7 +14,9 @@ MmStruct::MmStruct(std::uint32_t id, std::uint64_t ctx_id, hw::CoherenceModel& m
       pgd(frames),
       id_(id),
       is_init_mm_(is_init_mm),
-      model_(model) {}
+      model_(model) {
+  context.active_cpus.line = context.tlb_gen.line;
+}
 
 const Vma* MmStruct::find_vma(std::uint64_t addr) const {
   for (const Vma& v : vmas) {

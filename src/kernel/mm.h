@@ -46,6 +46,10 @@ class MmStruct {
   struct Context {
     std::uint64_t ctx_id = 0;           // never reused
     hw::Shared<std::uint64_t> tlb_gen;  // atomic64_t, on its own line
+    // powerpc radix (mm_context_t): the PID (context.id; MMU_NO_CONTEXT until the arch allocates one, 0 for
+    // init_mm) and active_cpus (atomic_t), which shares the context line with tlb_gen.
+    std::uint32_t id = ~std::uint32_t{0};
+    hw::Shared<int> active_cpus;
   } context;
   SharedCpumask cpumask;                  // mm_cpumask(mm)
   hw::Shared<std::int64_t> mm_users;      // mm_users and mm_count share a line

@@ -4,10 +4,10 @@
 namespace tlbsim::kernel {
 
 sim::Task<bool> should_defer_flush(PerCpu& self, MmStruct& mm, bool ttu_batch_flush) {
-  if (!ttu_batch_flush) co_return false;
-  // If remote CPUs need to be flushed then defer the flush, to batch it (cpumask_any_but(mm_cpumask, get_cpu())).
-  const Cpumask mask = co_await mm.cpumask.read(self.k.mem(), self.cpu);
-  co_return mask.any_but(self.id) < mask.size();
+  // Without ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH the generic stub never defers.
+  if (!ttu_batch_flush || !self.k.arch().batched_unmap(self.k.config())) co_return false;
+  // Seed 001 patch 1/2 moves the test (another CPU in mm_cpumask on x86) behind arch_tlbbatch_should_defer.
+  co_return co_await self.k.arch().arch_tlbbatch_should_defer(self, mm);
 }
 
 sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable) {

@@ -46,6 +46,8 @@ class TlbFlush1 final : public Workload {
                        " cores");
     }
     kernel::MmStruct& mm = k.new_mm();
+    // Each thread (clone(CLONE_VM)) holds an mm_users reference (powerpc's flush_type_needed reads it).
+    mm.mm_users.value = p.threads;
     ops.assign(p.threads, 0);
     for (std::uint32_t i = 0; i < p.threads; ++i) {
       kernel::File& file = k.new_file(kFileSize);

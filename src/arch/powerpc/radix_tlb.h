@@ -1,0 +1,103 @@
+// The powerpc64 (Book3S-64) radix MMU code of two eras, modeled function by function with the kernel's names:
+//  * v4.14: arch/powerpc/mm/tlb-radix.c, mmu_context.c and asm/mmu_context.h, asm/tlb.h (mm_is_thread_local),
+//    read in microsoft/surface-duo-oss-kernel.msm-4..14 @b2cd76cc, plus seed 001 (batched unmap flush, RFC 2017);
+//  * v6.2: arch/powerpc/mm/book3s64/radix_tlb.c (flush_type_needed, mm_cpumask trimming, exit_flush_lazy_tlbs),
+//    read in tdavenvidia/linux-nvidia-6.5 @16339f38 (the closest stored tree), plus seed 004 patch 5/5.
+// The radix PID tags TLB entries (PerCpu::hw_tag); tlbiel invalidates this CPU's TLB only, tlbie every CPU's.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernel/arch_mmu.h"
+#include "kernel/kernel.h"
+
+namespace tlbsim::powerpc {
+
+using kernel::ArchTlbflushUnmapBatch;
+using kernel::Cpumask;
+using kernel::MmStruct;
+using kernel::PerCpu;
+
+inline constexpr std::uint32_t MMU_NO_CONTEXT = ~std::uint32_t{0};
+inline constexpr std::uint64_t TLB_FLUSH_ALL = ~std::uint64_t{0};
+// POWER9_TLB_SETS_RADIX: _tlbiel_pid issues one tlbiel per set.
+inline constexpr std::uint32_t POWER9_TLB_SETS_RADIX = 128;
+// tlb_single_page_flush_ceiling ("copied from x86") and, from v4.15, the local ceiling (POWER9_TLB_SETS_RADIX * 2).
+inline constexpr std::uint64_t tlb_single_page_flush_ceiling = 33;
+inline constexpr std::uint64_t tlb_local_single_page_flush_ceiling = POWER9_TLB_SETS_RADIX * 2;
+// v6.2: flushes between attempts to trim mm_cpumask.
+inline constexpr std::uint32_t tlb_mm_cpumask_trim_timer = 1073;
+// Seed 001: struct arch_tlbflush_unmap_batch's mm[] array size.
+inline constexpr std::size_t MAX_BATCHED_MM = 1024;
+
+// The RIC field of tlbie/tlbiel: TLB only, page-walk cache only, or both (and the process-table cache).
+enum class Ric : std::uint8_t { RIC_FLUSH_TLB, RIC_FLUSH_PWC, RIC_FLUSH_ALL };
+enum class FlushType : std::uint8_t { FLUSH_TYPE_NONE, FLUSH_TYPE_LOCAL, FLUSH_TYPE_GLOBAL };
+
+// One ArchMmu per Kernel. Besides per-CPU state it holds the kernel-global radix state: the PID allocator
+// (mmu_context_ida) and the per-CPU mm_cpumask_trim_clock (DEFINE_PER_CPU, indexed by CPU).
+class RadixMmu : public kernel::ArchMmu {
+ public:
+  std::string_view arch() const override { return "powerpc"; }
+  bool v62(PerCpu& self) const { return self.k.config().version >= kernel::KernelVersion{6, 2}; }
+
+  void init_cpu(PerCpu& self, MmStruct& init_mm) override;
+  sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) override;
+  sim::Task<void> enter_lazy_tlb(PerCpu& self, MmStruct& mm) override;
+  sim::Task<void> leave_mm(PerCpu& self) override;
+  sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
+                                     std::uint8_t stride_shift, bool freed_tables) override;
+  sim::Task<void> flush_tlb_page(PerCpu& self, MmStruct& mm, std::uint64_t addr) override;
+  sim::Task<void> flush_tlb_mm(PerCpu& self, MmStruct& mm) override;
+  sim::Task<void> tlb_flush(PerCpu& self, kernel::MmuGather& tlb) override;
+  bool batched_unmap(const kernel::KernelConfig& cfg) const override;
+  sim::Task<bool> arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm) override;
+  sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm) override;
+  sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch) override;
+
+  // radix__init_new_context's PID allocation: the lowest free PID from mmu_base_pid (1) up; destroy_context frees
+  // it at __mmdrop. The model allocates on the mm's first switch_mm (no TLB entry can carry the PID before).
+  std::uint32_t alloc_pid(MmStruct& mm);
+  // radix__switch_mmu_context: mtspr PIDR; isync.
+  sim::Task<void> radix__switch_mmu_context(PerCpu& self, MmStruct& next);
+  // mm_is_thread_local (v4.14 BOOK3S_64): active_cpus <= 1 and this CPU in mm_cpumask.
+  sim::Task<bool> mm_is_thread_local(PerCpu& self, MmStruct& mm);
+
+  // The invalidation sequences (the cost model; see docs/model.md).
+  sim::Task<void> _tlbiel_pid(PerCpu& self, std::uint32_t pid, Ric ric);
+  sim::Task<void> _tlbiel_va(PerCpu& self, std::uint64_t va, std::uint32_t pid);
+  sim::Task<void> _tlbie_pid(PerCpu& self, std::uint32_t pid, Ric ric);
+  sim::Task<void> _tlbie_va(PerCpu& self, std::uint64_t va, std::uint32_t pid);
+  // v4.15+ __tlbie_va_range + one tlbsync, and __tlbiel_va_range + one ptesync.
+  sim::Task<void> _tlbie_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid);
+  sim::Task<void> _tlbiel_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid);
+  // flush_tlb_300(POWER9_TLB_SETS_RADIX, TLB_INVAL_SCOPE_LPID): every entry of the partition on this CPU.
+  sim::Task<void> flush_tlb_power9_lpid(PerCpu& self);
+
+  // radix__local_flush_tlb_mm, radix__flush_tlb_mm, radix__flush_all_mm (v6.2: __flush_all_mm(mm, fullmm)).
+  sim::Task<void> radix__local_flush_tlb_mm(PerCpu& self, MmStruct& mm);
+  sim::Task<void> radix__flush_tlb_mm(PerCpu& self, MmStruct& mm);
+  sim::Task<void> __flush_all_mm(PerCpu& self, MmStruct& mm, bool fullmm);
+  sim::Task<void> radix__flush_tlb_page_psize(PerCpu& self, MmStruct& mm, std::uint64_t va);
+  // v4.14 radix__flush_tlb_range_psize; v6.2 __radix__flush_tlb_range_psize(also_pwc).
+  sim::Task<void> radix__flush_tlb_range_psize(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
+                                               bool also_pwc);
+  sim::Task<void> radix__tlb_flush(PerCpu& self, kernel::MmuGather& tlb);
+
+  // v6.2 only.
+  bool tick_and_test_trim_clock(PerCpu& self);
+  sim::Task<FlushType> flush_type_needed(PerCpu& self, MmStruct& mm, bool fullmm);
+  sim::Task<void> exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool always_flush);
+  sim::Task<void> exit_flush_lazy_tlbs(PerCpu& self, MmStruct& mm);
+
+ private:
+  std::vector<MmStruct*> pids_;            // pids_[pid]: the mm holding it (index 0: init_mm)
+  std::vector<std::uint32_t> trim_clock_;  // per CPU
+};
+
+// current->mm and current->active_mm of the task running on `self` (the scheduler's rq->curr). Without a
+// scheduler (scripted scenarios) the CPU runs a user thread of whatever mm it has loaded.
+MmStruct* current_mm(PerCpu& self);
+
+}  // namespace tlbsim::powerpc
