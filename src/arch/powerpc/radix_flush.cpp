@@ -168,7 +168,7 @@ sim::Task<void> RadixMmu::flush_tlb_page(PerCpu& self, MmStruct& mm, std::uint64
 
 sim::Task<void> RadixMmu::flush_tlb_mm(PerCpu& self, MmStruct& mm) { co_await radix__flush_tlb_mm(self, mm); }
 
-TLBSIM_KERNEL_OPTION(exit_flush_lazy_tlbs, "powerpc", 6, 2, 6, 2, "004", "", "",
+TLBSIM_KERNEL_OPTION(exit_flush_lazy_tlbs, "powerpc", 6, 2, 6, 2, "004", "MMU_LAZY_TLB_SHOOTDOWN", "",
                      "patch 5/5: radix__tlb_flush of a fullmm gather IPIs mm_cpumask (exit_flush_lazy_tlbs) + tlbiel");
 
 }  // namespace tlbsim::powerpc

@@ -166,10 +166,10 @@ sim::Task<void> RadixMmu::exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool a
     if (curr != nullptr && curr->active_mm == &mm) {
       // Lazily using the mm (current->mm is NULL): switch to init_mm.
       kernel::MmStruct& init_mm = self.k.init_mm();
-      co_await kernel::mmgrab(self, init_mm);  // lazy variant (mmgrab_lazy_tlb/mmdrop_lazy_tlb)
+      co_await kernel::mmgrab_lazy_tlb(self, init_mm);
       curr->active_mm = &init_mm;
       co_await switch_mm_irqs_off(self, init_mm);
-      co_await kernel::mmdrop(self, mm);  // lazy variant (mmgrab_lazy_tlb/mmdrop_lazy_tlb)
+      co_await kernel::mmdrop_lazy_tlb(self, mm);
     }
     // A racing IPI may already have cleared the bit: test first so active_cpus does not underflow.
     const bool in_mask = co_await mm.cpumask.test_cpu(m, self.cpu, self.id);
