@@ -100,7 +100,7 @@ struct BadInput {
 
 TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
   const std::vector<BadInput> cases = {
-      {{"list", "mutations"}, "unknown list kind 'mutations' (known: eras, kernels, machines, options, patterns, workloads)"},
+      {{"list", "mutations"}, "unknown list kind 'mutations' (known: eras, kernels, machines, options, patterns, seeds, workloads)"},
       {{"machine", "show", "nosuch"}, "unknown machine 'nosuch'"},
       {{"machine", "show", "/nonexistent/m.toml"}, "cannot read '/nonexistent/m.toml'"},
       {{"bench", "contention", "--pattern", "zigzag"}, "unknown pattern 'zigzag'"},
@@ -173,6 +173,9 @@ TEST(Cli, BadOptionsAreRefusedWithWhereAndWhat) {
       {{"run", "--option", "avoid_mm_tlb_gen_read"}, "expected NAME=on or NAME=off"},
       {{"run", "--option", "ignore_invalid_tlb_gen=on"}, "option 'ignore_invalid_tlb_gen' needs option 'avoid_mm_tlb_gen_read' on"},
       {{"run", "--kernel", "/nonexistent/k.toml"}, "/nonexistent/k.toml: cannot open kernel profile"},
+      {{"reproduce", "007"}, "unknown seed '007'"},
+      {{"reproduce", "--jobs", "1000"}, "--jobs: 1000 is outside 1..256"},
+      {{"reproduce", "--format", "pdf"}, "--format"},
   };
   for (const auto& c : cases) {
     const Result r = run(c.args);

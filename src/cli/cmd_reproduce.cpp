@@ -1,0 +1,58 @@
+// `tlbsim reproduce [SEED...]`: each seed's benchmark before and after the change, beside the published figures.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <ostream>
+#include <thread>
+
+#include "cli/command.h"
+#include "report/reproduce.h"
+#include "util/atomic_file.h"
+#include "util/registry.h"
+
+namespace tlbsim::cli {
+
+namespace {
+
+using SeedListing = RegistryListing<report::Reproduction, Registry<report::Reproduction>>;
+TLBSIM_REGISTER(Listing, SeedListing, "seeds", "the seeds `tlbsim reproduce` reproduces");
+
+class ReproduceCommand final : public Command {
+ public:
+  CLI::App* define(CLI::App& parent) override {
+    CLI::App* c = parent.add_subcommand("reproduce", "Run each seed's benchmark before and after, beside the published figures");
+    c->add_option("seeds", opts_.seeds, "Seeds to reproduce (default: all; see `tlbsim list seeds`)");
+    c->add_flag("--quick", opts_.quick, "Fewer points and shorter simulated time, same machines and kernels");
+    c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json", "markdown"}))->capture_default_str();
+    c->add_option("--jobs", jobs_, "Simulations run in parallel (default: the host's cores)");
+    c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
+    return c;
+  }
+
+  int run(Streams& io) override {
+    for (const std::string& s : opts_.seeds) {
+      if (Registry<report::Reproduction>::find(s) == nullptr) Registry<report::Reproduction>::make("seed", s);
+    }
+    if (jobs_ > 256) throw InputError(fmt::format("--jobs: {} is outside 1..256", jobs_));
+    opts_.jobs = jobs_ > 0 ? jobs_ : std::max(1u, std::thread::hardware_concurrency());
+    const auto reports = report::reproduce(opts_, io.err);
+    std::string text;
+    if (format_ == "json") text = report::render_json(reports).dump(2) + "\n";
+    else if (format_ == "markdown") text = report::render_markdown(reports);
+    else text = report::render_table(reports);
+    if (output_.empty()) io.out << text;
+    else write_file_atomic(output_, text);
+    return 0;
+  }
+
+ private:
+  report::ReproduceOptions opts_;
+  unsigned jobs_ = 0;
+  std::string format_ = "table";
+  std::string output_;
+};
+
+TLBSIM_REGISTER(Command, ReproduceCommand, "reproduce", "reproduce the seeds' published figures");
+
+}  // namespace
+}  // namespace tlbsim::cli

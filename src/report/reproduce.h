@@ -1,0 +1,81 @@
+// `tlbsim reproduce`: for each seed, the author's benchmark on a model of the author's machine, before and after
+// the change, beside the figures the author published. Each seed is a self-registered Reproduction.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/run.h"
+
+namespace tlbsim::report {
+
+// One headline comparison. `simulated` is NaN when the model cannot produce it yet (then `within` is false and
+// `note` says why). `tolerance` is [low, high]; without one, `target` states the inequality.
+struct Headline {
+  std::string name;
+  std::string published_text;  // as the author wrote it, e.g. "778913 / 614363 = 1.268"
+  double published = NAN;
+  double simulated = NAN;
+  std::optional<std::pair<double, double>> tolerance;
+  std::string target;  // e.g. "at least 30", used when there is no tolerance band
+  bool within = false;
+  std::string note;
+};
+
+// A table: column names and rows of cells, already formatted.
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+
+struct SeedReport {
+  std::string seed;      // "000".."004"
+  std::string title;     // the change
+  std::string source;    // the seed file the published figures come from
+  std::string machine;   // the machine model
+  std::string benchmark; // the author's command
+  Table published;
+  Table simulated;
+  std::vector<Headline> headlines;
+  std::vector<std::string> notes;
+};
+
+// One simulation a seed needs.
+struct Point {
+  std::string machine;
+  workloads::RunSpec spec;
+};
+
+// Contract: plan() is a pure function of `quick`; evaluate() receives the outputs of plan()'s points in order.
+class Reproduction {
+ public:
+  virtual ~Reproduction() = default;
+  virtual std::vector<Point> plan(bool quick) const = 0;
+  virtual SeedReport evaluate(const std::vector<workloads::RunOutput>& results, bool quick) const = 0;
+};
+
+// Sets `within` from the band (or leaves it to the caller when only a target is given).
+Headline banded(std::string name, std::string published_text, double published, double simulated, double low,
+                double high);
+
+struct ReproduceOptions {
+  std::vector<std::string> seeds;  // empty: all
+  bool quick = false;
+  unsigned jobs = 1;               // simulations run in parallel
+};
+
+// Runs every point of the chosen seeds on `jobs` threads, printing progress to `progress`.
+std::vector<SeedReport> reproduce(const ReproduceOptions& o, std::ostream& progress);
+
+std::string render_table(const std::vector<SeedReport>& reports);
+std::string render_markdown(const std::vector<SeedReport>& reports);
+nlohmann::json render_json(const std::vector<SeedReport>& reports);
+
+}  // namespace tlbsim::report

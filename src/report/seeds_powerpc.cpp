@@ -1,0 +1,149 @@
+// The powerpc seeds' reproductions: 001 (vm-scalability lru-file-mmap-read and a kernel build on POWER9) and 004
+// (context_switch1 -t 768 on the 16-socket POWER8; lazy-shootdown IPIs of a kernel build on 144 CPUs).
+#include <fmt/format.h>
+
+#include "report/reproduce.h"
+#include "util/registry.h"
+#include "workloads/workload.h"
+
+namespace tlbsim::report {
+
+namespace {
+
+workloads::RunSpec spec(const char* kernel, const char* workload, std::uint32_t threads, sim::Duration d) {
+  workloads::RunSpec s;
+  s.kernel = kernel;
+  s.workload = workload;
+  s.threads = threads;
+  s.duration = d;
+  return s;
+}
+
+bool have(const char* workload) { return Registry<workloads::Workload>::find(workload) != nullptr; }
+
+Headline missing(std::string name, std::string published_text, double published, std::string why) {
+  Headline h;
+  h.name = std::move(name);
+  h.published_text = std::move(published_text);
+  h.published = published;
+  h.note = std::move(why);
+  return h;
+}
+
+std::string num(double v) { return std::isnan(v) ? "-" : fmt::format("{:.0f}", v); }
+
+double counter(const workloads::RunOutput& r, const char* a, const char* b) {
+  const auto& c = r.json["counters"];
+  return c.contains(a) && c[a].contains(b) ? c[a][b].get<double>() : NAN;
+}
+
+// Seed 001: Enable ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH on POWER (RFC, 2017), POWER9 radix.
+class Seed001 final : public Reproduction {
+ public:
+  std::vector<Point> plan(bool quick) const override {
+    std::vector<Point> p;
+    const sim::Duration d = quick ? sim::milliseconds(2) : sim::milliseconds(10);
+    for (const char* k : {"linux-4.14-ppc", "linux-4.14-ppc-seed001", "linux-4.14-ppc-seed001-lpid"}) {
+      if (have("lru_file_mmap_read")) p.push_back({"power9-2s16c-smt4", spec(k, "lru_file_mmap_read", 64, d)});
+    }
+    for (const char* k : {"linux-4.14-ppc", "linux-4.14-ppc-seed001"}) {
+      if (have("kernel_build")) p.push_back({"power9-2s16c-smt4", spec(k, "kernel_build", 64, d)});
+    }
+    return p;
+  }
+  SeedReport evaluate(const std::vector<workloads::RunOutput>& r, bool) const override {
+    SeedReport s;
+    s.seed = "001";
+    s.title = "Enable ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH on POWER (RFC, 2017)";
+    s.source = "seeds/001_0d22f5edc88f4290.txt";
+    s.machine = "power9-2s16c-smt4";
+    s.benchmark = "vm-scalability case-lru-file-mmap-read; kernel build; kernels linux-4.14-ppc, -seed001, -seed001-lpid";
+    s.published.columns = {"run", "real", "user", "sys"};
+    s.published.rows = {{"baseline", "4m20.364s", "102m52.492s", "433m26.190s"},
+                        {"RFC (per-mm flush)", "4m15.942s", "111m16.662s", "382m35.202s"},
+                        {"whole-LPID variant", "4m15.766s", "108m6.967s", "393m15.152s"},
+                        {"kernel build, baseline", "1m13.850s", "", ""},
+                        {"kernel build, RFC", "1m14.481s", "", ""}};
+    std::size_t i = 0;
+    if (have("lru_file_mmap_read")) {
+      s.simulated.columns = {"kernel", "pages read/s", "sys time (ms)", "user time (ms)"};
+      const char* names[] = {"before", "after", "LPID variant"};
+      double sys[3];
+      for (std::size_t k = 0; k < 3; ++k, ++i) {
+        sys[k] = counter(r[i], "time", "sys_ns") / 1e6;
+        s.simulated.rows.push_back({names[k], num(r[i].metric), fmt::format("{:.3f}", sys[k]),
+                                    fmt::format("{:.3f}", counter(r[i], "time", "user_ns") / 1e6)});
+      }
+      s.headlines.push_back(banded("sys time after / before (lru-file-mmap-read)", "382m35 / 433m26 = 0.883",
+                                   382.58 / 433.44, sys[1] / sys[0], 0.80, 0.95));
+    } else {
+      s.headlines.push_back(missing("sys time after / before (lru-file-mmap-read)", "382m35 / 433m26 = 0.883",
+                                    382.58 / 433.44, "not simulated: the lru_file_mmap_read workload is not modeled yet"));
+    }
+    if (have("kernel_build")) {
+      const double b = r[i].metric, a = r[i + 1].metric;
+      s.headlines.push_back(banded("kernel build wall time after / before", "1m14.481 / 1m13.850 = 1.009",
+                                   74.481 / 73.850, b / a, 0.97, 1.03));
+    } else {
+      s.headlines.push_back(missing("kernel build wall time after / before", "1m14.481 / 1m13.850 = 1.009",
+                                    74.481 / 73.850, "not simulated: the kernel_build workload is not modeled yet"));
+    }
+    return s;
+  }
+};
+
+// Seed 004: shoot lazy tlbs (v6, 2023), generic + powerpc64s radix.
+class Seed004 final : public Reproduction {
+ public:
+  std::vector<Point> plan(bool quick) const override {
+    const sim::Duration d = quick ? sim::microseconds(500) : sim::milliseconds(2);
+    std::vector<Point> p = {{"power8-16s192c-smt8", spec("linux-6.2-ppc", "context_switch1", 768, d)},
+                            {"power8-16s192c-smt8", spec("linux-6.2-ppc-seed004", "context_switch1", 768, d)}};
+    if (have("kernel_build")) {
+      const sim::Duration kd = quick ? sim::milliseconds(5) : sim::milliseconds(20);
+      for (const char* k : {"linux-6.2-ppc-seed004-p1-4", "linux-6.2-ppc-seed004"}) {
+        p.push_back({"power9-2s18c-smt4", spec(k, "kernel_build", 144, kd)});
+      }
+    }
+    return p;
+  }
+  SeedReport evaluate(const std::vector<workloads::RunOutput>& r, bool) const override {
+    SeedReport s;
+    s.seed = "004";
+    s.title = "shoot lazy tlbs (v6, 2023)";
+    s.source = "seeds/004_b30183bd702a5f04.txt";
+    s.machine = "power8-16s192c-smt8; power9-2s18c-smt4 for the kernel build";
+    s.benchmark = "will-it-scale context_switch1_threads -t 768; kernel build on 144 CPUs; kernels linux-6.2-ppc, "
+                  "-seed004-p1-4, -seed004";
+    s.published.columns = {"measurement", "before", "after"};
+    s.published.rows = {{"context_switch1_threads -t 768, switches/s", "~1M", "118M"},
+                        {"lazy-mm shootdown IPIs, kernel build (144 CPUs)", "+314 (patches 1-4)", "3 (patch 5)"}};
+    s.simulated.columns = {"measurement", "before", "after"};
+    const double b = r[0].metric, a = r[1].metric;
+    s.simulated.rows.push_back({"context_switch1 -t 768, ops/s", num(b), num(a)});
+    Headline h = banded("context switches/s after / before, -t 768", "about 118M / 1M", 118.0, a / b, 30.0,
+                        std::numeric_limits<double>::infinity());
+    h.target = "at least 30";
+    s.headlines.push_back(h);
+    if (have("kernel_build")) {
+      const double p14 = counter(r[2], "shoot_lazies", "ipis"), p5 = counter(r[3], "shoot_lazies", "ipis");
+      s.simulated.rows.push_back({"lazy-mm shootdown IPIs, kernel build", num(p14) + " (patches 1-4)", num(p5) + " (patch 5)"});
+      Headline k = banded("lazy-mm shootdown IPIs, kernel build, patch 5 / patches 1-4", "3 / 314", 3.0 / 314,
+                          p14 > 0 ? p5 / p14 : NAN, 0.0, 0.05);
+      k.target = "at most 0.05";
+      if (!(p14 > 0)) k.note = "no shootdown IPIs with patches 1-4, so the ratio is undefined";
+      s.headlines.push_back(k);
+    } else {
+      s.headlines.push_back(missing("lazy-mm shootdown IPIs, kernel build, patch 5 / patches 1-4", "3 / 314", 3.0 / 314,
+                                    "not simulated: the kernel_build workload is not modeled yet"));
+    }
+    return s;
+  }
+};
+
+TLBSIM_REGISTER(Reproduction, Seed001, "001", "lru-file-mmap-read and kernel build on POWER9: batched unmap flush");
+TLBSIM_REGISTER(Reproduction, Seed004, "004", "context_switch1 -t 768 on POWER8 and kernel-build IPIs: shoot lazy tlbs");
+
+}  // namespace
+
+}  // namespace tlbsim::report
