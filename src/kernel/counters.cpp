@@ -50,6 +50,7 @@ nlohmann::json KernelCounters::to_json() const {
   j["idle_state_usage"] = idle_state_usage;
   j["page_faults"] = page_faults;
   j["mm_freed"] = mm_freed;
+  j["sched_migrations"] = sched_migrations;
   j["shoot_lazies"] = {{"calls", shoot_lazies_calls}, {"ipis", shoot_lazies_ipis}, {"switched", shoot_lazies_switched}};
   if (tlbie_pid + tlbie_va + tlbiel_pid + tlbiel_va + tlbiel_lpid + mm_cpumask_trims + tlbbatch_missed_mm != 0) {
     j["radix"] = {{"tlbie_pid", tlbie_pid},   {"tlbie_va", tlbie_va},

@@ -32,7 +32,8 @@ TaskStruct::~TaskStruct() {
   if (body) body.destroy();
 }
 
-Sched::Sched(Kernel& kernel) : k(kernel), timers_(kernel.ncpus()) {
+Sched::Sched(Kernel& kernel)
+    : k(kernel), timers_(kernel.ncpus()), rd_overload_{false, kernel.sys().coherence().add_line("root_domain.overload")} {
   k.sched = this;
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
     rqs_.push_back(std::make_unique<Rq>(k.sys().coherence()));
@@ -117,6 +118,7 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
     const sim::Duration exit_latency = pick >= 0 ? states[static_cast<std::size_t>(pick)].exit_latency : sim::Duration{0};
     co_await mem.idle_poll(pc.cpu, r.need_resched.line, exit_latency);
     r.last_idle = pc.cpu.now() - start;
+    update_avg_idle(r, r.last_idle);
   }
 }
 
@@ -128,6 +130,7 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   co_await r.lock.lock(mem, pc.cpu);
   if (r.need_resched.value) co_await mem.write(pc.cpu, r.need_resched, false);  // clear_tsk_need_resched(prev)
   TaskStruct* next = nullptr;
+  if (r.queue.empty() && current.state != TaskState::TASK_RUNNING && !current.is_idle) co_await newidle_balance(pc, r);
   if (!r.queue.empty()) {
     next = r.queue.front();
     r.queue.pop_front();
@@ -248,6 +251,7 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p) {
   co_await r.lock.lock(mem, w.cpu);
   p.cpu = target;
   r.queue.push_back(&p);
+  co_await mark_overloaded(w, r);
   // resched_curr: the target's idle task polls need_resched, so setting it wakes the CPU without an IPI.
   if (r.curr == r.idle) co_await mem.write(w.cpu, r.need_resched, true);
   co_await r.lock.unlock(mem, w.cpu);

@@ -58,6 +58,7 @@ struct Rq {
   hw::Shared<bool> need_resched;   // TIF_NEED_RESCHED of curr, on the idle task's polled thread_info line
   std::uint64_t nr_switches = 0;
   sim::Duration last_idle{0};  // how long the previous idle period lasted (the governor's prediction)
+  sim::Duration avg_idle = sim::microseconds(1000);  // rq->avg_idle, starting at 2 * sysctl_sched_migration_cost
 };
 
 // struct wait_queue_head.
@@ -116,6 +117,13 @@ class Sched final : private sim::RootObserver {
   sim::Task<void> task_main(TaskStruct& t, sim::Task<void> body);
   sim::Task<void> context_switch(Rq& rq, TaskStruct& prev, TaskStruct& next);
   sim::Task<void> finish_task_switch(TaskStruct& current);
+  // newidle_balance (sched_balance.cpp): before idling, pull a queued task from the busiest runqueue nearby.
+  sim::Task<void> newidle_balance(PerCpu& pc, Rq& r);
+  // add_nr_running's rd->overload update after a wakeup queued a task behind a running one.
+  sim::Task<void> mark_overloaded(PerCpu& waker, Rq& target);
+  void update_avg_idle(Rq& r, sim::Duration idle);
+  // The CPUs of each scheduling-domain level around `c` (SMT, LLC, socket, machine), built on first use.
+  const std::vector<std::vector<CpuId>>& sched_domains(CpuId c);
   // A task's body is a root owned by its TaskStruct: a failure in it stops the run on the CPU it ran on.
   std::coroutine_handle<> on_root_done(std::coroutine_handle<> finished, std::exception_ptr error) noexcept override;
 
@@ -127,6 +135,8 @@ class Sched final : private sim::RootObserver {
   std::vector<std::unique_ptr<Rq>> rqs_;
   std::vector<std::unique_ptr<TaskStruct>> tasks_;
   std::uint32_t next_pid_ = 1;
+  std::vector<std::vector<std::vector<CpuId>>> domains_;
+  hw::Shared<bool> rd_overload_;  // root_domain->overload, on its own line
 };
 
 }  // namespace tlbsim::kernel
