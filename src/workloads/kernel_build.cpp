@@ -47,7 +47,7 @@ constexpr std::array<Program, kNumKinds> kPrograms{{
     {"fixdep", microseconds(500), 2 * kMiB},
 }};
 constexpr sim::Duration kCc1Compute = milliseconds(250);  // cc1 CPU time per object file
-constexpr std::uint32_t kAsmWrites = 8;          // 64 KiB pipe writes of assembly (512 KiB of .s per object)
+constexpr std::uint32_t kAsmWrites = 8;                   // 64 KiB pipe writes of assembly (512 KiB of .s per object)
 constexpr sim::Duration kAsPerWrite = microseconds(500);  // as: assembling one 64 KiB chunk
 constexpr sim::Duration kAsFinish = microseconds(1000);   // as: relaxation, writing the .o
 // The model cannot interrupt a compute delay, so a CPU-bound task checks every kPreemptCheck whether a task is
@@ -62,8 +62,10 @@ struct Child {
 
 struct Slot {
   explicit Slot(hw::CoherenceModel& m)
-      : make_wait(m, "signal.wait_chldexit"), sh_wait(m, "signal.wait_chldexit"),
-        gcc_wait(m, "signal.wait_chldexit"), pipe(m) {}
+      : make_wait(m, "signal.wait_chldexit"),
+        sh_wait(m, "signal.wait_chldexit"),
+        gcc_wait(m, "signal.wait_chldexit"),
+        pipe(m) {}
   kernel::WaitQueue make_wait, sh_wait, gcc_wait;  // each parent's wait for its children
   kernel::Pipe pipe;                               // gcc -pipe: cc1's stdout to as's stdin
   std::array<Child, kNumKinds> child{};
@@ -178,9 +180,9 @@ sim::Task<void> process_main(kernel::Sched& s, kernel::TaskStruct& t, Slot& slot
       co_await touch(s, t, base, 0, pages);
       break;
   }
-  co_await kernel::exit_mm(s, t);  // do_exit: exit_mm before exit_files
+  co_await kernel::exit_mm(s, t);                                  // do_exit: exit_mm before exit_files
   if (kind == kCc1) co_await kernel::pipe_write(s, t, slot.pipe);  // exit_files -> pipe_release wakes the reader
-  me.exited = true;                                                  // exit_notify -> __wake_up_parent
+  me.exited = true;                                                // exit_notify -> __wake_up_parent
   co_await s.wake_up(t, parent_wait(slot, kind));
 }
 
