@@ -32,7 +32,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   const auto workload = Registry<Workload>::make("workload", spec.workload);
   std::vector<std::uint64_t> ops;
   const sim::Duration warmup = spec.warmup.count() < 0 ? spec.duration / 10 : spec.warmup;
-  workload->start(k, WorkloadParams{spec.threads, warmup, spec.duration}, ops);
+  workload->start(k, WorkloadParams{spec.threads, warmup, spec.duration, spec.seed}, ops);
   const sim::RunResult r = sys.scheduler().run(sim::kTimeZero + warmup + spec.duration);
 
   RunOutput out;

@@ -14,6 +14,7 @@ struct WorkloadParams {
   std::uint32_t threads = 1;
   sim::Duration warmup{0};    // run but not counted, as will-it-scale discards its first samples
   sim::Duration duration{0};  // counted
+  std::uint64_t seed = 0;     // the run's --seed, for workloads that draw random choices
 };
 
 // Contract: start() creates the workload's address spaces and starts one task per thread on its CPU; each task
