@@ -64,7 +64,9 @@ class Vmscan {
   std::uint32_t node_of(CpuId c) const { return k_.sys().topology().socket_of(c); }
   PgData& node(std::uint32_t n) { return *nodes_[n]; }
   std::uint32_t nr_nodes() const { return static_cast<std::uint32_t>(nodes_.size()); }
-  const CachePage* page(Pfn p) const { return p.get() < pages_.size() && pages_[p.get()].mapping ? &pages_[p.get()] : nullptr; }
+  const CachePage* page(Pfn p) const {
+    return p.get() < pages_.size() && pages_[p.get()].mapping ? &pages_[p.get()] : nullptr;
+  }
 
   // mmap of `file` by `mm` at `start` (vma_interval_tree_insert into mapping->i_mmap).
   void add_mapping(File& file, MmStruct& mm, std::uint64_t start, std::uint64_t pgoff);
@@ -99,8 +101,8 @@ class Vmscan {
   std::vector<std::unique_ptr<PgData>> nodes_;
   std::vector<CachePage> pages_;  // by pfn
   std::unordered_map<const File*, FileMapping> i_mmap_;
-  std::vector<std::vector<Pfn>> pagevecs_;                  // per CPU: lru_add_pvec
-  std::vector<std::unique_ptr<TlbflushUnmapBatch>> ubc_;    // per CPU: current->tlb_ubc
+  std::vector<std::vector<Pfn>> pagevecs_;                // per CPU: lru_add_pvec
+  std::vector<std::unique_ptr<TlbflushUnmapBatch>> ubc_;  // per CPU: current->tlb_ubc
 };
 
 }  // namespace tlbsim::kernel

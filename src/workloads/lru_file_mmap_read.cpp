@@ -118,8 +118,8 @@ class LruFileMmapRead final : public Workload {
     const auto& tp = topo.params();
     const std::uint32_t cores = tp.sockets * tp.cores_per_socket;
     if (p.threads == 0 || p.threads > k.ncpus()) {
-      throw InputError("--threads: lru_file_mmap_read runs one usemem per CPU, at most " +
-                       std::to_string(k.ncpus()) + " here");
+      throw InputError("--threads: lru_file_mmap_read runs one usemem per CPU, at most " + std::to_string(k.ncpus()) +
+                       " here");
     }
     // The scheduler spreads the readers over cores first, then SMT threads; they do not migrate in the model.
     std::vector<CpuId> cpus;
@@ -192,8 +192,9 @@ class LruFileMmapRead final : public Workload {
   std::vector<Reader> readers_;
 };
 
-TLBSIM_REGISTER(Workload, LruFileMmapRead, "lru_file_mmap_read",
-                "vm-scalability case-lru-file-mmap-read: one usemem per CPU reads its own sparse file via mmap; reclaim");
+TLBSIM_REGISTER(
+    Workload, LruFileMmapRead, "lru_file_mmap_read",
+    "vm-scalability case-lru-file-mmap-read: one usemem per CPU reads its own sparse file via mmap; reclaim");
 
 }  // namespace
 }  // namespace tlbsim::workloads
