@@ -111,6 +111,12 @@ class RunCommand final : public Command {
       if (c.contains("radix")) {
         for (const auto& [what, n] : c["radix"].items()) text += fmt::format("radix {:<28} {}\n", what, n.dump());
       }
+      if (c.contains("vmscan")) {
+        for (const auto& [what, n] : c["vmscan"].items()) text += fmt::format("vmscan {:<27} {}\n", what, n.dump());
+      }
+      for (const char* key : {"user_time_ns", "sys_time_ns", "irq_time_ns"}) {
+        if (c.contains(key)) text += fmt::format("{:<34} {:.0f}\n", key, c[key].get<double>());
+      }
       for (const auto& [reason, n] : c["tlb:tlb_flush"].items()) text += fmt::format("tlb:tlb_flush {:<20} {}\n", reason, n.dump());
       for (const auto& [what, n] : c["tlb"].items()) text += fmt::format("tlb {:<30} {}\n", what, n.dump());
       for (const auto& [line, st] : c["cache_lines"].items()) {

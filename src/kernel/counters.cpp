@@ -58,6 +58,17 @@ nlohmann::json KernelCounters::to_json() const {
                   {"tlbiel_lpid", tlbiel_lpid}, {"mm_cpumask_trims", mm_cpumask_trims},
                   {"tlbbatch_missed_mm", tlbbatch_missed_mm}};
   }
+  if (pgscan_direct != 0) {
+    j["vmscan"] = {{"allocstall", allocstall},
+                   {"pgscan_direct", pgscan_direct},
+                   {"pgsteal_direct", pgsteal_direct},
+                   {"pgactivate", pgactivate}};
+  }
+  if ((user_time + sys_time).count() != 0) {
+    j["user_time_ns"] = sim::to_nanoseconds(user_time);
+    j["sys_time_ns"] = sim::to_nanoseconds(sys_time);
+    j["irq_time_ns"] = sim::to_nanoseconds(std::accumulate(irq_time.begin(), irq_time.end(), sim::Duration{0}));
+  }
   return j;
 }
 

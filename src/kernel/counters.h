@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "sim/ids.h"
+#include "sim/time.h"
 
 namespace tlbsim::kernel {
 
@@ -36,7 +37,8 @@ enum class VmTlbEvent : std::uint8_t {
 std::string_view to_string(VmTlbEvent e);
 
 struct KernelCounters {
-  explicit KernelCounters(std::uint32_t ncpus) : irq_tlb_count(ncpus, 0), irq_call_count(ncpus, 0), cr3_loads(ncpus, 0) {}
+  explicit KernelCounters(std::uint32_t ncpus)
+      : irq_tlb_count(ncpus, 0), irq_call_count(ncpus, 0), cr3_loads(ncpus, 0), irq_time(ncpus, sim::Duration{0}) {}
 
   std::array<std::uint64_t, static_cast<std::size_t>(VmTlbEvent::kCount)> vm{};
   std::array<std::uint64_t, static_cast<std::size_t>(TlbFlushReason::kCount)> tlb_flush{};  // trace events
@@ -63,6 +65,13 @@ struct KernelCounters {
   // exit_lazy_flush_tlb, and seed 001 batch adds that found the batch full.
   std::uint64_t tlbie_pid = 0, tlbie_va = 0, tlbiel_pid = 0, tlbiel_va = 0, tlbiel_lpid = 0;
   std::uint64_t mm_cpumask_trims = 0, tlbbatch_missed_mm = 0;
+  // Reclaim (/proc/vmstat allocstall, pgscan_direct, pgsteal_direct, pgactivate), kernel/vmscan.cpp.
+  std::uint64_t allocstall = 0, pgscan_direct = 0, pgsteal_direct = 0, pgactivate = 0;
+  // CPU time as `time` reports it for the workload's tasks, after the warm-up: user and system time (with
+  // hardirq time folded into system time, as powerpc's VIRT_CPU_ACCOUNTING_NATIVE vtime_flush does). Workloads
+  // that account time add to these; irq_time (time in interrupt handlers, per CPU) is kept for every run.
+  sim::Duration user_time{0}, sys_time{0};
+  std::vector<sim::Duration> irq_time;
 
   void count(VmTlbEvent e, std::uint64_t n = 1) { vm[static_cast<std::size_t>(e)] += n; }
   void trace(TlbFlushReason r) { ++tlb_flush[static_cast<std::size_t>(r)]; }

@@ -97,6 +97,7 @@ void Kernel::speculative_walks(PerCpu& self) {
 // sysvec_call_function / sysvec_call_function_single: interrupt entry, then the call queue, then exit.
 sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
   PerCpu& self = percpu(cpu.id());
+  const sim::SimTime entered = cpu.now();
   speculative_walks(self);
   co_await cpu.delay(sys_.ipi().params().handler_entry);
   if (vector == CALL_FUNCTION_VECTOR || vector == CALL_FUNCTION_SINGLE_VECTOR) {
@@ -109,6 +110,7 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
     co_await arch_->handle_arch_irq(self, vector);
   }
   co_await cpu.delay(sys_.ipi().params().handler_exit);
+  counters_.irq_time[cpu.id().get()] += cpu.now() - entered;
 }
 
 }  // namespace tlbsim::kernel

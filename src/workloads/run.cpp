@@ -34,6 +34,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   const sim::Duration warmup = spec.warmup.count() < 0 ? spec.duration / 10 : spec.warmup;
   workload->start(k, WorkloadParams{spec.threads, warmup, spec.duration, spec.seed}, ops);
   const sim::RunResult r = sys.scheduler().run(sim::kTimeZero + warmup + spec.duration);
+  workload->finish(k, sim::kTimeZero + warmup + spec.duration);
 
   RunOutput out;
   const std::uint64_t total = std::accumulate(ops.begin(), ops.end(), std::uint64_t{0});

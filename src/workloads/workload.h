@@ -26,6 +26,11 @@ class Workload {
   virtual std::string metric_name() const = 0;
   virtual std::string unit() const = 0;
   virtual void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) = 0;
+  // The run stopped at `end` (tasks may be mid-step): account what is still open, e.g. CPU time.
+  virtual void finish(kernel::Kernel& k, sim::SimTime end) {
+    (void)k;
+    (void)end;
+  }
 };
 
 }  // namespace tlbsim::workloads

@@ -1,0 +1,206 @@
+// Models the page-cache reclaim path of Linux v4.14: mm/vmscan.c (try_to_free_pages -> shrink_node ->
+// shrink_inactive_list -> shrink_page_list, page_check_references), mm/swap.c (lru_cache_add, __pagevec_lru_add,
+// lru_add_drain), mm/filemap.c (page_cache_read), mm/rmap.c (page_referenced, try_to_unmap(TTU_BATCH_FLUSH) via
+// kernel/rmap.cpp's try_to_unmap_one) and the min-watermark test of mm/page_alloc.c. Costs are composed from the
+// machine's [kernel] section (docs/calibration.md, "Reclaim costs").
+#include "kernel/vmscan.h"
+
+#include <utility>
+
+namespace tlbsim::kernel {
+
+namespace {
+
+const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
+sim::Duration times(sim::Duration d, std::size_t n) { return d * static_cast<std::int64_t>(n); }
+
+}  // namespace
+
+Vmscan::Vmscan(Kernel& k, std::vector<std::uint64_t> present_pages_per_node, std::vector<std::uint64_t> min_wmark)
+    : k_(k), pagevecs_(k.ncpus()), ubc_(k.ncpus()) {
+  for (std::size_t n = 0; n < present_pages_per_node.size(); ++n) {
+    nodes_.push_back(std::make_unique<PgData>(k.sys().coherence(), present_pages_per_node[n], min_wmark.at(n)));
+  }
+}
+
+CachePage& Vmscan::info(Pfn p) {
+  if (p.get() >= pages_.size()) pages_.resize(p.get() + 1);
+  return pages_[p.get()];
+}
+
+void Vmscan::add_mapping(File& file, MmStruct& mm, std::uint64_t start, std::uint64_t pgoff) {
+  i_mmap_[&file] = FileMapping{&mm, start, pgoff};
+}
+
+void Vmscan::prefill(File& file, std::uint64_t index, std::uint32_t n, bool scanned_once) {
+  const Pfn p = k_.frames().alloc(FrameUse::kPageCache);
+  file.pages.emplace(index, p);
+  info(p) = CachePage{&file, index, n, !scanned_once, scanned_once};
+  PgData& pgdat = node(n);
+  ++pgdat.nr_used;
+  pgdat.inactive_file.push_back(p);
+  const FileMapping& m = i_mmap_.at(&file);
+  m.mm->pgd.set(Vpn{(m.start >> kPageShift) + index - m.pgoff}, Pte{p, true, false, false});
+}
+
+std::optional<Vpn> Vmscan::mapped_at(Pfn pfn) const {
+  const CachePage& c = pages_[pfn.get()];
+  const auto it = i_mmap_.find(c.mapping);
+  if (it == i_mmap_.end() || c.index < it->second.pgoff) return std::nullopt;
+  const FileMapping& m = it->second;
+  const Vpn v{(m.start >> kPageShift) + c.index - m.pgoff};
+  const auto pte = m.mm->pgd.lookup(v);  // page_vma_mapped_walk: the PTE must still map this page
+  if (!pte || pte->pfn != pfn) return std::nullopt;
+  return v;
+}
+
+void Vmscan::free_page(Pfn p) {
+  CachePage& c = info(p);
+  --node(c.node).nr_used;
+  c = CachePage{};
+  k_.frames().free(p);  // free_hot_cold_page_list
+}
+
+sim::Task<void> Vmscan::pagevec_lru_add(PerCpu& self, std::vector<Pfn>& pvec) {
+  if (pvec.empty()) co_return;
+  std::vector<Pfn> pages = std::exchange(pvec, {});
+  PgData& pgdat = node(info(pages.front()).node);
+  // __pagevec_lru_add -> pagevec_lru_move_fn: spin_lock_irqsave(&pgdat->lru_lock) once for the whole pagevec.
+  self.cpu.local_irq_disable();
+  co_await pgdat.lru_lock.lock(k_.mem(), self.cpu);
+  for (Pfn p : pages) pgdat.inactive_file.push_back(p);  // add_page_to_lru_list: the list head
+  co_await pgdat.lru_lock.unlock(k_.mem(), self.cpu);
+  co_await self.cpu.local_irq_enable();
+}
+
+sim::Task<void> Vmscan::lru_cache_add(PerCpu& self, Pfn pfn) {
+  std::vector<Pfn>& pvec = pagevecs_[self.id.get()];
+  pvec.push_back(pfn);
+  if (pvec.size() >= PAGEVEC_SIZE) co_await pagevec_lru_add(self, pvec);
+}
+
+sim::Task<void> Vmscan::page_cache_read(PerCpu& self, File& file, std::uint64_t index) {
+  const std::uint32_t n = node_of(self.id);
+  PgData& pgdat = node(n);
+  // __alloc_pages_nodemask -> __alloc_pages_slowpath: at or below the min watermark, __alloc_pages_direct_reclaim.
+  // The allocation then proceeds even if reclaim fell short (the model has no OOM path; frames are unbounded).
+  if (pgdat.nr_free() <= pgdat.watermark_min) co_await try_to_free_pages(self);
+  const Pfn p = k_.frames().alloc(FrameUse::kPageCache);
+  ++pgdat.nr_used;
+  // The page (allocated and later freed), the hole's zero fill (readpage of a hole), add_to_page_cache_lru's
+  // memcg charge (and the uncharge at free) and its LRU insertion (and the removal at free).
+  const hw::KernelCosts& c = costs(self);
+  co_await self.cpu.delay(c.page_alloc + c.page_zero + c.memcg_charge + c.lru_update);
+  file.pages.emplace(index, p);
+  // The fault that follows installs the PTE young (book3s64 PAGE_READONLY includes _PAGE_ACCESSED).
+  info(p) = CachePage{&file, index, n, true, false};
+  co_await lru_cache_add(self, p);
+}
+
+sim::Task<void> Vmscan::adopt(PerCpu& self, File& file, std::uint64_t index, Pfn pfn) {
+  const std::uint32_t n = node_of(self.id);
+  ++node(n).nr_used;
+  info(pfn) = CachePage{&file, index, n, true, false};
+  co_await lru_cache_add(self, pfn);
+}
+
+sim::Task<std::uint64_t> Vmscan::try_to_free_pages(PerCpu& self) {
+  ++k_.counters().allocstall;
+  PgData& pgdat = node(node_of(self.id));
+  // shrink_node -> shrink_node_memcg: SWAP_CLUSTER_MAX at a time until nr_to_reclaim (SWAP_CLUSTER_MAX) pages
+  // are reclaimed. The priority loop is not modeled: at most two passes over the list (every page needs two).
+  const std::uint64_t max_batches = 2 * (pgdat.present_pages / SWAP_CLUSTER_MAX) + 2;
+  std::uint64_t reclaimed = 0;
+  for (std::uint64_t b = 0; b < max_batches && reclaimed < SWAP_CLUSTER_MAX; ++b) {
+    bool isolated_any = false;
+    reclaimed += co_await shrink_inactive_list(self, pgdat, isolated_any);
+    if (!isolated_any) break;  // everything is isolated by other reclaimers or still on pagevecs
+  }
+  co_return reclaimed;
+}
+
+sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgdat, bool& isolated_any) {
+  hw::Memory& m = k_.mem();
+  const hw::KernelCosts& c = costs(self);
+  co_await pagevec_lru_add(self, pagevecs_[self.id.get()]);  // lru_add_drain()
+  // isolate_lru_pages under spin_lock_irq(&pgdat->lru_lock): up to SWAP_CLUSTER_MAX pages from the tail.
+  std::vector<Pfn> page_list;
+  self.cpu.local_irq_disable();
+  co_await pgdat.lru_lock.lock(m, self.cpu);
+  while (page_list.size() < SWAP_CLUSTER_MAX && !pgdat.inactive_file.empty()) {
+    page_list.push_back(pgdat.inactive_file.front());
+    pgdat.inactive_file.pop_front();
+  }
+  co_await self.cpu.delay(times(c.lru_update / 2, page_list.size()));
+  co_await pgdat.lru_lock.unlock(m, self.cpu);
+  co_await self.cpu.local_irq_enable();
+  isolated_any = !page_list.empty();
+  if (!isolated_any) co_return 0;
+  k_.counters().pgscan_direct += page_list.size();
+
+  std::vector<Pfn> keep;
+  const std::uint64_t nr_reclaimed = co_await shrink_page_list(self, pgdat, page_list, keep);
+
+  // putback_inactive_pages under lru_lock: kept pages go back to the head of the inactive list.
+  if (!keep.empty()) {
+    self.cpu.local_irq_disable();
+    co_await pgdat.lru_lock.lock(m, self.cpu);
+    for (Pfn p : keep) pgdat.inactive_file.push_back(p);
+    co_await self.cpu.delay(times(c.lru_update / 2, keep.size()));
+    co_await pgdat.lru_lock.unlock(m, self.cpu);
+    co_await self.cpu.local_irq_enable();
+  }
+  co_return nr_reclaimed;
+}
+
+sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, std::vector<Pfn>& page_list,
+                                                  std::vector<Pfn>& keep) {
+  (void)pgdat;
+  hw::Memory& m = k_.mem();
+  const hw::KernelCosts& c = costs(self);
+  auto& slot = ubc_[self.id.get()];
+  if (!slot) slot = std::make_unique<TlbflushUnmapBatch>(k_.ncpus());
+  TlbflushUnmapBatch& ubc = *slot;
+  std::vector<Pfn> free_pages;
+  for (Pfn p : page_list) {
+    CachePage& pg = info(p);
+    // page_check_references -> page_referenced: rmap_walk_file under i_mmap_rwsem; page_referenced_one takes the
+    // PTE lock (page_vma_mapped_walk) and ptep_clear_flush_young: book3s64 clears the accessed bit, no flush.
+    const std::optional<Vpn> v = mapped_at(p);
+    bool referenced_ptes = false;
+    if (v) {
+      MmStruct& mm = *i_mmap_.at(pg.mapping).mm;
+      Spinlock& ptl = mm.ptl(*v);
+      co_await ptl.lock(m, self.cpu);
+      referenced_ptes = std::exchange(pg.young, false);
+      co_await self.cpu.delay(c.rmap_update + c.pte_update);
+      co_await ptl.unlock(m, self.cpu);
+    }
+    const bool referenced_page = std::exchange(pg.referenced, false);  // TestClearPageReferenced
+    if (referenced_ptes) {
+      // SetPageReferenced; PAGEREF_KEEP for a use-once file page (PAGEREF_ACTIVATE if it was referenced too, or
+      // mapped twice: the model has no active list and keeps such a page on the inactive list as well).
+      pg.referenced = true;
+      if (referenced_page) ++k_.counters().pgactivate;
+      keep.push_back(p);
+      continue;
+    }
+    // PAGEREF_RECLAIM_CLEAN. A mapped page: try_to_unmap(page, TTU_BATCH_FLUSH) over its one mapping.
+    if (v) {
+      MmStruct& mm = *i_mmap_.at(pg.mapping).mm;
+      co_await try_to_unmap_one(self, ubc, mm, *v, true);
+      co_await self.cpu.delay(c.rmap_update);  // the walk and page_remove_rmap
+    }
+    // The page is clean (read-only, a hole): __remove_mapping deletes it from the page cache.
+    pg.mapping->pages.erase(pg.index);
+    co_await self.cpu.delay(c.rmap_update);
+    free_pages.push_back(p);
+  }
+  // mem_cgroup_uncharge_list; try_to_unmap_flush(); free_hot_cold_page_list(&free_pages).
+  co_await try_to_unmap_flush(self, ubc);
+  for (Pfn p : free_pages) free_page(p);
+  k_.counters().pgsteal_direct += free_pages.size();
+  co_return free_pages.size();
+}
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,108 @@
+// Page-cache reclaim, reduced to what a use-once file-read workload needs, modeled on Linux v4.14 mm/vmscan.c
+// (shrink_inactive_list, shrink_page_list, page_check_references), mm/swap.c (lru_cache_add's per-CPU pagevec),
+// mm/filemap.c (page_cache_read of a hole), mm/rmap.c (rmap_walk_file, page_referenced, try_to_unmap with
+// TTU_BATCH_FLUSH) and mm/page_alloc.c (the min watermark that sends an allocation into direct reclaim).
+// Memory is bounded per node (a parameter, see docs/model.md); each node keeps one inactive file LRU under its
+// lru_lock. The batched flush itself is kernel/rmap.cpp's (try_to_unmap_one, try_to_unmap_flush).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "kernel/locks.h"
+#include "kernel/rmap.h"
+
+namespace tlbsim::kernel {
+
+// SWAP_CLUSTER_MAX: pages isolated per shrink_inactive_list call, and direct reclaim's nr_to_reclaim.
+inline constexpr std::uint64_t SWAP_CLUSTER_MAX = 32;
+// PAGEVEC_SIZE (v4.14): lru_cache_add moves pages to the LRU 14 at a time from a per-CPU pagevec.
+inline constexpr std::size_t PAGEVEC_SIZE = 14;
+
+// The struct page state reclaim reads, per frame of the page cache.
+struct CachePage {
+  File* mapping = nullptr;  // page->mapping (nullptr: not a page-cache page of this model)
+  std::uint64_t index = 0;  // page->index
+  std::uint32_t node = 0;   // page_to_nid
+  bool young = false;       // the accessed bit of its one PTE (set when the PTE is installed, see docs/model.md)
+  bool referenced = false;  // PG_referenced
+};
+
+// One file's i_mmap as far as this model needs it: its one mapping (one mm, one VMA).
+struct FileMapping {
+  MmStruct* mm = nullptr;
+  std::uint64_t start = 0;  // vma->vm_start
+  std::uint64_t pgoff = 0;  // vma->vm_pgoff
+};
+
+// struct pglist_data, reduced: the node's free page count against its min watermark, the inactive file LRU
+// (front = tail, the oldest page; back = head) and lru_lock.
+struct PgData {
+  PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark)
+      : lru_lock(model, "pgdat.lru_lock"), present_pages(present), watermark_min(min_wmark) {}
+  Spinlock lru_lock;
+  std::uint64_t present_pages;  // page-cache pages this node can hold
+  std::uint64_t watermark_min;  // min_wmark_pages
+  std::uint64_t nr_used = 0;    // allocated page-cache pages
+  std::deque<Pfn> inactive_file;
+  std::uint64_t nr_free() const { return nr_used >= present_pages ? 0 : present_pages - nr_used; }
+};
+
+// Contract: one Vmscan per Kernel (installed as Kernel::vmscan by its owner); all page-cache pages of files
+// registered with add_mapping are allocated and freed here. Each CPU has its own pagevec and reclaim batch
+// (current->tlb_ubc of the one task running there: tasks do not migrate in this model).
+class Vmscan {
+ public:
+  // `present_pages_per_node[n]`: the node's page-cache capacity; `min_wmark[n]` its min watermark.
+  Vmscan(Kernel& k, std::vector<std::uint64_t> present_pages_per_node, std::vector<std::uint64_t> min_wmark);
+
+  std::uint32_t node_of(CpuId c) const { return k_.sys().topology().socket_of(c); }
+  PgData& node(std::uint32_t n) { return *nodes_[n]; }
+  std::uint32_t nr_nodes() const { return static_cast<std::uint32_t>(nodes_.size()); }
+  const CachePage* page(Pfn p) const {
+    return p.get() < pages_.size() && pages_[p.get()].mapping ? &pages_[p.get()] : nullptr;
+  }
+
+  // mmap of `file` by `mm` at `start` (vma_interval_tree_insert into mapping->i_mmap).
+  void add_mapping(File& file, MmStruct& mm, std::uint64_t start, std::uint64_t pgoff);
+  // The run's initial condition: page `index` of `file` is cached on `node`, mapped by its mapping, on the LRU
+  // head, having been scanned once already (young clear, PG_referenced set) or not.
+  void prefill(File& file, std::uint64_t index, std::uint32_t node, bool scanned_once);
+
+  // filemap_fault's miss path for a hole of a sparse file: __page_cache_alloc (direct reclaim below the min
+  // watermark), zero-fill (the hole's readpage), add_to_page_cache_lru through this CPU's pagevec.
+  sim::Task<void> page_cache_read(PerCpu& self, File& file, std::uint64_t index);
+  // A page-cache frame that the fault path allocated itself (a page reclaimed between page_cache_read and the
+  // fault): account it here and put it on the LRU like any other.
+  sim::Task<void> adopt(PerCpu& self, File& file, std::uint64_t index, Pfn pfn);
+
+  // try_to_free_pages on `self`'s node: shrink_inactive_list in SWAP_CLUSTER_MAX batches until nr_to_reclaim
+  // pages were reclaimed or the LRU holds nothing more to isolate. Returns the pages reclaimed.
+  sim::Task<std::uint64_t> try_to_free_pages(PerCpu& self);
+
+ private:
+  sim::Task<std::uint64_t> shrink_inactive_list(PerCpu& self, PgData& pgdat, bool& isolated_any);
+  sim::Task<std::uint64_t> shrink_page_list(PerCpu& self, PgData& pgdat, std::vector<Pfn>& page_list,
+                                            std::vector<Pfn>& keep);
+  // lru_cache_add: onto this CPU's pagevec; __pagevec_lru_add under lru_lock when it fills.
+  sim::Task<void> lru_cache_add(PerCpu& self, Pfn pfn);
+  sim::Task<void> pagevec_lru_add(PerCpu& self, std::vector<Pfn>& pvec);
+  // rmap_walk_file for the page's one mapping: the virtual page it maps at, if its PTE still maps it.
+  std::optional<Vpn> mapped_at(Pfn pfn) const;
+  CachePage& info(Pfn p);
+  void free_page(Pfn p);
+
+  Kernel& k_;
+  std::vector<std::unique_ptr<PgData>> nodes_;
+  std::vector<CachePage> pages_;  // by pfn
+  std::unordered_map<const File*, FileMapping> i_mmap_;
+  std::vector<std::vector<Pfn>> pagevecs_;                // per CPU: lru_add_pvec
+  std::vector<std::unique_ptr<TlbflushUnmapBatch>> ubc_;  // per CPU: current->tlb_ubc
+};
+
+}  // namespace tlbsim::kernel
