@@ -83,7 +83,7 @@ std::string render_markdown(const std::vector<SeedReport>& reports) {
       "# Fidelity: published beside simulated\n\n"
       "Written by `tlbsim reproduce --format markdown`; do not edit by hand. Each seed's published figures are\n"
       "transcribed from its seed file; the simulated ones come from the modeled kernels on the machine models.\n"
-      "Where a headline is not within its band, docs/fidelity-notes.md discusses the miss and its cause.\n\n";
+      "Where a headline is not within its band, [fidelity-notes.md](fidelity-notes.md) discusses the miss and its cause.\n\n";
   for (const SeedReport& s : reports) {
     out += fmt::format("## Seed {}: {}\n\nMachine `{}`. {}.\n\nPublished (`{}`):\n\n", s.seed, s.title, s.machine,
                        s.benchmark, s.source);
