@@ -132,3 +132,23 @@ TEST(Fork, LazyTlbShootdownOnX86MissesALazyCpuWhoseBitX86Cleared) {
 
 }  // namespace
 }  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+namespace {
+
+TEST(Fork, DebugVmShootLaziesWarnsAboutTheLazyUserTheShootdownMissed) {
+  KernelConfig c = shootdown_on_x86();
+  c.DEBUG_VM_SHOOT_LAZIES = true;
+  Scenario s(c);
+  Family f(s);
+  MmStruct& mm = s.k.new_mm();
+  f.sched.start();
+  f.sched.create_task("parent", &mm, CpuId{0}, [&](TaskStruct& t) { return parent(f.sched, t, f, CpuId{1}, 1); });
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(5));
+  bool warned = false;
+  for (const auto& v : s.k.oracle().violations()) warned |= v.what.find("do_check_lazy_tlb") != std::string::npos;
+  EXPECT_TRUE(warned) << "the all-CPU check finds the exiting task still using the mm lazily";
+}
+
+}  // namespace
+}  // namespace tlbsim::kernel
