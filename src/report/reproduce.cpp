@@ -14,6 +14,8 @@
 
 namespace tlbsim::report {
 
+std::string count_cell(double v) { return std::isnan(v) ? "-" : fmt::format("{:.0f}", v); }
+
 Headline banded(std::string name, std::string published_text, double published, double simulated, double low,
                 double high) {
   Headline h;

@@ -61,6 +61,18 @@ class Reproduction {
   virtual SeedReport evaluate(const std::vector<workloads::RunOutput>& results, bool quick) const = 0;
 };
 
+// A run of `workload` with `threads` on `kernel` for `d` of simulated time (seed 1, default warm-up).
+inline workloads::RunSpec run_spec(const char* kernel, const char* workload, std::uint32_t threads, sim::Duration d) {
+  workloads::RunSpec s;
+  s.kernel = kernel;
+  s.workload = workload;
+  s.threads = threads;
+  s.duration = d;
+  return s;
+}
+// A count for a table cell ("-" when not simulated).
+std::string count_cell(double v);
+
 // Sets `within` from the band (or leaves it to the caller when only a target is given).
 Headline banded(std::string name, std::string published_text, double published, double simulated, double low,
                 double high);

@@ -12,15 +12,6 @@ namespace tlbsim::report {
 
 namespace {
 
-workloads::RunSpec spec(const char* kernel, const char* workload, std::uint32_t threads, sim::Duration d) {
-  workloads::RunSpec s;
-  s.kernel = kernel;
-  s.workload = workload;
-  s.threads = threads;
-  s.duration = d;
-  return s;
-}
-
 bool have(const char* workload) { return Registry<workloads::Workload>::find(workload) != nullptr; }
 
 Headline missing(std::string name, std::string published_text, double published, std::string why) {
@@ -32,7 +23,6 @@ Headline missing(std::string name, std::string published_text, double published,
   return h;
 }
 
-std::string num(double v) { return std::isnan(v) ? "-" : fmt::format("{:.0f}", v); }
 
 double counter(const workloads::RunOutput& r, const char* a, const char* b) {
   const auto& c = r.json["counters"];
@@ -46,13 +36,13 @@ class Seed001 final : public Reproduction {
     std::vector<Point> p;
     const sim::Duration d = quick ? sim::milliseconds(2) : sim::milliseconds(10);
     for (const char* k : {"linux-4.14-ppc", "linux-4.14-ppc-seed001", "linux-4.14-ppc-seed001-lpid"}) {
-      if (have("lru_file_mmap_read")) p.push_back({"power9-2s16c-smt4", spec(k, "lru_file_mmap_read", 128, d)});
+      if (have("lru_file_mmap_read")) p.push_back({"power9-2s16c-smt4", run_spec(k, "lru_file_mmap_read", 128, d)});
     }
     // make -j128 on the 128 hardware threads; kernel_build reports jobs per second, so time after / before is
     // jobs/s before / after.
     const sim::Duration kd = quick ? sim::milliseconds(40) : sim::milliseconds(200);
     for (const char* k : {"linux-4.14-ppc", "linux-4.14-ppc-seed001"}) {
-      if (have("kernel_build")) p.push_back({"power9-2s16c-smt4", spec(k, "kernel_build", 128, kd)});
+      if (have("kernel_build")) p.push_back({"power9-2s16c-smt4", run_spec(k, "kernel_build", 128, kd)});
     }
     return p;
   }
@@ -78,7 +68,7 @@ class Seed001 final : public Reproduction {
       for (std::size_t k = 0; k < 3; ++k, ++i) {
         const double pages = r[i].json["ops"].get<double>();
         sys[k] = r[i].json["counters"]["sys_time_ns"].get<double>() / 1e3 / pages;
-        s.simulated.rows.push_back({names[k], num(r[i].metric), fmt::format("{:.2f}", sys[k]),
+        s.simulated.rows.push_back({names[k], count_cell(r[i].metric), fmt::format("{:.2f}", sys[k]),
                                     fmt::format("{:.3f}", r[i].json["counters"]["user_time_ns"].get<double>() / 1e3 / pages)});
       }
       s.headlines.push_back(banded("sys time after / before (lru-file-mmap-read)", "382m35 / 433m26 = 0.883",
@@ -104,12 +94,12 @@ class Seed004 final : public Reproduction {
  public:
   std::vector<Point> plan(bool quick) const override {
     const sim::Duration d = quick ? sim::microseconds(500) : sim::milliseconds(2);
-    std::vector<Point> p = {{"power8-16s192c-smt8", spec("linux-6.2-ppc", "context_switch1", 768, d)},
-                            {"power8-16s192c-smt8", spec("linux-6.2-ppc-seed004", "context_switch1", 768, d)}};
+    std::vector<Point> p = {{"power8-16s192c-smt8", run_spec("linux-6.2-ppc", "context_switch1", 768, d)},
+                            {"power8-16s192c-smt8", run_spec("linux-6.2-ppc-seed004", "context_switch1", 768, d)}};
     if (have("kernel_build")) {
       const sim::Duration kd = quick ? sim::milliseconds(40) : sim::milliseconds(200);
       for (const char* k : {"linux-6.2-ppc-seed004-p1-4", "linux-6.2-ppc-seed004"}) {
-        p.push_back({"power9-2s18c-smt4", spec(k, "kernel_build", 144, kd)});
+        p.push_back({"power9-2s18c-smt4", run_spec(k, "kernel_build", 144, kd)});
       }
     }
     return p;
@@ -127,14 +117,14 @@ class Seed004 final : public Reproduction {
                         {"lazy-mm shootdown IPIs, kernel build (144 CPUs)", "+314 (patches 1-4)", "3 (patch 5)"}};
     s.simulated.columns = {"measurement", "before", "after"};
     const double b = r[0].metric, a = r[1].metric;
-    s.simulated.rows.push_back({"context_switch1 -t 768, ops/s", num(b), num(a)});
+    s.simulated.rows.push_back({"context_switch1 -t 768, ops/s", count_cell(b), count_cell(a)});
     Headline h = banded("context switches/s after / before, -t 768", "about 118M / 1M", 118.0, a / b, 30.0,
                         std::numeric_limits<double>::infinity());
     h.target = "at least 30";
     s.headlines.push_back(h);
     if (have("kernel_build")) {
       const double p14 = counter(r[2], "shoot_lazies", "ipis"), p5 = counter(r[3], "shoot_lazies", "ipis");
-      s.simulated.rows.push_back({"lazy-mm shootdown IPIs, kernel build", num(p14) + " (patches 1-4)", num(p5) + " (patch 5)"});
+      s.simulated.rows.push_back({"lazy-mm shootdown IPIs, kernel build", count_cell(p14) + " (patches 1-4)", count_cell(p5) + " (patch 5)"});
       Headline k = banded("lazy-mm shootdown IPIs, kernel build, patch 5 / patches 1-4", "3 / 314", 3.0 / 314,
                           p14 > 0 ? p5 / p14 : NAN, 0.0, 0.05);
       k.target = "at most 0.05";

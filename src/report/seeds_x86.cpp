@@ -9,16 +9,6 @@ namespace tlbsim::report {
 
 namespace {
 
-workloads::RunSpec spec(const char* kernel, const char* workload, std::uint32_t threads, sim::Duration d) {
-  workloads::RunSpec s;
-  s.kernel = kernel;
-  s.workload = workload;
-  s.threads = threads;
-  s.duration = d;
-  return s;
-}
-
-std::string num(double v) { return std::isnan(v) ? "-" : fmt::format("{:.0f}", v); }
 std::string ratio(double v) { return std::isnan(v) ? "-" : fmt::format("{:.3f}", v); }
 
 // Seed 000: x86/mm/tlb: avoid reading mm_tlb_gen when possible (v2). will-it-scale tlb_flush1_threads, 56-core
@@ -44,7 +34,7 @@ class Seed000 final : public Reproduction {
     std::vector<Point> p;
     const sim::Duration d = quick ? sim::milliseconds(10) : sim::milliseconds(50);
     for (std::uint32_t t : threads(quick)) {
-      for (const char* k : {"linux-5.17", "linux-5.17-seed000"}) p.push_back({"skylake-sp-2s28c", spec(k, "tlb_flush1", t, d)});
+      for (const char* k : {"linux-5.17", "linux-5.17-seed000"}) p.push_back({"skylake-sp-2s28c", run_spec(k, "tlb_flush1", t, d)});
     }
     return p;
   }
@@ -57,7 +47,7 @@ class Seed000 final : public Reproduction {
     s.benchmark = "will-it-scale tlb_flush1_threads; kernels linux-5.17 (before), linux-5.17-seed000 (after)";
     s.published.columns = {"threads", "baseline ops/s", "+patch ops/s", "ratio"};
     for (const Row& p : kPublished) {
-      s.published.rows.push_back({std::to_string(p.threads), num(p.before), num(p.after), ratio(p.after / p.before)});
+      s.published.rows.push_back({std::to_string(p.threads), count_cell(p.before), count_cell(p.after), ratio(p.after / p.before)});
     }
     s.simulated.columns = {"threads", "before ops/s", "after ops/s", "ratio", "published ratio"};
     double b1 = NAN, a1 = NAN, b55 = NAN, a55 = NAN;
@@ -68,7 +58,7 @@ class Seed000 final : public Reproduction {
       for (const Row& p : kPublished) {
         if (p.threads == ts[i]) pub = p.after / p.before;
       }
-      s.simulated.rows.push_back({std::to_string(ts[i]), num(b), num(a), ratio(a / b), ratio(pub)});
+      s.simulated.rows.push_back({std::to_string(ts[i]), count_cell(b), count_cell(a), ratio(a / b), ratio(pub)});
       if (ts[i] == 1) b1 = b, a1 = a;
       if (ts[i] == 55) b55 = b, a55 = a;
     }
@@ -94,8 +84,8 @@ class Seed002 final : public Reproduction {
   static constexpr double kMessages = 20.0 * 20 * 20 * 10000;
   std::vector<Point> plan(bool quick) const override {
     const sim::Duration d = quick ? sim::milliseconds(5) : sim::milliseconds(20);
-    return {{"milan-36c", spec("linux-6.13", "hackbench", 20, d)},
-            {"milan-36c", spec("linux-6.13-seed002", "hackbench", 20, d)}};
+    return {{"milan-36c", run_spec("linux-6.13", "hackbench", 20, d)},
+            {"milan-36c", run_spec("linux-6.13-seed002", "hackbench", 20, d)}};
   }
   SeedReport evaluate(const std::vector<workloads::RunOutput>& r, bool quick) const override {
     SeedReport s;
@@ -109,7 +99,7 @@ class Seed002 final : public Reproduction {
     const double tb = kMessages / r[0].metric, ta = kMessages / r[1].metric;
     s.simulated.columns = {"kernel", "messages/s", "time for 80M messages (s)", "mm_cpumask rmws"};
     for (std::size_t i = 0; i < 2; ++i) {
-      s.simulated.rows.push_back({i == 0 ? "before" : "after", num(r[i].metric), fmt::format("{:.2f}", kMessages / r[i].metric),
+      s.simulated.rows.push_back({i == 0 ? "before" : "after", count_cell(r[i].metric), fmt::format("{:.2f}", kMessages / r[i].metric),
                                   r[i].json["counters"]["cache_lines"]["mm_cpumask"]["rmws"].dump()});
     }
     s.headlines.push_back(banded("hackbench time after / before", "4.2 / 4.5 = 0.933", 4.2 / 4.5, ta / tb, 0.88, 0.97));
@@ -125,7 +115,7 @@ class Seed003 final : public Reproduction {
   std::vector<Point> plan(bool) const override {
     std::vector<Point> p;
     for (const char* k : {"linux-3.3", "linux-3.3-seed003", "linux-3.3-seed003-reviewed"}) {
-      workloads::RunSpec x = spec(k, "idle", 32, sim::milliseconds(5000));
+      workloads::RunSpec x = run_spec(k, "idle", 32, sim::milliseconds(5000));
       x.warmup = sim::Duration{0};
       p.push_back({"sandybridge-ep-2s8c2t", x});
     }
