@@ -101,13 +101,18 @@ KernelConfig shootdown_on_x86() {
   return c;
 }
 
+// A parent on cpu0 spawns one child on cpu1, which execs, touches memory and exits; runs 5 ms.
+void run_one_child(Scenario& s, Family& f, MmStruct& mm) {
+  f.sched.start();
+  f.sched.create_task("parent", &mm, CpuId{0}, [&](TaskStruct& t) { return parent(f.sched, t, f, CpuId{1}, 1); });
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(5));
+}
+
 TEST(Fork, LazyTlbShootdownTakesNoMmCountReferenceForLazyUse) {
   Scenario s(shootdown_on_x86());
   Family f(s);
   MmStruct& mm = s.k.new_mm();
-  f.sched.start();
-  f.sched.create_task("parent", &mm, CpuId{0}, [&](TaskStruct& t) { return parent(f.sched, t, f, CpuId{1}, 1); });
-  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(5));
+  run_one_child(s, f, mm);
   // The parent sleeps (cpu0's idle is lazy on mm) and the child's exit left cpu1 lazy on its mm: neither lazy use
   // holds mm_count, so the child's mm went at its last mmput.
   EXPECT_EQ(mm.mm_count.value, 1) << "only mm_users' reference";
@@ -120,9 +125,7 @@ TEST(Fork, LazyTlbShootdownOnX86MissesALazyCpuWhoseBitX86Cleared) {
   Scenario s(shootdown_on_x86());
   Family f(s);
   MmStruct& mm = s.k.new_mm();
-  f.sched.start();
-  f.sched.create_task("parent", &mm, CpuId{0}, [&](TaskStruct& t) { return parent(f.sched, t, f, CpuId{1}, 1); });
-  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(5));
+  run_one_child(s, f, mm);
   // The final exit flush (freed tables) switched cpu1 to init_mm and cleared its bit; the exiting task still had
   // the mm as active_mm, cleanup_lazy_tlbs found an empty mask, and the mm was freed under it.
   EXPECT_EQ(s.k.counters().shoot_lazies_ipis, 0u);
@@ -130,21 +133,13 @@ TEST(Fork, LazyTlbShootdownOnX86MissesALazyCpuWhoseBitX86Cleared) {
   EXPECT_NE(s.k.oracle().violations()[0].what.find("active_mm"), std::string::npos) << s.k.oracle().violations()[0].what;
 }
 
-}  // namespace
-}  // namespace tlbsim::kernel
-
-namespace tlbsim::kernel {
-namespace {
-
 TEST(Fork, DebugVmShootLaziesWarnsAboutTheLazyUserTheShootdownMissed) {
   KernelConfig c = shootdown_on_x86();
   c.DEBUG_VM_SHOOT_LAZIES = true;
   Scenario s(c);
   Family f(s);
   MmStruct& mm = s.k.new_mm();
-  f.sched.start();
-  f.sched.create_task("parent", &mm, CpuId{0}, [&](TaskStruct& t) { return parent(f.sched, t, f, CpuId{1}, 1); });
-  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(5));
+  run_one_child(s, f, mm);
   bool warned = false;
   for (const auto& v : s.k.oracle().violations()) warned |= v.what.find("do_check_lazy_tlb") != std::string::npos;
   EXPECT_TRUE(warned) << "the all-CPU check finds the exiting task still using the mm lazily";
