@@ -6,6 +6,7 @@
 
 #include "kernel/mm_ops.h"
 #include "util/registry.h"
+#include "workloads/tlb_flush.h"
 #include "workloads/workload.h"
 
 namespace tlbsim::workloads {
@@ -14,24 +15,36 @@ namespace {
 
 constexpr std::uint64_t kFileSize = 128ull * 1024 * 1024;
 
-sim::Task<void> tlb_flush1_thread(kernel::PerCpu& self, kernel::MmStruct& mm, kernel::File& file,
-                                  sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations) {
-  // The thread starts running on its CPU: switch_mm (switch_mm_irqs_off with interrupts off).
+}  // namespace
+
+sim::Task<void> enter_user_thread(kernel::PerCpu& self, kernel::MmStruct& mm) {
   self.cpu.local_irq_disable();
   co_await self.k.arch().switch_mm_irqs_off(self, mm);
   co_await self.cpu.local_irq_enable();
   self.k.oracle().set_user_context(self.id, mm.id());
+}
+
+sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t size, kernel::File* file,
+                               sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations) {
   while (self.cpu.now() < end) {
-    const std::uint64_t addr = co_await kernel::sys_mmap(self, mm, kFileSize, false, &file, 0);
-    for (std::uint64_t i = 0; i < kFileSize; i += kernel::kPageSize) {
-      co_await kernel::user_access(self, mm, addr + i, true);                  // *(addr + i) = 1;
+    const std::uint64_t addr = co_await kernel::sys_mmap(self, mm, size, false, file, 0);
+    for (std::uint64_t i = 0; i < size; i += kernel::kPageSize) {
+      co_await kernel::user_access(self, mm, addr + i, true);                        // *(addr + i) = 1;
       co_await kernel::sys_madvise_dontneed(self, mm, addr + i, kernel::kPageSize);  // madvise(..., MADV_DONTNEED)
-      co_await kernel::user_access(self, mm, addr + i, false);                 // assert(*(addr + i) == 0);
+      co_await kernel::user_access(self, mm, addr + i, false);                       // assert(*(addr + i) == 0);
       if (self.cpu.now() >= measure_from) ++iterations;
       if (self.cpu.now() >= end) co_return;
     }
-    co_await kernel::sys_munmap(self, mm, addr, kFileSize);
+    co_await kernel::sys_munmap(self, mm, addr, size);
   }
+}
+
+namespace {
+
+sim::Task<void> tlb_flush1_thread(kernel::PerCpu& self, kernel::MmStruct& mm, kernel::File& file,
+                                  sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations) {
+  co_await enter_user_thread(self, mm);
+  co_await tlb_flush_loop(self, mm, kFileSize, &file, measure_from, end, iterations);
 }
 
 class TlbFlush1 final : public Workload {

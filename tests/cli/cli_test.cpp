@@ -100,7 +100,7 @@ struct BadInput {
 
 TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
   const std::vector<BadInput> cases = {
-      {{"list", "mutations"}, "unknown list kind 'mutations' (known: eras, kernels, machines, options, patterns, seeds, workloads)"},
+      {{"list", "mutations"}, "unknown list kind 'mutations' (known: eras, kernels, machines, native, options, patterns, seeds, workloads)"},
       {{"machine", "show", "nosuch"}, "unknown machine 'nosuch'"},
       {{"machine", "show", "/nonexistent/m.toml"}, "cannot read '/nonexistent/m.toml'"},
       {{"bench", "contention", "--pattern", "zigzag"}, "unknown pattern 'zigzag'"},

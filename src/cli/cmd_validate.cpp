@@ -1,0 +1,91 @@
+// `tlbsim validate`: native benchmarks on this host's kernel beside the same workloads simulated on the calibrated
+// machine with the closest kernel profile.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "cli/command.h"
+#include "native/host.h"
+#include "native/validate.h"
+#include "native/workloads.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/int_list.h"
+#include "util/registry.h"
+
+namespace tlbsim::cli {
+
+namespace {
+
+// The native benchmarks `tlbsim validate` runs on the host.
+class NativeListing final : public Listing {
+ public:
+  std::vector<std::pair<std::string, std::string>> rows() const override { return native::native_workloads(); }
+};
+TLBSIM_REGISTER(Listing, NativeListing, "native", "native benchmarks `tlbsim validate` runs on this host's kernel");
+
+class ValidateCommand final : public Command {
+ public:
+  CLI::App* define(CLI::App& parent) override {
+    CLI::App* c = parent.add_subcommand("validate", "Run native benchmarks on this host and the same in the simulator");
+    c->add_option("--workloads", workloads_, "Comma-separated native workloads (`tlbsim list native`)")
+        ->capture_default_str();
+    c->add_option("--threads", threads_, "Thread counts, e.g. 1,2 (default: 1 and the online CPUs)");
+    c->add_option("--seconds", o_.seconds, "Measured wall time per native run")->capture_default_str();
+    c->add_option("--machine", o_.machine, "Machine name or file (default: calibrate this host in-process)");
+    c->add_option("--kernel", o_.kernel, "Kernel profile (default: the x86 profile closest to `uname -r`)");
+    c->add_option("--sim-duration", o_.sim_duration, "Simulated time per simulated run")->capture_default_str();
+    c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
+    c->add_flag("--qemu", qemu_, "Boot Linux in QEMU and validate against it (not available here)");
+    c->add_option("--smp", smp_, "CPUs of the QEMU guest (with --qemu)");
+    return c;
+  }
+
+  int run(Streams& io) override {
+    if (qemu_ || smp_ != 0) {
+      throw InputError(
+          "--qemu: QEMU validation needs qemu-system-x86, a linux-image-amd64 kernel, busybox-static and a usable "
+          "/dev/kvm; not available in this build of tlbsim");
+    }
+    o_.workloads.clear();
+    std::stringstream ws(workloads_);
+    for (std::string w; std::getline(ws, w, ',');) {
+      if (w.empty()) throw InputError(fmt::format("--workloads: empty name in '{}'", workloads_));
+      o_.workloads.push_back(w);
+    }
+    const std::uint32_t ncpus = static_cast<std::uint32_t>(native::read_host_topology().cpus.size());
+    if (threads_.empty()) threads_ = ncpus > 1 ? fmt::format("1,{}", ncpus) : "1";
+    o_.threads = parse_int_list(threads_, "--threads", 1, 1024);
+    native::ValidateReport rep;
+    try {
+      rep = native::run_validation(o_, io.err);
+    } catch (const std::runtime_error& e) {
+      if (dynamic_cast<const InputError*>(&e) != nullptr) throw;
+      io.err << fmt::format("tlbsim: error: validate: {}\n", e.what());
+      return 1;
+    }
+    const std::string text = format_ == "json" ? native::to_json(rep).dump(2) + "\n" : native::to_table(rep);
+    if (output_.empty()) io.out << text;
+    else write_file_atomic(output_, text);
+    return 0;
+  }
+
+ private:
+  native::ValidateOptions o_;
+  std::string workloads_ = "tlb_flush1,tlb_flush2,context_switch1,context_switch1_processes,mmap_storm";
+  std::string threads_;
+  std::string format_ = "table";
+  std::string output_;
+  bool qemu_ = false;
+  std::uint32_t smp_ = 0;
+};
+
+TLBSIM_REGISTER(Command, ValidateCommand, "validate", "native benchmarks on this host beside the simulator");
+
+}  // namespace
+}  // namespace tlbsim::cli

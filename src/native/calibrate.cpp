@@ -1,0 +1,311 @@
+#include "native/calibrate.h"
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "hw/machine.h"
+
+#if defined(__linux__)
+#include <sys/utsname.h>
+#include <unistd.h>
+#endif
+
+namespace tlbsim::native {
+
+namespace {
+
+// Runs `f` on a thread of its own, so that the pinning it does leaves the caller's affinity alone.
+template <class F>
+auto in_thread(F f) -> decltype(f()) {
+  std::optional<decltype(f())> out;
+  std::exception_ptr error;
+  std::thread t([&] {
+    try {
+      out.emplace(f());
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  t.join();
+  if (error) std::rethrow_exception(error);
+  return std::move(*out);
+}
+
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with(key) && line.find(':') != std::string::npos) {
+      const std::size_t c = line.find(':');
+      const std::size_t b = line.find_first_not_of(" \t", c + 1);
+      return b == std::string::npos ? "" : line.substr(b);
+    }
+  }
+  return "";
+}
+
+struct HostInfo {
+  std::string machine = "unknown", release = "unknown", hostname = "host", cpu_model = "unknown CPU";
+  bool pcid = false;
+};
+
+HostInfo host_info() {
+  HostInfo h;
+#if defined(__linux__)
+  utsname u{};
+  if (uname(&u) == 0) h.machine = u.machine, h.release = u.release, h.hostname = u.nodename;
+#endif
+  if (const std::string m = cpuinfo_field("model name"); !m.empty()) h.cpu_model = m;
+  else if (const std::string c = cpuinfo_field("cpu"); !c.empty()) h.cpu_model = c;
+  std::string flags = cpuinfo_field("flags");
+  flags.push_back(' ');
+  h.pcid = flags.starts_with("pcid ") || flags.find(" pcid ") != std::string::npos;
+  return h;
+}
+
+struct Field {
+  double ns = 0;
+  std::string source;
+  bool measured = false;
+};
+
+// The machine file's latency fields: the base machine's defaults, overridden by what was measured.
+class Fields {
+ public:
+  explicit Fields(const hw::Machine& base) : base_(base.name) {
+    for (const auto& r : base.latencies) f_[r.key] = {r.ns, r.source, false};
+  }
+  void measure(const std::string& key, double ns, std::string source) { f_[key] = {ns, std::move(source), true}; }
+  double ns(const std::string& key) const { return at(key).ns; }
+  bool measured(const std::string& key) const { return at(key).measured; }
+  std::string line(const std::string& key) const {
+    const Field& f = at(key);
+    const std::string name = key.substr(key.find('.') + 1);
+    if (f.measured) return fmt::format("{} = {{ ns = {:.1f}, source = {} }}\n", name, f.ns, toml_quote(f.source));
+    return fmt::format("# DEFAULT: not measured on this host; the {} figure, with its source\n"
+                       "{} = {{ ns = {:.1f}, source = {} }}\n",
+                       base_, name, f.ns, toml_quote("DEFAULT (not measured on this host; from builtin " + base_ + "): " + f.source));
+  }
+
+ private:
+  const Field& at(const std::string& key) const {
+    if (auto it = f_.find(key); it != f_.end()) return it->second;
+    // A class of transfer the base machine lacks: the nearest class it has.
+    for (const char* k : {"coherence.llc_transfer", "coherence.remote_transfer", "ipi.deliver_socket"}) {
+      if (key.starts_with(std::string(k).substr(0, 4)) && f_.count(k) != 0) return f_.at(k);
+    }
+    throw std::logic_error("calibrate: no default for " + key);
+  }
+  std::string base_;
+  std::map<std::string, Field> f_;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
+const char* class_name(hw::Distance d) {
+  switch (d) {
+    case hw::Distance::kSmt: return "SMT siblings";
+    case hw::Distance::kLlc: return "same LLC";
+    case hw::Distance::kSocket: return "same socket, other LLC";
+    default: return "other socket";
+  }
+}
+
+}  // namespace
+
+std::string toml_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
+  if (!native_supported()) throw std::runtime_error("calibrate measures the host's Linux kernel; this is not Linux");
+  Calibration cal;
+  cal.host = read_host_topology();
+  const HostInfo info = host_info();
+  const bool ppc = info.machine.starts_with("ppc64");
+  cal.base_machine = ppc ? "power9-2s16c-smt4" : "small-2s2c";
+  const hw::Machine base = hw::load_machine(cal.base_machine);
+  Fields fields(base);
+  const BenchScale& s = o.scale;
+  const std::string reps = fmt::format("over {} repetitions", s.repetitions);
+  auto note = [&](const std::string& what, const Spread& sp) {
+    cal.figures.push_back({what, sp});
+    progress << fmt::format("calibrate: {:<58} {}\n", what, describe(sp)) << std::flush;
+    return sp;
+  };
+  auto from = [&](const Spread& sp, const std::string& how) {
+    return fmt::format("MEASURED on {} ({}) by tlbsim calibrate, {}: {}; median {:.1f} ns, p10 {:.1f}, p90 {:.1f} {}",
+                       info.hostname, info.cpu_model, utc_now(), how, sp.median, sp.p10, sp.p90, reps);
+  };
+  const std::uint32_t cpu0 = cal.host.cpus.front().cpu;
+
+  // Coherence: line transfers per distance class, atomics, DRAM.
+  const std::map<hw::Distance, const char*> transfer_key = {{hw::Distance::kSmt, "coherence.smt_transfer"},
+                                                            {hw::Distance::kLlc, "coherence.llc_transfer"},
+                                                            {hw::Distance::kSocket, "coherence.socket_transfer"},
+                                                            {hw::Distance::kRemote, "coherence.remote_transfer"}};
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> near_pair, remote_pair;
+  for (const auto& [d, key] : transfer_key) {
+    const auto pair = find_pair(cal.host, d);
+    if (!pair) continue;
+    if (!near_pair && d != hw::Distance::kRemote) near_pair = pair;
+    if (d == hw::Distance::kRemote) remote_pair = pair;
+    const Spread sp = note(fmt::format("line transfer CPU {} <-> CPU {} ({})", pair->first, pair->second, class_name(d)),
+                           in_thread([&] { return line_transfer_ns(pair->first, pair->second, s); }));
+    fields.measure(key, sp.median,
+                   from(sp, fmt::format("CPUs {} and {} ({}) ping-pong one cache line, half the round trip",
+                                        pair->first, pair->second, class_name(d))));
+  }
+  const Spread rmw = note("atomic fetch-add, one CPU", in_thread([&] { return atomic_rmw_ns({cpu0}, s); }));
+  fields.measure("coherence.local_rmw", rmw.median, from(rmw, "lock xadd on a private line in a loop"));
+  if (cal.host.cpus.size() > 1) {
+    std::vector<std::uint32_t> all;
+    for (const HostCpu& c : cal.host.cpus) all.push_back(c.cpu);
+    note(fmt::format("atomic fetch-add, {} CPUs on one line (per op)", all.size()),
+         in_thread([&] { return atomic_rmw_ns(all, s); }));
+  }
+  const Spread mem = note("dependent DRAM load (64 MiB pointer chase)", memory_load_ns(s));
+  fields.measure("coherence.memory", mem.median, from(mem, "random pointer chase through 64 MiB, one load per line"));
+
+  // Kernel entry, faults, page clearing and copying.
+  const Spread sys = note("syscall(SYS_getppid) round trip", in_thread([&] { return syscall_ns(s); }));
+  fields.measure("kernel.syscall", sys.median, from(sys, "syscall(SYS_getppid) in a loop"));
+  const Spread rf = note("read fault of an anonymous page (zero page)", in_thread([&] { return page_fault_ns(false, s); }));
+  const Spread wf = note("write fault of an anonymous page (alloc + clear)", in_thread([&] { return page_fault_ns(true, s); }));
+  const Spread zero = note("memset of a cache-warm 4 KiB page", page_op_ns(false, s));
+  const Spread copy = note("memcpy of a cache-warm 4 KiB page", page_op_ns(true, s));
+  fields.measure("kernel.page_zero", zero.median, from(zero, "memset of a cache-warm 4 KiB buffer"));
+  fields.measure("kernel.page_copy", copy.median, from(copy, "memcpy of a cache-warm 4 KiB buffer"));
+  const double pte = fields.ns("kernel.pte_update");
+  if (rf.median > pte) {
+    fields.measure("kernel.page_fault", rf.median - pte,
+                   from(rf, fmt::format("first read of an anonymous page (maps the zero page), less the default "
+                                        "pte_update {:.0f} ns; figure is the whole read fault",
+                                        pte)));
+  }
+  // Measured only when the difference stands out of the faults' own spread.
+  const double alloc = wf.median - rf.median - zero.median;
+  if (alloc > 0.1 * (wf.p90 - wf.p10) && alloc > 0.1 * (rf.p90 - rf.p10)) {
+    fields.measure("kernel.page_alloc", alloc,
+                   from(wf, fmt::format("write fault (alloc + clear) less read fault {:.1f} less memset {:.1f}; "
+                                        "figure is the whole write fault",
+                                        rf.median, zero.median)));
+  }
+
+  // TLB shootdown round trips: madvise(MADV_DONTNEED) of one page with and without a remote CPU in the mm.
+  const Spread local = note(fmt::format("madvise(DONTNEED) 1 page on CPU {}, no other thread", cpu0),
+                            in_thread([&] { return madvise_dontneed_ns(cpu0, std::nullopt, s); }));
+  const double local_flush = local.median - sys.median - pte - fields.ns("kernel.page_alloc");
+  if (local_flush > fields.ns("tlb.invlpg")) {
+    fields.measure("tlb.invlpg", local_flush,
+                   from(local, fmt::format("madvise(MADV_DONTNEED) of one page with no other CPU in the mm, less the "
+                                           "syscall {:.1f}, pte_update {:.0f} and page_alloc {:.1f}: an upper bound "
+                                           "on the local flush; figure is the whole madvise",
+                                           sys.median, pte, fields.ns("kernel.page_alloc"))));
+  }
+  const std::vector<std::pair<const char*, std::optional<std::pair<std::uint32_t, std::uint32_t>>>> ipi_pairs = {
+      {"ipi.deliver_socket", near_pair}, {"ipi.deliver_remote", remote_pair}};
+  for (const auto& [key, pair] : ipi_pairs) {
+    if (!pair) continue;
+    const Spread remote =
+        note(fmt::format("madvise(DONTNEED) 1 page on CPU {}, thread spinning on CPU {}", pair->first, pair->second),
+             in_thread([&, p = *pair] { return madvise_dontneed_ns(p.first, p.second, s); }));
+    const double transfer = fields.ns(key == std::string("ipi.deliver_socket") ? "coherence.llc_transfer"
+                                                                              : "coherence.remote_transfer");
+    const double extra = remote.median - local.median;
+    note("  remote shootdown round trip (difference of medians)", {extra, extra, extra, 1});
+    const double other = fields.ns("ipi.send") + fields.ns("ipi.handler_entry") + fields.ns("tlb.invlpg") + 3 * transfer;
+    const double deliver = std::max(transfer, extra - other);
+    fields.measure(key, deliver,
+                   from(remote, fmt::format("remote shootdown round trip = madvise(MADV_DONTNEED) of one page with a "
+                                            "thread of the mm spinning on CPU {} ({:.1f} ns) less the same alone "
+                                            "({:.1f} ns) = {:.1f} ns, less send, handler_entry, invlpg and 3 line "
+                                            "transfers ({:.1f} ns){}; figure is the madvise with the remote CPU",
+                                            pair->second, remote.median, local.median, extra, other,
+                                            deliver == transfer ? ", clamped to one line transfer" : "")));
+    if (auto mb = in_thread([&, p = *pair] { return membarrier_ns(p.first, p.second, s); })) {
+      note(fmt::format("membarrier(PRIVATE_EXPEDITED), thread on CPU {} (IPI round trip)", pair->second), *mb);
+    }
+  }
+  if (auto mb = in_thread([&] { return membarrier_ns(cpu0, std::nullopt, s); })) {
+    note("membarrier(PRIVATE_EXPEDITED), no other thread", *mb);
+  }
+
+  // The file.
+  const hw::TopologyParams& t = cal.host.params;
+  std::string f;
+  f += fmt::format("# Machine file written by `tlbsim calibrate` on {} at {}.\n", info.hostname, utc_now());
+  f += fmt::format("# Host: {}, {} Linux {}, {} online CPUs.\n", info.cpu_model, info.machine, info.release,
+                   cal.host.cpus.size());
+  for (const std::string& n : cal.host.notes) f += fmt::format("# Topology: {}.\n", n);
+  f += fmt::format("# Measured here (median, p10/p90 {}):\n", reps);
+  for (const auto& m : cal.figures) f += fmt::format("#   {:<62} {}\n", m.what, describe(m.spread));
+  f += fmt::format("# Fields marked DEFAULT cannot be measured from user space (or this host lacks the CPU pair)\n"
+                   "# and keep the figure of the built-in machine {} with its source.\n\n",
+                   cal.base_machine);
+  f += fmt::format("[machine]\nname = {}\ndescription = {}\narch = \"{}\"\nseeds = []\n\n", toml_quote(o.name),
+                   toml_quote(fmt::format("Calibrated from {} ({}, {} CPUs, Linux {}) by tlbsim calibrate, {}",
+                                          info.hostname, info.cpu_model, cal.host.cpus.size(), info.release, utc_now())),
+                   ppc ? "powerpc64" : "x86_64");
+  f += fmt::format("[topology]\n# From {}/cpu*/topology and cache/index*.\nsockets = {}\ncores_per_socket = {}\n"
+                   "threads_per_core = {}\ncores_per_llc = {}\nsockets_per_group = {}\ncpu_numbering = \"{}\"\n\n",
+                   "/sys/devices/system/cpu", t.sockets, t.cores_per_socket, t.threads_per_core, t.cores_per_llc,
+                   t.sockets_per_group, t.numbering == hw::CpuNumbering::kSmtLast ? "smt-last" : "smt-consecutive");
+  f += "[coherence]\n" + fields.line("coherence.l1_hit") + fields.line("coherence.local_rmw");
+  if (t.threads_per_core > 1) f += fields.line("coherence.smt_transfer");
+  f += fields.line("coherence.llc_transfer");
+  if (t.cores_per_llc < t.cores_per_socket) f += fields.line("coherence.socket_transfer");
+  if (t.sockets > 1) f += fields.line("coherence.remote_transfer");
+  f += fields.line("coherence.memory") + "\n";
+  f += fmt::format("[ipi]\n# DEFAULT: the APIC destination mode is not visible from user space; {}'s value\n"
+                   "cluster_size = {}\n",
+                   cal.base_machine, base.ipi.cluster_size);
+  f += fields.line("ipi.send") + fields.line("ipi.deliver_socket");
+  if (t.sockets > 1) f += fields.line("ipi.deliver_remote");
+  f += fields.line("ipi.handler_entry") + fields.line("ipi.handler_exit") + "\n[kernel]\n";
+  for (const char* k : {"syscall", "page_fault", "page_alloc", "page_copy", "page_zero", "pte_update", "memcg_charge",
+                        "lru_update", "rmap_update", "fault_around_page"}) {
+    f += fields.line(std::string("kernel.") + k);
+  }
+  const bool tag_none = !ppc && !info.pcid;
+  f += fmt::format("\n[tlb]\n# DEFAULT: TLB geometry is not visible from user space; {}'s\nentries = {}\nways = {}\n",
+                   cal.base_machine, base.tlb.entries, base.tlb.ways);
+  f += fmt::format("tag = \"{}\"  # /proc/cpuinfo flags: {}\ntag_bits = {}\n",
+                   ppc ? "pid" : tag_none ? "none" : "pcid",
+                   ppc ? "powerpc" : info.pcid ? "pcid present" : "no pcid", tag_none ? 0 : base.tlb.tag_bits);
+  for (const char* k : {"page_walk", "invlpg", "flush_tag", "flush_all", "cr3_write", "cr3_write_flush"}) {
+    f += fields.line(std::string("tlb.") + k);
+  }
+  if (ppc) f += fields.line("tlb.tlbie");
+  f += "\n# No [[idle.states]]: cpuidle states are not read; the modeled idle loop polls.\n";
+  cal.toml = std::move(f);
+  // The file must load as a machine file (it is parsed here so that a bad file is never written).
+  hw::parse_machine(cal.toml, "calibrated");
+  return cal;
+}
+
+}  // namespace tlbsim::native

@@ -1,0 +1,40 @@
+// Microbenchmarks of this host, each repeated to give a median and spread: cache-line transfer between two CPUs,
+// atomic read-modify-write alone and under contention, the null system call, page faults, clearing and copying a
+// page, a DRAM load, madvise(MADV_DONTNEED) of one page with and without another CPU running the same mm (the
+// kernel's remote TLB shootdown round trip), and membarrier's expedited IPI round trip.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "native/spread.h"
+
+namespace tlbsim::native {
+
+struct BenchScale {
+  std::uint32_t repetitions = 15;  // samples per figure
+  double work = 1.0;               // multiplies the iterations in each sample (tests use a small value)
+};
+
+// One-way line transfer: two threads pinned on `a` and `b` ping-pong one cache line; half a round trip, in ns.
+Spread line_transfer_ns(std::uint32_t a, std::uint32_t b, const BenchScale& s);
+// Wall time of one atomic fetch-add on one line hammered by a thread on each of `cpus` (one CPU: uncontended).
+Spread atomic_rmw_ns(const std::vector<std::uint32_t>& cpus, const BenchScale& s);
+// syscall(SYS_getppid) round trip.
+Spread syscall_ns(const BenchScale& s);
+// First touch of an anonymous page: a read (maps the shared zero page: fault entry/exit and PTE work, no page) or
+// a write (also allocates and clears a page).
+Spread page_fault_ns(bool write, const BenchScale& s);
+// Clearing (memset) or copying (memcpy) one cache-warm 4 KiB page.
+Spread page_op_ns(bool copy, const BenchScale& s);
+// One dependent load missing every cache (pointer chase through 64 MiB in random order).
+Spread memory_load_ns(const BenchScale& s);
+// madvise(MADV_DONTNEED) of one just-written page by a thread on `cpu`, while a thread of the same process spins
+// in user space on `remote` (the kernel must shoot down its TLB) or with no other thread running.
+Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s);
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) on `cpu`, with or without a thread of the process running on
+// `remote` (then the kernel IPIs it and waits); nullopt when the kernel lacks it.
+std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s);
+
+}  // namespace tlbsim::native

@@ -1,0 +1,298 @@
+#include "native/validate.h"
+
+#include <algorithm>
+#include <fstream>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "hw/machine.h"
+#include "kernel/profile.h"
+#include "native/calibrate.h"
+#include "native/host.h"
+#include "native/workloads.h"
+#include "sim/time.h"
+#include "util/error.h"
+#include "util/registry.h"
+#include "workloads/run.h"
+#include "workloads/workload.h"
+
+#if defined(__linux__)
+#include <sys/utsname.h>
+#endif
+
+namespace tlbsim::native {
+
+namespace {
+
+constexpr std::size_t kSendIpiReason = 4;  // TLB_REMOTE_SEND_IPI: a send, not a flush
+constexpr const char* kVmstatFlushes[] = {"nr_tlb_local_flush_all", "nr_tlb_local_flush_one",
+                                          "nr_tlb_remote_flush_received"};
+
+std::string running_release() {
+#if defined(__linux__)
+  utsname u{};
+  if (uname(&u) == 0) return u.release;
+#endif
+  return "unknown";
+}
+
+std::optional<double> per_op(std::optional<std::uint64_t> a, std::optional<std::uint64_t> b, std::uint64_t ops) {
+  if (!a || !b || ops == 0) return std::nullopt;
+  return static_cast<double>(*b - *a) / static_cast<double>(ops);
+}
+
+std::optional<std::uint64_t> vmstat_flushes(const std::map<std::string, std::uint64_t>& v) {
+  std::uint64_t s = 0;
+  for (const char* k : kVmstatFlushes) {
+    const auto it = v.find(k);
+    if (it == v.end()) return std::nullopt;
+    s += it->second;
+  }
+  return s;
+}
+
+std::optional<std::uint64_t> trace_flushes(const KernelCounters& c) {
+  if (!c.tlb_flush) return std::nullopt;
+  std::uint64_t s = 0;
+  for (std::size_t i = 0; i < c.tlb_flush->size(); ++i) {
+    if (i != kSendIpiReason) s += (*c.tlb_flush)[i];
+  }
+  return s;
+}
+
+Figures real_figures(const NativeRun& r, const std::string& flush_source) {
+  Figures f;
+  f.ops_per_sec = r.seconds > 0 ? static_cast<double>(r.ops) / r.seconds : 0;
+  f.ipis_per_op = per_op(r.before.tlb_shootdowns, r.after.tlb_shootdowns, r.ops);
+  f.call_ipis_per_op = per_op(r.before.call_function, r.after.call_function, r.ops);
+  if (flush_source == "tracepoint") f.flushes_per_op = per_op(trace_flushes(r.before), trace_flushes(r.after), r.ops);
+  if (flush_source == "vmstat") f.flushes_per_op = per_op(vmstat_flushes(r.before.vmstat), vmstat_flushes(r.after.vmstat), r.ops);
+  return f;
+}
+
+Figures simulated_figures(const nlohmann::json& j, const std::string& flush_source) {
+  Figures f;
+  const auto ops = j["ops"].get<std::uint64_t>();
+  const double secs = static_cast<double>(j["sim_time_ns"].get<std::int64_t>()) / 1e9;
+  f.ops_per_sec = static_cast<double>(ops) / secs;
+  if (ops == 0) return f;
+  const auto& c = j["counters"];
+  const double n = static_cast<double>(ops);
+  f.ipis_per_op = c["TLB shootdowns"].get<double>() / n;
+  f.call_ipis_per_op = c["Function call interrupts"].get<double>() / n;
+  double flushes = 0;
+  if (flush_source == "vmstat") {
+    for (const char* k : kVmstatFlushes) flushes += c[k].get<double>();
+  } else {
+    for (const auto& [reason, v] : c["tlb:tlb_flush"].items()) {
+      if (reason != "TLB_REMOTE_SEND_IPI") flushes += v.get<double>();
+    }
+  }
+  f.flushes_per_op = flushes / n;
+  return f;
+}
+
+bool cpu_has_hypervisor_flag() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("flags")) return (line + " ").find(" hypervisor ") != std::string::npos;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string closest_x86_profile(std::string_view release, std::string& why) {
+  kernel::KernelVersion running{0, 0};
+  std::string_view r = release;
+  const std::size_t dot1 = r.find('.');
+  const std::size_t end = dot1 == std::string_view::npos ? r.size() : r.find_first_not_of("0123456789", dot1 + 1);
+  try {
+    running = kernel::KernelVersion::parse(r.substr(0, end), "uname -r");
+  } catch (const InputError&) {
+    running = {0, 0};
+  }
+  // Among x86 profiles, by version; at one version the plain release ("linux-6.13") before seed variants.
+  std::string best, oldest;
+  kernel::KernelVersion best_v{-1, 0}, oldest_v{1 << 30, 0};
+  auto better = [](const std::string& name, const kernel::KernelVersion& v, const std::string& than,
+                   const kernel::KernelVersion& than_v, bool newer) {
+    if (v != than_v) return newer ? v > than_v : v < than_v;
+    return name == "linux-" + v.str() && than != name;
+  };
+  for (const std::string& name : kernel::builtin_kernel_names()) {
+    const kernel::KernelProfile p = kernel::load_kernel_profile(name);
+    if (p.config.arch != "x86") continue;
+    if (p.config.version <= running && better(name, p.config.version, best, best_v, true)) {
+      best = name, best_v = p.config.version;
+    }
+    if (better(name, p.config.version, oldest, oldest_v, false)) oldest = name, oldest_v = p.config.version;
+  }
+  if (!best.empty()) {
+    why = fmt::format("the newest x86 base profile not newer than the running kernel {}", release);
+    return best;
+  }
+  why = fmt::format("no x86 base profile is as old as the running kernel {}; the oldest", release);
+  return oldest;
+}
+
+ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) {
+  if (!native_supported()) throw InputError("validate runs native benchmarks on the host's Linux kernel; this is not Linux");
+  if (o.seconds <= 0 || o.seconds > 600) throw InputError(fmt::format("--seconds: {} is outside (0, 600]", o.seconds));
+  const auto natives = native_workloads();
+  for (const std::string& w : o.workloads) {
+    if (std::none_of(natives.begin(), natives.end(), [&](const auto& n) { return n.first == w; })) {
+      std::string known;
+      for (const auto& n : natives) known += (known.empty() ? "" : ", ") + n.first;
+      throw InputError(fmt::format("--workloads: unknown workload '{}' (known: {})", w, known));
+    }
+  }
+  const HostTopology host = read_host_topology();
+  for (std::uint32_t t : o.threads) {
+    if (t == 0 || t > host.cpus.size()) {
+      throw InputError(fmt::format("--threads: {} is outside 1..{} (this host's online CPUs)", t, host.cpus.size()));
+    }
+  }
+  sim::Duration sim_duration{0};
+  try {
+    sim_duration = sim::parse_duration(o.sim_duration);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("--sim-duration: {}", e.what()));
+  }
+  if (sim_duration < sim::microseconds(100) || sim_duration > sim::milliseconds(10000)) {
+    throw InputError(fmt::format("--sim-duration: {} is outside 100us..10s", o.sim_duration));
+  }
+
+  ValidateReport rep;
+  rep.release = running_release();
+  rep.kernel_profile = o.kernel.empty() ? closest_x86_profile(rep.release, rep.kernel_choice) : o.kernel;
+  if (!o.kernel.empty()) rep.kernel_choice = "given by --kernel";
+  kernel::load_kernel_profile(rep.kernel_profile);  // unknown profile: InputError before any measuring
+  hw::Machine machine;
+  if (o.machine.empty()) {
+    CalibrateOptions co;
+    co.scale = o.calibration;
+    progress << "validate: calibrating this host (use --machine FILE to reuse a `tlbsim calibrate` file)\n";
+    machine = hw::parse_machine(calibrate_host(co, progress).toml, "calibrated in-process");
+  } else {
+    machine = hw::load_machine(o.machine);
+  }
+  rep.machine = fmt::format("{} ({})", machine.name, machine.origin);
+
+  TlbFlushTracepoint trace(static_cast<std::uint32_t>(host.cpus.back().cpu + 1));
+  const KernelCounters probe = read_kernel_counters(&trace);
+  rep.flush_source = trace.available() ? "tracepoint" : vmstat_flushes(probe.vmstat) ? "vmstat" : "none";
+  if (!probe.tlb_shootdowns) rep.notes.push_back("/proc/interrupts has no readable TLB row: real IPIs/op absent");
+  if (!trace.available()) rep.notes.push_back("tlb:tlb_flush tracepoint not counted: " + trace.why());
+  if (rep.flush_source == "none") {
+    rep.notes.push_back("no real flush count: no tracepoint and no nr_tlb_* in /proc/vmstat (CONFIG_DEBUG_TLBFLUSH)");
+  }
+
+  bool tlb_silent = false;
+  for (const std::string& w : o.workloads) {
+    for (std::uint32_t t : o.threads) {
+      progress << fmt::format("validate: native {} with {} threads for {:.2f} s\n", w, t, o.seconds) << std::flush;
+      ValidateRow row{w, t, {}, std::nullopt, ""};
+      const NativeRun nr = run_native_workload(w, t, o.warmup, o.seconds, host, &trace);
+      row.real = real_figures(nr, rep.flush_source);
+      if (w.starts_with("tlb_flush") && t > 1 && row.real.ipis_per_op && *row.real.ipis_per_op < 0.01) tlb_silent = true;
+      if (Registry<workloads::Workload>::find(w) == nullptr) {
+        row.simulated_missing = "the simulator has no workload " + w;
+      } else {
+        workloads::RunSpec spec;
+        spec.kernel = rep.kernel_profile;
+        spec.workload = w;
+        spec.threads = t;
+        spec.duration = sim_duration;
+        spec.warmup = sim::Duration{0};  // counters and ops over the same interval
+        progress << fmt::format("validate: simulated {} with {} threads for {}\n", w, t, o.sim_duration) << std::flush;
+        try {
+          row.simulated = simulated_figures(workloads::run_workload(machine, spec).json, rep.flush_source);
+        } catch (const InputError& e) {
+          row.simulated_missing = e.what();
+        }
+      }
+      rep.rows.push_back(std::move(row));
+    }
+  }
+  if (tlb_silent) {
+    rep.notes.push_back(fmt::format(
+        "the TLB row did not count the remote flushes of multi-threaded tlb_flush runs{}: a paravirtual remote "
+        "flush (KVM PV TLB flush for preempted vCPUs, PVM's PVM_HC_FLUSH_TLB_MULTI hypercall, Hyper-V's "
+        "HvFlushVirtualAddressList) replaces the flush IPI, so real IPIs/op is not the kernel's flush count",
+        cpu_has_hypervisor_flag() ? " and this host runs under a hypervisor (cpuinfo flag 'hypervisor')" : ""));
+  }
+  return rep;
+}
+
+namespace {
+
+nlohmann::json figures_json(const Figures& f) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"ops_per_sec", f.ops_per_sec},
+          {"ipis_per_op", opt(f.ipis_per_op)},
+          {"flushes_per_op", opt(f.flushes_per_op)},
+          {"call_ipis_per_op", opt(f.call_ipis_per_op)}};
+}
+
+std::string cell(const std::optional<double>& v, const char* f = "{:.3f}") {
+  return v ? fmt::format(fmt::runtime(f), *v) : "-";
+}
+
+std::string ratio(const std::optional<double>& real, const std::optional<double>& sim) {
+  if (!real || !sim || *real <= 0) return "-";
+  return fmt::format("{:.2f}", *sim / *real);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ValidateReport& r) {
+  nlohmann::json j;
+  j["release"] = r.release;
+  j["kernel_profile"] = r.kernel_profile;
+  j["kernel_choice"] = r.kernel_choice;
+  j["machine"] = r.machine;
+  j["flush_source"] = r.flush_source;
+  j["rows"] = nlohmann::json::array();
+  for (const ValidateRow& row : r.rows) {
+    nlohmann::json x = {{"workload", row.workload}, {"threads", row.threads}, {"real", figures_json(row.real)}};
+    x["simulated"] = row.simulated ? figures_json(*row.simulated) : nlohmann::json(nullptr);
+    if (!row.simulated) x["simulated_missing"] = row.simulated_missing;
+    j["rows"].push_back(std::move(x));
+  }
+  j["notes"] = r.notes;
+  return j;
+}
+
+std::string to_table(const ValidateReport& r) {
+  std::string t = fmt::format("real: Linux {}; simulated: kernel {} ({}) on machine {}\n", r.release,
+                              r.kernel_profile, r.kernel_choice, r.machine);
+  t += fmt::format("IPIs/op: 'TLB shootdowns' per op; flushes/op: TLB flushes per op (real from {})\n\n",
+                   r.flush_source == "tracepoint" ? "the tlb:tlb_flush tracepoint, all reasons but TLB_REMOTE_SEND_IPI"
+                   : r.flush_source == "vmstat"   ? "/proc/vmstat nr_tlb_local_flush_* + nr_tlb_remote_flush_received"
+                                                  : "nowhere: not available");
+  t += fmt::format("{:<26} {:>3} | {:>12} {:>12} {:>6} | {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6}\n", "workload", "thr",
+                   "ops/s real", "sim", "ratio", "IPI real", "sim", "ratio", "fl real", "sim", "ratio");
+  for (const ValidateRow& row : r.rows) {
+    const Figures& a = row.real;
+    if (!row.simulated) {
+      t += fmt::format("{:<26} {:>3} | {:>12.0f} {:>12} {:>6} | {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6}\n", row.workload,
+                       row.threads, a.ops_per_sec, "-", "-", cell(a.ipis_per_op), "-", "-", cell(a.flushes_per_op), "-",
+                       "-");
+      t += fmt::format("{:<26}       simulated: none ({})\n", "", row.simulated_missing);
+      continue;
+    }
+    const Figures& b = *row.simulated;
+    t += fmt::format("{:<26} {:>3} | {:>12.0f} {:>12.0f} {:>6} | {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6}\n", row.workload,
+                     row.threads, a.ops_per_sec, b.ops_per_sec, ratio(a.ops_per_sec, b.ops_per_sec),
+                     cell(a.ipis_per_op), cell(b.ipis_per_op), ratio(a.ipis_per_op, b.ipis_per_op),
+                     cell(a.flushes_per_op), cell(b.flushes_per_op), ratio(a.flushes_per_op, b.flushes_per_op));
+  }
+  for (const std::string& n : r.notes) t += "note: " + n + "\n";
+  return t;
+}
+
+}  // namespace tlbsim::native

@@ -1,0 +1,66 @@
+// `tlbsim validate`: the native workloads on this host's kernel beside the same workloads simulated on the
+// calibrated machine with the kernel profile closest to the running kernel; per workload and thread count, ops/s,
+// remote-flush IPIs per op and TLB flushes per op, real and simulated, and their ratio.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "native/microbench.h"
+
+namespace tlbsim::native {
+
+struct ValidateOptions {
+  std::vector<std::string> workloads;  // native workload names
+  std::vector<std::uint32_t> threads;  // thread counts
+  double seconds = 1.0;                // measured wall time per native run
+  double warmup = 0.2;                 // wall time run before measuring
+  std::string machine;                 // machine name or file; empty: calibrate this host in-process
+  std::string kernel;                  // kernel profile; empty: the x86 profile closest to `uname -r`
+  std::string sim_duration = "20ms";   // simulated time per simulated run
+  BenchScale calibration{5, 0.3};      // for the in-process calibration
+};
+
+// One side of a row. Per-op figures are absent when the host does not expose the counter.
+struct Figures {
+  double ops_per_sec = 0;
+  std::optional<double> ipis_per_op;     // "TLB shootdowns" (TLB row of /proc/interrupts) per op
+  std::optional<double> flushes_per_op;  // TLB flushes performed per op (see flush_source)
+  std::optional<double> call_ipis_per_op;  // "Function call interrupts" (CAL row) per op
+};
+
+struct ValidateRow {
+  std::string workload;
+  std::uint32_t threads = 0;
+  Figures real;
+  std::optional<Figures> simulated;  // absent: the simulator has no such workload or cannot run it (see why)
+  std::string simulated_missing;
+};
+
+struct ValidateReport {
+  std::string release;         // uname -r
+  std::string kernel_profile;  // the simulated kernel
+  std::string kernel_choice;   // why that profile
+  std::string machine;         // the simulated machine's name and origin
+  std::string flush_source;    // where real flushes_per_op comes from
+  std::vector<ValidateRow> rows;
+  std::vector<std::string> notes;
+};
+
+// The built-in x86 profile closest to `release` ("6.18.44-foo"): the newest release not newer than it, else the
+// oldest, and at that release the plain profile ("linux-6.13") rather than a seed's. `why` gets one line saying so.
+std::string closest_x86_profile(std::string_view release, std::string& why);
+
+// Throws InputError for unknown workloads, kernels or machines and bad thread counts.
+ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress);
+
+nlohmann::json to_json(const ValidateReport& r);
+std::string to_table(const ValidateReport& r);
+
+}  // namespace tlbsim::native

@@ -1,0 +1,34 @@
+// Native versions of the benchmarks the simulator models, run on this host's real kernel: will-it-scale
+// tlb_flush1, tlb_flush2 and context_switch1 (threads and processes), and an mmap/touch/munmap storm. Each task is
+// bound where will-it-scale binds it and counts its iterations; the kernel's counters are read around the
+// measured interval.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "native/host.h"
+#include "native/proc_counters.h"
+
+namespace tlbsim::native {
+
+struct NativeRun {
+  std::string workload;
+  std::uint32_t threads = 0;
+  double seconds = 0;     // the measured interval (after the warm-up)
+  std::uint64_t ops = 0;  // iterations in it, summed over tasks
+  KernelCounters before, after;
+};
+
+// (name, one-line description) of every native workload; names match the simulator's workloads where one exists.
+std::vector<std::pair<std::string, std::string>> native_workloads();
+
+// Runs `name` with `threads` tasks for `warmup` then `seconds` of wall time. Throws InputError for an unknown
+// name or threads == 0, and std::runtime_error when the host refuses (not Linux, mmap or fork failing).
+NativeRun run_native_workload(std::string_view name, std::uint32_t threads, double warmup, double seconds,
+                              const HostTopology& host, const TlbFlushTracepoint* trace);
+
+}  // namespace tlbsim::native

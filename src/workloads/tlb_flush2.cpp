@@ -1,0 +1,74 @@
+// will-it-scale tests/tlb_flush2.c, threads mode ("TLB flush of anonymous memory private mapping"): each thread
+// maps 1 MiB of anonymous memory MAP_PRIVATE and, page by page, writes 1, madvise(MADV_DONTNEED)s the page, and
+// reads it back (asserting 0), counting one iteration per page; then munmaps and maps again. Also the
+// mmap/touch/munmap storm `tlbsim validate` runs natively: each thread maps 16 anonymous pages, writes each and
+// unmaps them, one iteration per cycle. Threads share one mm and are pinned one per core, as will-it-scale pins
+// thread i to core i % cores.
+#include "kernel/mm_ops.h"
+#include "util/registry.h"
+#include "workloads/tlb_flush.h"
+#include "workloads/workload.h"
+
+namespace tlbsim::workloads {
+
+namespace {
+
+constexpr std::uint64_t kTlbFlush2Size = 1024 * 1024;
+constexpr std::uint64_t kStormPages = 16;
+
+sim::Task<void> tlb_flush2_thread(kernel::PerCpu& self, kernel::MmStruct& mm, sim::SimTime measure_from,
+                                  sim::SimTime end, std::uint64_t& iterations) {
+  co_await tlb_flush_loop(self, mm, kTlbFlush2Size, nullptr, measure_from, end, iterations);
+}
+
+sim::Task<void> mmap_storm_thread(kernel::PerCpu& self, kernel::MmStruct& mm, sim::SimTime measure_from,
+                                  sim::SimTime end, std::uint64_t& iterations) {
+  while (self.cpu.now() < end) {
+    const std::uint64_t len = kStormPages * kernel::kPageSize;
+    const std::uint64_t addr = co_await kernel::sys_mmap(self, mm, len, false, nullptr, 0);
+    for (std::uint64_t i = 0; i < len; i += kernel::kPageSize) co_await kernel::user_access(self, mm, addr + i, true);
+    co_await kernel::sys_munmap(self, mm, addr, len);
+    if (self.cpu.now() >= measure_from) ++iterations;
+  }
+}
+
+using ThreadBody = sim::Task<void> (*)(kernel::PerCpu&, kernel::MmStruct&, sim::SimTime, sim::SimTime,
+                                       std::uint64_t&);
+
+// Threads of one process, one per core, each running `body` after switching to the shared mm.
+sim::Task<void> on_cpu(ThreadBody body, kernel::PerCpu& self, kernel::MmStruct& mm, sim::SimTime from,
+                       sim::SimTime end, std::uint64_t& iterations) {
+  co_await enter_user_thread(self, mm);
+  co_await body(self, mm, from, end, iterations);
+}
+
+template <ThreadBody kBody>
+class PinnedThreads final : public Workload {
+ public:
+  std::string metric_name() const override { return "ops_per_sec"; }
+  std::string unit() const override { return "ops/s"; }
+  void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
+    const auto& topo = k.sys().topology();
+    const std::uint32_t cores = topo.params().sockets * topo.params().cores_per_socket;
+    if (p.threads == 0 || p.threads > cores) {
+      throw InputError("--threads: this workload pins one thread per core; this machine has " +
+                       std::to_string(cores) + " cores");
+    }
+    kernel::MmStruct& mm = k.new_mm();
+    mm.mm_users.value = p.threads;  // each thread (clone(CLONE_VM)) holds an mm_users reference
+    ops.assign(p.threads, 0);
+    for (std::uint32_t i = 0; i < p.threads; ++i) {
+      const CpuId cpu = topo.cpu_at(i / topo.params().cores_per_socket, i % topo.params().cores_per_socket, 0);
+      kernel::PerCpu& pc = k.percpu(cpu);
+      pc.cpu.start(on_cpu(kBody, pc, mm, sim::kTimeZero + p.warmup, sim::kTimeZero + p.warmup + p.duration, ops[i]));
+    }
+  }
+};
+
+TLBSIM_REGISTER(Workload, PinnedThreads<tlb_flush2_thread>, "tlb_flush2",
+                "will-it-scale tlb_flush2, threads mode: tlb_flush1's loop on 1 MiB of anonymous memory");
+TLBSIM_REGISTER(Workload, PinnedThreads<mmap_storm_thread>, "mmap_storm",
+                "threads mmap 16 anonymous pages, write each, munmap, in a loop (shared mm)");
+
+}  // namespace
+}  // namespace tlbsim::workloads

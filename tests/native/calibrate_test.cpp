@@ -1,0 +1,41 @@
+// Calibration on the host: a short run must produce a machine file that loads, with the measured fields marked.
+#include "native/calibrate.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "hw/machine.h"
+
+namespace tlbsim::native {
+namespace {
+
+TEST(Calibrate, WritesALoadableMachineFileForThisHost) {
+  if (!native_supported()) GTEST_SKIP() << "calibrate needs Linux";
+  CalibrateOptions o;
+  o.scale = {3, 0.02};
+  o.name = "test-host";
+  std::ostringstream progress;
+  const Calibration c = calibrate_host(o, progress);
+  const hw::Machine m = hw::parse_machine(c.toml, "calibrated");
+  EXPECT_EQ(m.name, "test-host");
+  EXPECT_EQ(m.cpu_count(), c.host.params.sockets * c.host.params.cores_per_socket * c.host.params.threads_per_core);
+  EXPECT_NE(c.toml.find("MEASURED"), std::string::npos);
+  EXPECT_NE(c.toml.find("# DEFAULT: not measured on this host"), std::string::npos);
+  EXPECT_NE(progress.str().find("syscall"), std::string::npos);
+  for (const auto& f : c.figures) {
+    EXPECT_GE(f.spread.p90, f.spread.p10) << f.what;
+  }
+  bool measured_syscall = false;
+  for (const auto& p : m.latencies) {
+    if (p.key == "kernel.syscall") measured_syscall = p.source.starts_with("MEASURED");
+  }
+  EXPECT_TRUE(measured_syscall);
+}
+
+TEST(Calibrate, QuotesTomlStrings) {
+  EXPECT_EQ(toml_quote("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\"");
+}
+
+}  // namespace
+}  // namespace tlbsim::native

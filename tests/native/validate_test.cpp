@@ -1,0 +1,88 @@
+#include "native/validate.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "native/host.h"
+
+namespace tlbsim::native {
+namespace {
+
+int run_cli_status(std::vector<std::string> args, std::string* err = nullptr, std::string* out = nullptr) {
+  args.insert(args.begin(), "tlbsim");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream o, e;
+  const int status = cli::run_cli(static_cast<int>(argv.size()), argv.data(), o, e);
+  if (err != nullptr) *err = e.str();
+  if (out != nullptr) *out = o.str();
+  return status;
+}
+
+TEST(Validate, ChoosesTheNewestX86ProfileNotNewerThanTheKernel) {
+  std::string why;
+  EXPECT_EQ(closest_x86_profile("6.18.44-fc-v782", why), "linux-6.13");
+  EXPECT_EQ(closest_x86_profile("6.1.0-18-amd64", why), "linux-5.17");
+  EXPECT_EQ(closest_x86_profile("5.17.0", why), "linux-5.17");
+  EXPECT_EQ(closest_x86_profile("4.19.0", why), "linux-3.3");
+  EXPECT_EQ(closest_x86_profile("2.6.32", why), "linux-3.3");
+  EXPECT_NE(why.find("oldest"), std::string::npos);
+  EXPECT_EQ(closest_x86_profile("garbage", why), "linux-3.3");
+}
+
+TEST(Validate, BadInputExitsWithStatus2) {
+  std::string err;
+  EXPECT_EQ(run_cli_status({"validate", "--workloads", "no_such", "--machine", "small-2s2c"}, &err), 2);
+  EXPECT_NE(err.find("unknown workload 'no_such'"), std::string::npos) << err;
+  EXPECT_EQ(run_cli_status({"validate", "--threads", "1,x", "--machine", "small-2s2c"}), 2);
+  EXPECT_EQ(run_cli_status({"validate", "--threads", "4096", "--machine", "small-2s2c"}), 2);
+  EXPECT_EQ(run_cli_status({"validate", "--seconds", "-1", "--machine", "small-2s2c"}), 2);
+  EXPECT_EQ(run_cli_status({"validate", "--kernel", "linux-0.1", "--machine", "small-2s2c"}), 2);
+  EXPECT_EQ(run_cli_status({"calibrate", "--repetitions", "1"}), 2);
+  EXPECT_EQ(run_cli_status({"calibrate", "--name", "Bad Name"}), 2);
+}
+
+TEST(Validate, QemuIsNotAvailableAndSaysWhat) {
+  std::string err;
+  EXPECT_EQ(run_cli_status({"validate", "--qemu", "--smp", "2"}, &err), 2);
+  EXPECT_NE(err.find("QEMU validation needs"), std::string::npos) << err;
+  EXPECT_NE(err.find("not available"), std::string::npos) << err;
+}
+
+// tlb_flush1 on the host and in the simulator, short: the JSON rows carry both sides; the simulated side of a
+// 2-thread run sends about one remote-flush IPI per op.
+TEST(Validate, Tlbflush1RowsHaveRealAndSimulatedFigures) {
+  if (!native_supported()) GTEST_SKIP() << "validate needs Linux";
+  const std::uint32_t n = read_host_topology().cpus.size() >= 2 ? 2 : 1;
+  ValidateOptions o;
+  o.workloads = {"tlb_flush1", "context_switch1"};
+  o.threads = {n};
+  o.seconds = 0.1;
+  o.warmup = 0.02;
+  o.machine = "small-2s2c";
+  o.sim_duration = "2ms";
+  std::ostringstream progress;
+  const ValidateReport r = run_validation(o, progress);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.kernel_profile.rfind("linux-", 0), 0u);
+  for (const ValidateRow& row : r.rows) {
+    EXPECT_GT(row.real.ops_per_sec, 0) << row.workload;
+    ASSERT_TRUE(row.simulated.has_value()) << row.workload << ": " << row.simulated_missing;
+    EXPECT_GT(row.simulated->ops_per_sec, 0);
+  }
+  // At least the madvise's own shootdown per op; concurrent madvise calls add mm_tlb_flush_nested full flushes.
+  if (n == 2) {
+    EXPECT_GE(*r.rows[0].simulated->ipis_per_op, 0.9);
+  }
+  const auto j = to_json(r);
+  ASSERT_TRUE(j["rows"][0]["real"].contains("ipis_per_op"));
+  EXPECT_TRUE(j["rows"][0]["simulated"].contains("flushes_per_op"));
+  EXPECT_NE(to_table(r).find("tlb_flush1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tlbsim::native
