@@ -176,7 +176,8 @@ Spread page_fault_ns(bool write, const BenchScale& s) {
   return spread_of(std::move(out));
 }
 
-Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s) {
+Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s,
+                           bool populate) {
   pin_or_throw(cpu);
   const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   void* m = mmap(nullptr, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -188,7 +189,7 @@ Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remot
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
     double total = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
-      p[0] = 1;  // fault a fresh page in; only the madvise is timed
+      if (populate) p[0] = 1;  // fault a fresh page in; only the madvise is timed
       const auto t0 = Clock::now();
       madvise(m, pg, MADV_DONTNEED);
       total += ns_since(t0);
@@ -212,7 +213,7 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
 
 Spread syscall_ns(const BenchScale&) { throw std::runtime_error("calibrate runs on Linux only"); }
 Spread page_fault_ns(bool, const BenchScale&) { throw std::runtime_error("calibrate runs on Linux only"); }
-Spread madvise_dontneed_ns(std::uint32_t, std::optional<std::uint32_t>, const BenchScale&) {
+Spread madvise_dontneed_ns(std::uint32_t, std::optional<std::uint32_t>, const BenchScale&, bool) {
   throw std::runtime_error("calibrate runs on Linux only");
 }
 std::optional<Spread> membarrier_ns(std::uint32_t, std::optional<std::uint32_t>, const BenchScale&) { return std::nullopt; }

@@ -31,8 +31,10 @@ Spread page_op_ns(bool copy, const BenchScale& s);
 // One dependent load missing every cache (pointer chase through 64 MiB in random order).
 Spread memory_load_ns(const BenchScale& s);
 // madvise(MADV_DONTNEED) of one just-written page by a thread on `cpu`, while a thread of the same process spins
-// in user space on `remote` (the kernel must shoot down its TLB) or with no other thread running.
-Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s);
+// in user space on `remote` (the kernel must shoot down its TLB) or with no other thread running. With
+// `populate` false the page is never touched: no PTE to zap, no flush, just the system call's own path.
+Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s,
+                           bool populate = true);
 // membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) on `cpu`, with or without a thread of the process running on
 // `remote` (then the kernel IPIs it and waits); nullopt when the kernel lacks it.
 std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s);
