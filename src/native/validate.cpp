@@ -68,6 +68,22 @@ Figures real_figures(const NativeRun& r, const std::string& flush_source) {
   f.ipis_per_op = per_op(r.before.tlb_shootdowns, r.after.tlb_shootdowns, r.ops);
   f.call_ipis_per_op = per_op(r.before.call_function, r.after.call_function, r.ops);
   if (flush_source == "tracepoint") f.flushes_per_op = per_op(trace_flushes(r.before), trace_flushes(r.after), r.ops);
+  if (flush_source == "vmstat") {
+    auto remote = [](const KernelCounters& c) -> std::optional<std::uint64_t> {
+      const auto it = c.vmstat.find("nr_tlb_remote_flush");
+      return it == c.vmstat.end() ? std::nullopt : std::optional<std::uint64_t>(it->second);
+    };
+    f.remote_flushes_per_op = per_op(remote(r.before), remote(r.after), r.ops);
+  }
+  if (r.before.tlb_flush && r.after.tlb_flush && r.ops > 0) {
+    f.remote_flushes_per_op = static_cast<double>((*r.after.tlb_flush)[kSendIpiReason] -
+                                                  (*r.before.tlb_flush)[kSendIpiReason]) /
+                              static_cast<double>(r.ops);
+    for (std::size_t i = 0; i < kTlbFlushReasons.size(); ++i) {
+      f.tlb_flush_per_op[kTlbFlushReasons[i]] =
+          static_cast<double>((*r.after.tlb_flush)[i] - (*r.before.tlb_flush)[i]) / static_cast<double>(r.ops);
+    }
+  }
   if (flush_source == "vmstat") f.flushes_per_op = per_op(vmstat_flushes(r.before.vmstat), vmstat_flushes(r.after.vmstat), r.ops);
   return f;
 }
@@ -82,6 +98,8 @@ Figures simulated_figures(const nlohmann::json& j, const std::string& flush_sour
   const double n = static_cast<double>(ops);
   f.ipis_per_op = c["TLB shootdowns"].get<double>() / n;
   f.call_ipis_per_op = c["Function call interrupts"].get<double>() / n;
+  f.remote_flushes_per_op = c["nr_tlb_remote_flush"].get<double>() / n;
+  for (const auto& [reason, v] : c["tlb:tlb_flush"].items()) f.tlb_flush_per_op[reason] = v.get<double>() / n;
   double flushes = 0;
   if (flush_source == "vmstat") {
     for (const char* k : kVmstatFlushes) flushes += c[k].get<double>();
@@ -132,10 +150,10 @@ std::string closest_x86_profile(std::string_view release, std::string& why) {
     if (better(name, p.config.version, oldest, oldest_v, false)) oldest = name, oldest_v = p.config.version;
   }
   if (!best.empty()) {
-    why = fmt::format("the newest x86 base profile not newer than the running kernel {}", release);
+    why = fmt::format("the newest x86 profile not newer than the running kernel {}", release);
     return best;
   }
-  why = fmt::format("no x86 base profile is as old as the running kernel {}; the oldest", release);
+  why = fmt::format("no x86 profile is as old as the running kernel {}; the oldest", release);
   return oldest;
 }
 
@@ -195,7 +213,9 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
   for (const std::string& w : o.workloads) {
     for (std::uint32_t t : o.threads) {
       progress << fmt::format("validate: native {} with {} threads for {:.2f} s\n", w, t, o.seconds) << std::flush;
-      ValidateRow row{w, t, {}, std::nullopt, ""};
+      ValidateRow row;
+      row.workload = w;
+      row.threads = t;
       const NativeRun nr = run_native_workload(w, t, o.warmup, o.seconds, host, &trace);
       row.real = real_figures(nr, rep.flush_source);
       if (w.starts_with("tlb_flush") && t > 1 && row.real.ipis_per_op && *row.real.ipis_per_op < 0.01) tlb_silent = true;
@@ -235,7 +255,9 @@ nlohmann::json figures_json(const Figures& f) {
   return {{"ops_per_sec", f.ops_per_sec},
           {"ipis_per_op", opt(f.ipis_per_op)},
           {"flushes_per_op", opt(f.flushes_per_op)},
-          {"call_ipis_per_op", opt(f.call_ipis_per_op)}};
+          {"remote_flushes_per_op", opt(f.remote_flushes_per_op)},
+          {"call_ipis_per_op", opt(f.call_ipis_per_op)},
+          {"tlb_flush_per_op", f.tlb_flush_per_op}};
 }
 
 std::string cell(const std::optional<double>& v, const char* f = "{:.3f}") {
@@ -270,26 +292,26 @@ nlohmann::json to_json(const ValidateReport& r) {
 std::string to_table(const ValidateReport& r) {
   std::string t = fmt::format("real: Linux {}; simulated: kernel {} ({}) on machine {}\n", r.release,
                               r.kernel_profile, r.kernel_choice, r.machine);
-  t += fmt::format("IPIs/op: 'TLB shootdowns' per op; flushes/op: TLB flushes per op (real from {})\n\n",
+  t += fmt::format("IPI/op: 'TLB shootdowns' (/proc/interrupts) per op; rfl/op: remote flush requests per op "
+                   "(TLB_REMOTE_SEND_IPI or nr_tlb_remote_flush); fl/op: TLB flushes per op (real from {})\n\n",
                    r.flush_source == "tracepoint" ? "the tlb:tlb_flush tracepoint, all reasons but TLB_REMOTE_SEND_IPI"
                    : r.flush_source == "vmstat"   ? "/proc/vmstat nr_tlb_local_flush_* + nr_tlb_remote_flush_received"
                                                   : "nowhere: not available");
-  t += fmt::format("{:<26} {:>3} | {:>12} {:>12} {:>6} | {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6}\n", "workload", "thr",
-                   "ops/s real", "sim", "ratio", "IPI real", "sim", "ratio", "fl real", "sim", "ratio");
+  const std::string row_format = "{:<26} {:>3} | {:>9} {:>9} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} {:>5}\n";
+  t += fmt::format(fmt::runtime(row_format), "workload", "thr", "ops/s", "sim", "ratio", "IPI/op", "sim", "ratio",
+                   "rfl/op", "sim", "ratio", "fl/op", "sim", "ratio");
   for (const ValidateRow& row : r.rows) {
     const Figures& a = row.real;
-    if (!row.simulated) {
-      t += fmt::format("{:<26} {:>3} | {:>12.0f} {:>12} {:>6} | {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6}\n", row.workload,
-                       row.threads, a.ops_per_sec, "-", "-", cell(a.ipis_per_op), "-", "-", cell(a.flushes_per_op), "-",
-                       "-");
-      t += fmt::format("{:<26}       simulated: none ({})\n", "", row.simulated_missing);
-      continue;
-    }
-    const Figures& b = *row.simulated;
-    t += fmt::format("{:<26} {:>3} | {:>12.0f} {:>12.0f} {:>6} | {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6}\n", row.workload,
-                     row.threads, a.ops_per_sec, b.ops_per_sec, ratio(a.ops_per_sec, b.ops_per_sec),
-                     cell(a.ipis_per_op), cell(b.ipis_per_op), ratio(a.ipis_per_op, b.ipis_per_op),
-                     cell(a.flushes_per_op), cell(b.flushes_per_op), ratio(a.flushes_per_op, b.flushes_per_op));
+    const Figures b = row.simulated.value_or(Figures{});
+    const bool s = row.simulated.has_value();
+    auto sim_cell = [&](const std::optional<double>& v) { return s ? cell(v) : std::string("-"); };
+    t += fmt::format(fmt::runtime(row_format), row.workload, row.threads, fmt::format("{:.0f}", a.ops_per_sec),
+                     s ? fmt::format("{:.0f}", b.ops_per_sec) : "-", s ? ratio(a.ops_per_sec, b.ops_per_sec) : "-",
+                     cell(a.ipis_per_op), sim_cell(b.ipis_per_op), s ? ratio(a.ipis_per_op, b.ipis_per_op) : "-",
+                     cell(a.remote_flushes_per_op), sim_cell(b.remote_flushes_per_op),
+                     s ? ratio(a.remote_flushes_per_op, b.remote_flushes_per_op) : "-", cell(a.flushes_per_op),
+                     sim_cell(b.flushes_per_op), s ? ratio(a.flushes_per_op, b.flushes_per_op) : "-");
+    if (!s) t += fmt::format("{:<26}       simulated: none ({})\n", "", row.simulated_missing);
   }
   for (const std::string& n : r.notes) t += "note: " + n + "\n";
   return t;
