@@ -41,24 +41,23 @@ class ValidateCommand final : public Command {
     c->add_option("--sim-duration", o_.sim_duration, "Simulated time per simulated run")->capture_default_str();
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
     c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
-    c->add_flag("--qemu", qemu_, "Boot Linux in QEMU and validate against it (not available here)");
-    c->add_option("--smp", smp_, "CPUs of the QEMU guest (with --qemu)");
+    c->add_flag("--qemu", qemu_, "Run the native side in a QEMU guest booted from /boot/vmlinuz-* (with --smp)");
+    c->add_option("--smp", smp_, "CPUs of the QEMU guest");
     return c;
   }
 
   int run(Streams& io) override {
-    if (qemu_ || smp_ != 0) {
-      throw InputError(
-          "--qemu: QEMU validation needs qemu-system-x86, a linux-image-amd64 kernel, busybox-static and a usable "
-          "/dev/kvm; not available in this build of tlbsim");
-    }
+    if (qemu_ != (smp_ != 0)) throw InputError("--qemu and --smp N go together");
+    if (qemu_ && smp_ > 64) throw InputError(fmt::format("--smp: {} is outside 1..64", smp_));
+    o_.qemu_smp = qemu_ ? smp_ : 0;
     o_.workloads.clear();
     std::stringstream ws(workloads_);
     for (std::string w; std::getline(ws, w, ',');) {
       if (w.empty()) throw InputError(fmt::format("--workloads: empty name in '{}'", workloads_));
       o_.workloads.push_back(w);
     }
-    const std::uint32_t ncpus = static_cast<std::uint32_t>(native::read_host_topology().cpus.size());
+    const std::uint32_t ncpus =
+        qemu_ ? smp_ : static_cast<std::uint32_t>(native::read_host_topology().cpus.size());
     if (threads_.empty()) threads_ = ncpus > 1 ? fmt::format("1,{}", ncpus) : "1";
     o_.threads = parse_int_list(threads_, "--threads", 1, 1024);
     native::ValidateReport rep;

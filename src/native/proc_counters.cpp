@@ -136,6 +136,23 @@ std::array<std::uint64_t, kTlbFlushReasons.size()> TlbFlushTracepoint::read() co
 
 #endif
 
+nlohmann::json to_json(const KernelCounters& c) {
+  auto opt = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json j = {{"tlb_shootdowns", opt(c.tlb_shootdowns)}, {"call_function", opt(c.call_function)},
+                      {"vmstat", c.vmstat}};
+  j["tlb_flush"] = c.tlb_flush ? nlohmann::json(*c.tlb_flush) : nlohmann::json(nullptr);
+  return j;
+}
+
+KernelCounters counters_from_json(const nlohmann::json& j) {
+  KernelCounters c;
+  if (j.at("tlb_shootdowns").is_number()) c.tlb_shootdowns = j["tlb_shootdowns"].get<std::uint64_t>();
+  if (j.at("call_function").is_number()) c.call_function = j["call_function"].get<std::uint64_t>();
+  c.vmstat = j.at("vmstat").get<std::map<std::string, std::uint64_t>>();
+  if (j.at("tlb_flush").is_array()) c.tlb_flush = j["tlb_flush"].get<std::array<std::uint64_t, kTlbFlushReasons.size()>>();
+  return c;
+}
+
 KernelCounters read_kernel_counters(const TlbFlushTracepoint* trace) {
   KernelCounters c;
   const std::string irq = slurp("/proc/interrupts");

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace tlbsim::native {
 
 // The sum over CPUs of the /proc/interrupts row labelled `label` ("TLB", "CAL"); nullopt when absent.
@@ -51,6 +53,10 @@ struct KernelCounters {
   std::map<std::string, std::uint64_t> vmstat;  // nr_tlb_* (empty without CONFIG_DEBUG_TLBFLUSH)
   std::optional<std::array<std::uint64_t, kTlbFlushReasons.size()>> tlb_flush;  // tracepoint, when open
 };
+
+// The counters as JSON (null for what is absent), and back; for a native run inside a QEMU guest.
+nlohmann::json to_json(const KernelCounters& c);
+KernelCounters counters_from_json(const nlohmann::json& j);
 
 // Reads /proc/interrupts and /proc/vmstat (missing files give empty fields) and the tracepoint when given.
 KernelCounters read_kernel_counters(const TlbFlushTracepoint* trace);

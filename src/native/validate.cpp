@@ -11,6 +11,7 @@
 #include "kernel/profile.h"
 #include "native/calibrate.h"
 #include "native/host.h"
+#include "native/qemu.h"
 #include "native/workloads.h"
 #include "sim/time.h"
 #include "util/error.h"
@@ -169,9 +170,11 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
     }
   }
   const HostTopology host = read_host_topology();
+  const std::uint32_t cpus = o.qemu_smp > 0 ? o.qemu_smp : static_cast<std::uint32_t>(host.cpus.size());
   for (std::uint32_t t : o.threads) {
-    if (t == 0 || t > host.cpus.size()) {
-      throw InputError(fmt::format("--threads: {} is outside 1..{} (this host's online CPUs)", t, host.cpus.size()));
+    if (t == 0 || t > cpus) {
+      throw InputError(fmt::format("--threads: {} is outside 1..{} ({})", t, cpus,
+                                   o.qemu_smp > 0 ? "the guest's --smp CPUs" : "this host's online CPUs"));
     }
   }
   sim::Duration sim_duration{0};
@@ -183,12 +186,52 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
   if (sim_duration < sim::microseconds(100) || sim_duration > sim::milliseconds(10000)) {
     throw InputError(fmt::format("--sim-duration: {} is outside 100us..10s", o.sim_duration));
   }
+  if (!o.kernel.empty()) kernel::load_kernel_profile(o.kernel);  // unknown profile: InputError before measuring
+  std::optional<QemuSetup> qemu;
+  if (o.qemu_smp > 0) {
+    qemu = find_qemu_setup();
+    if (!qemu->missing.empty()) {
+      std::string what;
+      for (const std::string& m : qemu->missing) what += (what.empty() ? "" : ", ") + m;
+      throw InputError(fmt::format("--qemu: QEMU validation needs {}; not available", what));
+    }
+  }
 
   ValidateReport rep;
-  rep.release = running_release();
+  std::vector<std::pair<std::string, std::uint32_t>> plan;
+  for (const std::string& w : o.workloads) {
+    for (std::uint32_t t : o.threads) plan.emplace_back(w, t);
+  }
+  // The real side: on this host, or inside a QEMU guest.
+  std::vector<NativeRun> real;
+  if (qemu) {
+    progress << fmt::format("validate: booting {} in QEMU ({}, {} CPUs), {} runs of {:.2f} s\n", qemu->kernel,
+                            qemu->kvm ? "KVM" : "TCG: software emulation, no /dev/kvm", o.qemu_smp, plan.size(), o.seconds)
+             << std::flush;
+    QemuRuns q = run_in_qemu(*qemu, o.qemu_smp, plan, o.seconds);
+    real = std::move(q.runs);
+    rep.release = q.release;
+    rep.notes.push_back(fmt::format("real side: Linux {} in a QEMU guest with {} CPUs ({})", q.release, o.qemu_smp,
+                                    qemu->kvm ? "KVM" : "TCG software emulation: its ops/s say nothing of hardware"));
+  } else {
+    rep.release = running_release();
+    const TlbFlushTracepoint trace(static_cast<std::uint32_t>(host.cpus.back().cpu + 1));
+    if (!trace.available()) rep.notes.push_back("tlb:tlb_flush tracepoint not counted: " + trace.why());
+    for (const auto& [w, t] : plan) {
+      progress << fmt::format("validate: native {} with {} threads for {:.2f} s\n", w, t, o.seconds) << std::flush;
+      real.push_back(run_native_workload(w, t, o.warmup, o.seconds, host, &trace));
+    }
+  }
+  const KernelCounters& probe = real.front().before;
+  rep.flush_source = probe.tlb_flush ? "tracepoint" : vmstat_flushes(probe.vmstat) ? "vmstat" : "none";
+  if (!probe.tlb_shootdowns) rep.notes.push_back("/proc/interrupts has no readable TLB row: real IPIs/op absent");
+  if (rep.flush_source == "none") {
+    rep.notes.push_back("no real flush count: no tracepoint and no nr_tlb_* in /proc/vmstat (CONFIG_DEBUG_TLBFLUSH)");
+  }
+
+  // The simulated side.
   rep.kernel_profile = o.kernel.empty() ? closest_x86_profile(rep.release, rep.kernel_choice) : o.kernel;
   if (!o.kernel.empty()) rep.kernel_choice = "given by --kernel";
-  kernel::load_kernel_profile(rep.kernel_profile);  // unknown profile: InputError before any measuring
   hw::Machine machine;
   if (o.machine.empty()) {
     CalibrateOptions co;
@@ -199,51 +242,38 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
     machine = hw::load_machine(o.machine);
   }
   rep.machine = fmt::format("{} ({})", machine.name, machine.origin);
-
-  TlbFlushTracepoint trace(static_cast<std::uint32_t>(host.cpus.back().cpu + 1));
-  const KernelCounters probe = read_kernel_counters(&trace);
-  rep.flush_source = trace.available() ? "tracepoint" : vmstat_flushes(probe.vmstat) ? "vmstat" : "none";
-  if (!probe.tlb_shootdowns) rep.notes.push_back("/proc/interrupts has no readable TLB row: real IPIs/op absent");
-  if (!trace.available()) rep.notes.push_back("tlb:tlb_flush tracepoint not counted: " + trace.why());
-  if (rep.flush_source == "none") {
-    rep.notes.push_back("no real flush count: no tracepoint and no nr_tlb_* in /proc/vmstat (CONFIG_DEBUG_TLBFLUSH)");
-  }
-
   bool tlb_silent = false;
-  for (const std::string& w : o.workloads) {
-    for (std::uint32_t t : o.threads) {
-      progress << fmt::format("validate: native {} with {} threads for {:.2f} s\n", w, t, o.seconds) << std::flush;
-      ValidateRow row;
-      row.workload = w;
-      row.threads = t;
-      const NativeRun nr = run_native_workload(w, t, o.warmup, o.seconds, host, &trace);
-      row.real = real_figures(nr, rep.flush_source);
-      if (w.starts_with("tlb_flush") && t > 1 && row.real.ipis_per_op && *row.real.ipis_per_op < 0.01) tlb_silent = true;
-      if (Registry<workloads::Workload>::find(w) == nullptr) {
-        row.simulated_missing = "the simulator has no workload " + w;
-      } else {
-        workloads::RunSpec spec;
-        spec.kernel = rep.kernel_profile;
-        spec.workload = w;
-        spec.threads = t;
-        spec.duration = sim_duration;
-        spec.warmup = sim::Duration{0};  // counters and ops over the same interval
-        progress << fmt::format("validate: simulated {} with {} threads for {}\n", w, t, o.sim_duration) << std::flush;
-        try {
-          row.simulated = simulated_figures(workloads::run_workload(machine, spec).json, rep.flush_source);
-        } catch (const InputError& e) {
-          row.simulated_missing = e.what();
-        }
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const auto& [w, t] = plan[i];
+    ValidateRow row;
+    row.workload = w;
+    row.threads = t;
+    row.real = real_figures(real[i], rep.flush_source);
+    if (w.starts_with("tlb_flush") && t > 1 && row.real.ipis_per_op && *row.real.ipis_per_op < 0.01) tlb_silent = true;
+    if (Registry<workloads::Workload>::find(w) == nullptr) {
+      row.simulated_missing = "the simulator has no workload " + w;
+    } else {
+      workloads::RunSpec spec;
+      spec.kernel = rep.kernel_profile;
+      spec.workload = w;
+      spec.threads = t;
+      spec.duration = sim_duration;
+      spec.warmup = sim::Duration{0};  // counters and ops over the same interval
+      progress << fmt::format("validate: simulated {} with {} threads for {}\n", w, t, o.sim_duration) << std::flush;
+      try {
+        row.simulated = simulated_figures(workloads::run_workload(machine, spec).json, rep.flush_source);
+      } catch (const InputError& e) {
+        row.simulated_missing = e.what();
       }
-      rep.rows.push_back(std::move(row));
     }
+    rep.rows.push_back(std::move(row));
   }
   if (tlb_silent) {
     rep.notes.push_back(fmt::format(
         "the TLB row did not count the remote flushes of multi-threaded tlb_flush runs{}: a paravirtual remote "
         "flush (KVM PV TLB flush for preempted vCPUs, PVM's PVM_HC_FLUSH_TLB_MULTI hypercall, Hyper-V's "
         "HvFlushVirtualAddressList) replaces the flush IPI, so real IPIs/op is not the kernel's flush count",
-        cpu_has_hypervisor_flag() ? " and this host runs under a hypervisor (cpuinfo flag 'hypervisor')" : ""));
+        !qemu && cpu_has_hypervisor_flag() ? " and this host runs under a hypervisor (cpuinfo flag 'hypervisor')" : ""));
   }
   return rep;
 }

@@ -26,6 +26,7 @@ struct ValidateOptions {
   std::string kernel;                  // kernel profile; empty: the x86 profile closest to `uname -r`
   std::string sim_duration = "20ms";   // simulated time per simulated run
   BenchScale calibration{5, 0.3};      // for the in-process calibration
+  std::uint32_t qemu_smp = 0;          // > 0: the real side runs in a QEMU guest with this many CPUs
 };
 
 // One side of a row. Per-op figures are absent when the host does not expose the counter.
