@@ -144,6 +144,11 @@ std::string toml_quote(const std::string& s) {
 Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   if (!native_supported()) throw std::runtime_error("calibrate measures the host's Linux kernel; this is not Linux");
   Calibration cal;
+  std::string load_at_start = "unknown";
+  if (std::ifstream in("/proc/loadavg"); in) {
+    std::string a, b, c;
+    if (in >> a >> b >> c) load_at_start = a + " " + b + " " + c;
+  }
   cal.host = read_host_topology();
   const HostInfo info = host_info();
   const bool ppc = info.machine.starts_with("ppc64");
@@ -271,6 +276,9 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   f += fmt::format("# Host: {}, {} Linux {}, {} online CPUs.\n", info.cpu_model, info.machine, info.release,
                    cal.host.cpus.size());
   for (const std::string& n : cal.host.notes) f += fmt::format("# Topology: {}.\n", n);
+  f += fmt::format("# Load average (1, 5, 15 min) when calibration started: {}; other runnable tasks share the CPUs the\n"
+                   "# benchmarks are pinned to and widen the spreads.\n",
+                   load_at_start);
   f += fmt::format("# Measured here (median, p10/p90 {}):\n", reps);
   for (const auto& m : cal.figures) f += fmt::format("#   {:<62} {}\n", m.what, describe(m.spread));
   f += fmt::format("# Fields marked DEFAULT cannot be measured from user space (or this host lacks the CPU pair)\n"

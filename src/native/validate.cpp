@@ -295,7 +295,7 @@ std::string cell(const std::optional<double>& v, const char* f = "{:.3f}") {
 }
 
 std::string ratio(const std::optional<double>& real, const std::optional<double>& sim) {
-  if (!real || !sim || *real <= 0) return "-";
+  if (!real || !sim || *real < 1e-3) return "-";  // a ratio to (almost) nothing says nothing
   return fmt::format("{:.2f}", *sim / *real);
 }
 
