@@ -251,7 +251,7 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
     const double transfer = fields.ns(key == std::string("ipi.deliver_socket") ? "coherence.llc_transfer"
                                                                               : "coherence.remote_transfer");
     const double extra = remote.median - local.median;
-    note("  remote shootdown round trip (difference of medians)", {extra, extra, extra, 1});
+    note("  remote shootdown round trip: the difference of the two medians", {extra, extra, extra, 1});
     const double other = fields.ns("ipi.send") + fields.ns("ipi.handler_entry") + fields.ns("tlb.invlpg") + 3 * transfer;
     const double deliver = std::max(transfer, extra - other);
     fields.measure(key, deliver,

@@ -29,6 +29,7 @@ Spread spread_of(std::vector<double> samples) {
 }
 
 std::string describe(const Spread& s, const char* unit) {
+  if (s.n == 1) return fmt::format("{:.1f} {} (one value, no spread)", s.median, unit);
   return fmt::format("{:.1f} {} (p10 {:.1f}, p90 {:.1f}, n {})", s.median, unit, s.p10, s.p90, s.n);
 }
 
