@@ -1,7 +1,7 @@
 // `tlbsim calibrate`: measures this host and writes a machine file for it.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <ostream>
 #include <stdexcept>
 
@@ -31,8 +31,10 @@ class CalibrateCommand final : public Command {
     if (opts_.scale.repetitions < 3 || opts_.scale.repetitions > 1000) {
       throw InputError(fmt::format("--repetitions: {} is outside 3..1000", opts_.scale.repetitions));
     }
-    if (opts_.name.empty() || opts_.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos) {
-      throw InputError(fmt::format("--name: '{}' is not a machine name (lower-case letters, digits, '-', '_', '.')", opts_.name));
+    if (opts_.name.empty() ||
+        opts_.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos) {
+      throw InputError(
+          fmt::format("--name: '{}' is not a machine name (lower-case letters, digits, '-', '_', '.')", opts_.name));
     }
     if (quick_) opts_.scale.work = 0.1;
     native::Calibration cal;

@@ -1,9 +1,9 @@
 // `tlbsim validate`: native benchmarks on this host's kernel beside the same workloads simulated on the calibrated
 // machine with the closest kernel profile.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -56,8 +56,7 @@ class ValidateCommand final : public Command {
       if (w.empty()) throw InputError(fmt::format("--workloads: empty name in '{}'", workloads_));
       o_.workloads.push_back(w);
     }
-    const std::uint32_t ncpus =
-        qemu_ ? smp_ : static_cast<std::uint32_t>(native::read_host_topology().cpus.size());
+    const std::uint32_t ncpus = qemu_ ? smp_ : static_cast<std::uint32_t>(native::read_host_topology().cpus.size());
     if (threads_.empty()) threads_ = ncpus > 1 ? fmt::format("1,{}", ncpus) : "1";
     o_.threads = parse_int_list(threads_, "--threads", 1, 1024);
     native::ValidateReport rep;
@@ -69,8 +68,10 @@ class ValidateCommand final : public Command {
       return 1;
     }
     const std::string text = format_ == "json" ? native::to_json(rep).dump(2) + "\n" : native::to_table(rep);
-    if (output_.empty()) io.out << text;
-    else write_file_atomic(output_, text);
+    if (output_.empty())
+      io.out << text;
+    else
+      write_file_atomic(output_, text);
     return 0;
   }
 

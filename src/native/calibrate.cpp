@@ -1,5 +1,7 @@
 #include "native/calibrate.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -8,8 +10,6 @@
 #include <ostream>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "hw/machine.h"
 
@@ -63,8 +63,10 @@ HostInfo host_info() {
   utsname u{};
   if (uname(&u) == 0) h.machine = u.machine, h.release = u.release, h.hostname = u.nodename;
 #endif
-  if (const std::string m = cpuinfo_field("model name"); !m.empty()) h.cpu_model = m;
-  else if (const std::string c = cpuinfo_field("cpu"); !c.empty()) h.cpu_model = c;
+  if (const std::string m = cpuinfo_field("model name"); !m.empty())
+    h.cpu_model = m;
+  else if (const std::string c = cpuinfo_field("cpu"); !c.empty())
+    h.cpu_model = c;
   std::string flags = cpuinfo_field("flags");
   flags.push_back(' ');
   h.pcid = flags.starts_with("pcid ") || flags.find(" pcid ") != std::string::npos;
@@ -90,9 +92,10 @@ class Fields {
     const Field& f = at(key);
     const std::string name = key.substr(key.find('.') + 1);
     if (f.measured) return fmt::format("{} = {{ ns = {:.1f}, source = {} }}\n", name, f.ns, toml_quote(f.source));
-    return fmt::format("# DEFAULT: not measured on this host; the {} figure, with its source\n"
-                       "{} = {{ ns = {:.1f}, source = {} }}\n",
-                       base_, name, f.ns, toml_quote("DEFAULT (not measured on this host; from builtin " + base_ + "): " + f.source));
+    return fmt::format(
+        "# DEFAULT: not measured on this host; the {} figure, with its source\n"
+        "{} = {{ ns = {:.1f}, source = {} }}\n",
+        base_, name, f.ns, toml_quote("DEFAULT (not measured on this host; from builtin " + base_ + "): " + f.source));
   }
 
  private:
@@ -119,10 +122,14 @@ std::string utc_now() {
 
 const char* class_name(hw::Distance d) {
   switch (d) {
-    case hw::Distance::kSmt: return "SMT siblings";
-    case hw::Distance::kLlc: return "same LLC";
-    case hw::Distance::kSocket: return "same socket, other LLC";
-    default: return "other socket";
+    case hw::Distance::kSmt:
+      return "SMT siblings";
+    case hw::Distance::kLlc:
+      return "same LLC";
+    case hw::Distance::kSocket:
+      return "same socket, other LLC";
+    default:
+      return "other socket";
   }
 }
 
@@ -179,8 +186,9 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
     if (!pair) continue;
     if (!near_pair && d != hw::Distance::kRemote) near_pair = pair;
     if (d == hw::Distance::kRemote) remote_pair = pair;
-    const Spread sp = note(fmt::format("line transfer CPU {} <-> CPU {} ({})", pair->first, pair->second, class_name(d)),
-                           in_thread([&] { return line_transfer_ns(pair->first, pair->second, s); }));
+    const Spread sp =
+        note(fmt::format("line transfer CPU {} <-> CPU {} ({})", pair->first, pair->second, class_name(d)),
+             in_thread([&] { return line_transfer_ns(pair->first, pair->second, s); }));
     fields.measure(key, sp.median,
                    from(sp, fmt::format("CPUs {} and {} ({}) ping-pong one cache line, half the round trip",
                                         pair->first, pair->second, class_name(d))));
@@ -199,8 +207,10 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   // Kernel entry, faults, page clearing and copying.
   const Spread sys = note("syscall(SYS_getppid) round trip", in_thread([&] { return syscall_ns(s); }));
   fields.measure("kernel.syscall", sys.median, from(sys, "syscall(SYS_getppid) in a loop"));
-  const Spread rf = note("read fault of an anonymous page (zero page)", in_thread([&] { return page_fault_ns(false, s); }));
-  const Spread wf = note("write fault of an anonymous page (alloc + clear)", in_thread([&] { return page_fault_ns(true, s); }));
+  const Spread rf =
+      note("read fault of an anonymous page (zero page)", in_thread([&] { return page_fault_ns(false, s); }));
+  const Spread wf =
+      note("write fault of an anonymous page (alloc + clear)", in_thread([&] { return page_fault_ns(true, s); }));
   const Spread zero = note("memset of a cache-warm 4 KiB page", page_op_ns(false, s));
   const Spread copy = note("memcpy of a cache-warm 4 KiB page", page_op_ns(true, s));
   fields.measure("kernel.page_zero", zero.median, from(zero, "memset of a cache-warm 4 KiB buffer"));
@@ -238,7 +248,8 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
         local.median, empty.median, pte, fields.ns("kernel.page_alloc"));
     fields.measure("tlb.invlpg", local_flush, from(local, how));
     for (const char* k : {"tlb.flush_tag", "tlb.flush_all"}) {
-      if (local_flush > fields.ns(k)) fields.measure(k, local_flush, from(local, how + " (taken for a full flush too)"));
+      if (local_flush > fields.ns(k))
+        fields.measure(k, local_flush, from(local, how + " (taken for a full flush too)"));
     }
   }
   const std::vector<std::pair<const char*, std::optional<std::pair<std::uint32_t, std::uint32_t>>>> ipi_pairs = {
@@ -248,11 +259,12 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
     const Spread remote =
         note(fmt::format("madvise(DONTNEED) 1 page on CPU {}, thread spinning on CPU {}", pair->first, pair->second),
              in_thread([&, p = *pair] { return madvise_dontneed_ns(p.first, p.second, s); }));
-    const double transfer = fields.ns(key == std::string("ipi.deliver_socket") ? "coherence.llc_transfer"
-                                                                              : "coherence.remote_transfer");
+    const double transfer =
+        fields.ns(key == std::string("ipi.deliver_socket") ? "coherence.llc_transfer" : "coherence.remote_transfer");
     const double extra = remote.median - local.median;
     note("  remote shootdown round trip: the difference of the two medians", {extra, extra, extra, 1});
-    const double other = fields.ns("ipi.send") + fields.ns("ipi.handler_entry") + fields.ns("tlb.invlpg") + 3 * transfer;
+    const double other =
+        fields.ns("ipi.send") + fields.ns("ipi.handler_entry") + fields.ns("tlb.invlpg") + 3 * transfer;
     const double deliver = std::max(transfer, extra - other);
     fields.measure(key, deliver,
                    from(remote, fmt::format("remote shootdown round trip = madvise(MADV_DONTNEED) of one page with a "
@@ -276,31 +288,36 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   f += fmt::format("# Host: {}, {} Linux {}, {} online CPUs.\n", info.cpu_model, info.machine, info.release,
                    cal.host.cpus.size());
   for (const std::string& n : cal.host.notes) f += fmt::format("# Topology: {}.\n", n);
-  f += fmt::format("# Load average (1, 5, 15 min) when calibration started: {}; other runnable tasks share the CPUs the\n"
-                   "# benchmarks are pinned to and widen the spreads.\n",
-                   load_at_start);
+  f += fmt::format(
+      "# Load average (1, 5, 15 min) when calibration started: {}; other runnable tasks share the CPUs the\n"
+      "# benchmarks are pinned to and widen the spreads.\n",
+      load_at_start);
   f += fmt::format("# Measured here (median, p10/p90 {}):\n", reps);
   for (const auto& m : cal.figures) f += fmt::format("#   {:<62} {}\n", m.what, describe(m.spread));
-  f += fmt::format("# Fields marked DEFAULT cannot be measured from user space (or this host lacks the CPU pair)\n"
-                   "# and keep the figure of the built-in machine {} with its source.\n\n",
-                   cal.base_machine);
-  f += fmt::format("[machine]\nname = {}\ndescription = {}\narch = \"{}\"\nseeds = []\n\n", toml_quote(o.name),
-                   toml_quote(fmt::format("Calibrated from {} ({}, {} CPUs, Linux {}) by tlbsim calibrate, {}",
-                                          info.hostname, info.cpu_model, cal.host.cpus.size(), info.release, utc_now())),
-                   ppc ? "powerpc64" : "x86_64");
-  f += fmt::format("[topology]\n# From {}/cpu*/topology and cache/index*.\nsockets = {}\ncores_per_socket = {}\n"
-                   "threads_per_core = {}\ncores_per_llc = {}\nsockets_per_group = {}\ncpu_numbering = \"{}\"\n\n",
-                   "/sys/devices/system/cpu", t.sockets, t.cores_per_socket, t.threads_per_core, t.cores_per_llc,
-                   t.sockets_per_group, t.numbering == hw::CpuNumbering::kSmtLast ? "smt-last" : "smt-consecutive");
+  f += fmt::format(
+      "# Fields marked DEFAULT cannot be measured from user space (or this host lacks the CPU pair)\n"
+      "# and keep the figure of the built-in machine {} with its source.\n\n",
+      cal.base_machine);
+  f +=
+      fmt::format("[machine]\nname = {}\ndescription = {}\narch = \"{}\"\nseeds = []\n\n", toml_quote(o.name),
+                  toml_quote(fmt::format("Calibrated from {} ({}, {} CPUs, Linux {}) by tlbsim calibrate, {}",
+                                         info.hostname, info.cpu_model, cal.host.cpus.size(), info.release, utc_now())),
+                  ppc ? "powerpc64" : "x86_64");
+  f += fmt::format(
+      "[topology]\n# From {}/cpu*/topology and cache/index*.\nsockets = {}\ncores_per_socket = {}\n"
+      "threads_per_core = {}\ncores_per_llc = {}\nsockets_per_group = {}\ncpu_numbering = \"{}\"\n\n",
+      "/sys/devices/system/cpu", t.sockets, t.cores_per_socket, t.threads_per_core, t.cores_per_llc,
+      t.sockets_per_group, t.numbering == hw::CpuNumbering::kSmtLast ? "smt-last" : "smt-consecutive");
   f += "[coherence]\n" + fields.line("coherence.l1_hit") + fields.line("coherence.local_rmw");
   if (t.threads_per_core > 1) f += fields.line("coherence.smt_transfer");
   f += fields.line("coherence.llc_transfer");
   if (t.cores_per_llc < t.cores_per_socket) f += fields.line("coherence.socket_transfer");
   if (t.sockets > 1) f += fields.line("coherence.remote_transfer");
   f += fields.line("coherence.memory") + "\n";
-  f += fmt::format("[ipi]\n# DEFAULT: the APIC destination mode is not visible from user space; {}'s value\n"
-                   "cluster_size = {}\n",
-                   cal.base_machine, base.ipi.cluster_size);
+  f += fmt::format(
+      "[ipi]\n# DEFAULT: the APIC destination mode is not visible from user space; {}'s value\n"
+      "cluster_size = {}\n",
+      cal.base_machine, base.ipi.cluster_size);
   f += fields.line("ipi.send") + fields.line("ipi.deliver_socket");
   if (t.sockets > 1) f += fields.line("ipi.deliver_remote");
   f += fields.line("ipi.handler_entry") + fields.line("ipi.handler_exit") + "\n[kernel]\n";
@@ -312,8 +329,13 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   f += fmt::format("\n[tlb]\n# DEFAULT: TLB geometry is not visible from user space; {}'s\nentries = {}\nways = {}\n",
                    cal.base_machine, base.tlb.entries, base.tlb.ways);
   f += fmt::format("tag = \"{}\"  # /proc/cpuinfo flags: {}\ntag_bits = {}\n",
-                   ppc ? "pid" : tag_none ? "none" : "pcid",
-                   ppc ? "powerpc" : info.pcid ? "pcid present" : "no pcid", tag_none ? 0 : base.tlb.tag_bits);
+                   ppc        ? "pid"
+                   : tag_none ? "none"
+                              : "pcid",
+                   ppc         ? "powerpc"
+                   : info.pcid ? "pcid present"
+                               : "no pcid",
+                   tag_none ? 0 : base.tlb.tag_bits);
   for (const char* k : {"page_walk", "invlpg", "flush_tag", "flush_all", "cr3_write", "cr3_write_flush"}) {
     f += fields.line(std::string("tlb.") + k);
   }

@@ -1,13 +1,13 @@
 #include "native/host.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "util/error.h"
 #include "util/int_list.h"
@@ -151,9 +151,12 @@ std::optional<std::pair<std::uint32_t, std::uint32_t>> find_pair(const HostTopol
     for (std::size_t j = i + 1; j < t.cpus.size(); ++j) {
       const HostCpu &a = t.cpus[i], &b = t.cpus[j];
       hw::Distance got = hw::Distance::kRemote;
-      if (a.core == b.core) got = hw::Distance::kSmt;
-      else if (a.llc == b.llc && a.package == b.package) got = hw::Distance::kLlc;
-      else if (a.package == b.package) got = hw::Distance::kSocket;
+      if (a.core == b.core)
+        got = hw::Distance::kSmt;
+      else if (a.llc == b.llc && a.package == b.package)
+        got = hw::Distance::kLlc;
+      else if (a.package == b.package)
+        got = hw::Distance::kSocket;
       if (got == d) return std::make_pair(a.cpu, b.cpu);
     }
   }

@@ -20,8 +20,8 @@ struct HostCpu {
 };
 
 struct HostTopology {
-  std::vector<HostCpu> cpus;      // online CPUs, ascending
-  hw::TopologyParams params;      // the tlbsim topology closest to the host
+  std::vector<HostCpu> cpus;       // online CPUs, ascending
+  hw::TopologyParams params;       // the tlbsim topology closest to the host
   std::vector<std::string> notes;  // what had to be assumed (no cache information, uneven packages, ...)
 };
 

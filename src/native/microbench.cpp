@@ -1,5 +1,7 @@
 #include "native/microbench.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -8,8 +10,6 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "native/host.h"
 
@@ -167,8 +167,10 @@ Spread page_fault_ns(bool write, const BenchScale& s) {
     auto* p = static_cast<volatile char*>(m);
     const auto t0 = Clock::now();
     for (std::uint64_t i = 0; i < pages; ++i) {
-      if (write) p[i * pg] = 1;
-      else (void)p[i * pg];
+      if (write)
+        p[i * pg] = 1;
+      else
+        (void)p[i * pg];
     }
     if (r > 0) out.push_back(ns_since(t0) / static_cast<double>(pages));  // r == 0 warms up
     munmap(m, pages * pg);
@@ -176,8 +178,7 @@ Spread page_fault_ns(bool write, const BenchScale& s) {
   return spread_of(std::move(out));
 }
 
-Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s,
-                           bool populate) {
+Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s, bool populate) {
   pin_or_throw(cpu);
   const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   void* m = mmap(nullptr, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -216,7 +217,9 @@ Spread page_fault_ns(bool, const BenchScale&) { throw std::runtime_error("calibr
 Spread madvise_dontneed_ns(std::uint32_t, std::optional<std::uint32_t>, const BenchScale&, bool) {
   throw std::runtime_error("calibrate runs on Linux only");
 }
-std::optional<Spread> membarrier_ns(std::uint32_t, std::optional<std::uint32_t>, const BenchScale&) { return std::nullopt; }
+std::optional<Spread> membarrier_ns(std::uint32_t, std::optional<std::uint32_t>, const BenchScale&) {
+  return std::nullopt;
+}
 
 #endif
 
@@ -224,15 +227,18 @@ Spread page_op_ns(bool copy, const BenchScale& s) {
   std::vector<char> src(4096, 1), dst(4096, 0);
   return sample(s, iters(s, 20000), [&](std::uint64_t m) {
     for (std::uint64_t i = 0; i < m; ++i) {
-      if (copy) std::memcpy(dst.data(), src.data(), dst.size());
-      else std::memset(dst.data(), static_cast<int>(i), dst.size());
+      if (copy)
+        std::memcpy(dst.data(), src.data(), dst.size());
+      else
+        std::memset(dst.data(), static_cast<int>(i), dst.size());
       clobber(dst.data());
     }
   });
 }
 
 Spread memory_load_ns(const BenchScale& s) {
-  const std::size_t lines = std::max<std::size_t>(1024, static_cast<std::size_t>((64u << 20) / 64 * std::min(1.0, s.work)));
+  const std::size_t lines =
+      std::max<std::size_t>(1024, static_cast<std::size_t>((64u << 20) / 64 * std::min(1.0, s.work)));
   std::vector<std::size_t> order(lines);
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::shuffle(order.begin() + 1, order.end(), std::mt19937_64(1));

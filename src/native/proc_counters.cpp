@@ -1,11 +1,11 @@
 #include "native/proc_counters.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #if defined(__linux__)
 #include <linux/perf_event.h>
@@ -83,7 +83,8 @@ std::map<std::string, std::uint64_t> vmstat_tlb(std::string_view text) {
 
 TlbFlushTracepoint::TlbFlushTracepoint(std::uint32_t ncpus) : ncpus_(ncpus) {
   std::string id_text;
-  for (const char* p : {"/sys/kernel/tracing/events/tlb/tlb_flush/id", "/sys/kernel/debug/tracing/events/tlb/tlb_flush/id"}) {
+  for (const char* p :
+       {"/sys/kernel/tracing/events/tlb/tlb_flush/id", "/sys/kernel/debug/tracing/events/tlb/tlb_flush/id"}) {
     id_text = slurp(p);
     if (!id_text.empty()) break;
   }
@@ -138,8 +139,8 @@ std::array<std::uint64_t, kTlbFlushReasons.size()> TlbFlushTracepoint::read() co
 
 nlohmann::json to_json(const KernelCounters& c) {
   auto opt = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  nlohmann::json j = {{"tlb_shootdowns", opt(c.tlb_shootdowns)}, {"call_function", opt(c.call_function)},
-                      {"vmstat", c.vmstat}};
+  nlohmann::json j = {
+      {"tlb_shootdowns", opt(c.tlb_shootdowns)}, {"call_function", opt(c.call_function)}, {"vmstat", c.vmstat}};
   j["tlb_flush"] = c.tlb_flush ? nlohmann::json(*c.tlb_flush) : nlohmann::json(nullptr);
   return j;
 }
@@ -149,7 +150,8 @@ KernelCounters counters_from_json(const nlohmann::json& j) {
   if (j.at("tlb_shootdowns").is_number()) c.tlb_shootdowns = j["tlb_shootdowns"].get<std::uint64_t>();
   if (j.at("call_function").is_number()) c.call_function = j["call_function"].get<std::uint64_t>();
   c.vmstat = j.at("vmstat").get<std::map<std::string, std::uint64_t>>();
-  if (j.at("tlb_flush").is_array()) c.tlb_flush = j["tlb_flush"].get<std::array<std::uint64_t, kTlbFlushReasons.size()>>();
+  if (j.at("tlb_flush").is_array())
+    c.tlb_flush = j["tlb_flush"].get<std::array<std::uint64_t, kTlbFlushReasons.size()>>();
   return c;
 }
 

@@ -6,12 +6,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tlbsim::native {
 
@@ -22,9 +21,9 @@ std::optional<std::uint64_t> interrupt_row_total(std::string_view proc_interrupt
 std::map<std::string, std::uint64_t> vmstat_tlb(std::string_view proc_vmstat);
 
 // enum tlb_flush_reason (include/linux/mm_types.h), as counted by the tlb:tlb_flush tracepoint.
-inline constexpr std::array<const char*, 5> kTlbFlushReasons = {
-    "TLB_FLUSH_ON_TASK_SWITCH", "TLB_REMOTE_SHOOTDOWN", "TLB_LOCAL_SHOOTDOWN", "TLB_LOCAL_MM_SHOOTDOWN",
-    "TLB_REMOTE_SEND_IPI"};
+inline constexpr std::array<const char*, 5> kTlbFlushReasons = {"TLB_FLUSH_ON_TASK_SWITCH", "TLB_REMOTE_SHOOTDOWN",
+                                                                "TLB_LOCAL_SHOOTDOWN", "TLB_LOCAL_MM_SHOOTDOWN",
+                                                                "TLB_REMOTE_SEND_IPI"};
 
 // Counts tlb:tlb_flush events per reason on every CPU while it exists (Linux with tracefs mounted and perf events
 // allowed; otherwise available() is false and why() says what is missing).

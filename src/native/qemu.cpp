@@ -1,15 +1,15 @@
 #include "native/qemu.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "native/proc_counters.h"
 #include "util/atomic_file.h"
@@ -44,8 +44,8 @@ std::string self_dir() {
 // One newc cpio entry.
 void cpio_entry(std::string& out, std::uint32_t ino, const std::string& name, std::uint32_t mode,
                 const std::string& data, std::uint32_t rdev_major = 0, std::uint32_t rdev_minor = 0) {
-  out += fmt::format("070701{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}", ino,
-                     mode, 0, 0, 1, 0, data.size(), 0, 0, rdev_major, rdev_minor, name.size() + 1, 0);
+  out += fmt::format("070701{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}{:08X}", ino, mode,
+                     0, 0, 1, 0, data.size(), 0, 0, rdev_major, rdev_minor, name.size() + 1, 0);
   out += name;
   out += '\0';
   out.append((4 - out.size() % 4) % 4, '\0');
@@ -67,15 +67,18 @@ QemuSetup find_qemu_setup() {
     if (e.path().filename().string().starts_with("vmlinuz-")) kernels.push_back(e.path().string());
   }
   std::sort(kernels.begin(), kernels.end());
-  if (kernels.empty()) s.missing.push_back("a kernel /boot/vmlinuz-* (Debian package linux-image-amd64)");
-  else s.kernel = kernels.back();
+  if (kernels.empty())
+    s.missing.push_back("a kernel /boot/vmlinuz-* (Debian package linux-image-amd64)");
+  else
+    s.kernel = kernels.back();
   for (const char* b : {"/bin/busybox", "/usr/bin/busybox"}) {
     if (access(b, X_OK) == 0 && s.busybox.empty()) s.busybox = b;
   }
   if (s.busybox.empty()) s.missing.push_back("a static busybox (Debian package busybox-static)");
   s.runner = (fs::path(self_dir()) / "tlbsim-native").string();
   if (access(s.runner.c_str(), X_OK) != 0) {
-    s.missing.push_back("tlbsim-native beside the tlbsim executable (built by the default preset, not by sanitizer builds)");
+    s.missing.push_back(
+        "tlbsim-native beside the tlbsim executable (built by the default preset, not by sanitizer builds)");
   }
 #if defined(__linux__)
   const int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
@@ -97,8 +100,8 @@ void write_initramfs(const std::string& path, const QemuSetup& s, const std::str
   write_file_atomic(path, out);
 }
 
-QemuRuns run_in_qemu(const QemuSetup& s, std::uint32_t smp, const std::vector<std::pair<std::string, std::uint32_t>>& runs,
-                     double seconds) {
+QemuRuns run_in_qemu(const QemuSetup& s, std::uint32_t smp,
+                     const std::vector<std::pair<std::string, std::uint32_t>>& runs, double seconds) {
   std::string args;
   for (const auto& [w, t] : runs) args += fmt::format(" {}:{}", w, t);
   const std::string init = fmt::format(
@@ -156,8 +159,8 @@ QemuRuns run_in_qemu(const QemuSetup& s, std::uint32_t smp, const std::vector<st
   if (!error.empty()) throw std::runtime_error("qemu guest: " + error);
   if (!done || out.runs.size() != runs.size()) {
     const std::string tail = out.console.size() > 2000 ? out.console.substr(out.console.size() - 2000) : out.console;
-    throw std::runtime_error(fmt::format("qemu: the guest did not finish (exit status {}); its console ended:\n{}",
-                                         status, tail));
+    throw std::runtime_error(
+        fmt::format("qemu: the guest did not finish (exit status {}); its console ended:\n{}", status, tail));
   }
   return out;
 }

@@ -11,11 +11,11 @@
 namespace tlbsim::native {
 
 struct QemuSetup {
-  std::string qemu;     // qemu-system-x86_64
-  std::string kernel;   // /boot/vmlinuz-*
-  std::string busybox;  // a static busybox
-  std::string runner;   // tlbsim-native beside the tlbsim executable
-  bool kvm = false;     // /dev/kvm opens read-write (else TCG, software emulation)
+  std::string qemu;                  // qemu-system-x86_64
+  std::string kernel;                // /boot/vmlinuz-*
+  std::string busybox;               // a static busybox
+  std::string runner;                // tlbsim-native beside the tlbsim executable
+  bool kvm = false;                  // /dev/kvm opens read-write (else TCG, software emulation)
   std::vector<std::string> missing;  // what is not there, in words; empty when QEMU validation can run
 };
 

@@ -3,9 +3,8 @@
 // the guest's kernel release and the counters before and after.
 #include <cstdio>
 #include <exception>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "native/host.h"
 #include "native/proc_counters.h"
@@ -37,9 +36,14 @@ int main(int argc, char** argv) {
       const std::string workload = arg.substr(0, colon);
       const auto threads = static_cast<std::uint32_t>(std::stoul(arg.substr(colon + 1)));
       const NativeRun r = run_native_workload(workload, threads, seconds / 5, seconds, host, &trace);
-      const nlohmann::json j = {{"release", release},     {"cpus", host.cpus.size()},   {"workload", r.workload},
-                                {"threads", r.threads},   {"seconds", r.seconds},       {"ops", r.ops},
-                                {"before", to_json(r.before)}, {"after", to_json(r.after)},
+      const nlohmann::json j = {{"release", release},
+                                {"cpus", host.cpus.size()},
+                                {"workload", r.workload},
+                                {"threads", r.threads},
+                                {"seconds", r.seconds},
+                                {"ops", r.ops},
+                                {"before", to_json(r.before)},
+                                {"after", to_json(r.after)},
                                 {"tracepoint", trace.available() ? "" : trace.why()}};
       std::printf("TLBSIM-ROW %s\n", j.dump().c_str());
       std::fflush(stdout);

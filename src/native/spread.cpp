@@ -1,9 +1,9 @@
 #include "native/spread.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace tlbsim::native {
 

@@ -1,11 +1,11 @@
 #include "native/validate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
-#include <ostream>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "hw/machine.h"
 #include "kernel/profile.h"
@@ -77,15 +77,16 @@ Figures real_figures(const NativeRun& r, const std::string& flush_source) {
     f.remote_flushes_per_op = per_op(remote(r.before), remote(r.after), r.ops);
   }
   if (r.before.tlb_flush && r.after.tlb_flush && r.ops > 0) {
-    f.remote_flushes_per_op = static_cast<double>((*r.after.tlb_flush)[kSendIpiReason] -
-                                                  (*r.before.tlb_flush)[kSendIpiReason]) /
-                              static_cast<double>(r.ops);
+    f.remote_flushes_per_op =
+        static_cast<double>((*r.after.tlb_flush)[kSendIpiReason] - (*r.before.tlb_flush)[kSendIpiReason]) /
+        static_cast<double>(r.ops);
     for (std::size_t i = 0; i < kTlbFlushReasons.size(); ++i) {
       f.tlb_flush_per_op[kTlbFlushReasons[i]] =
           static_cast<double>((*r.after.tlb_flush)[i] - (*r.before.tlb_flush)[i]) / static_cast<double>(r.ops);
     }
   }
-  if (flush_source == "vmstat") f.flushes_per_op = per_op(vmstat_flushes(r.before.vmstat), vmstat_flushes(r.after.vmstat), r.ops);
+  if (flush_source == "vmstat")
+    f.flushes_per_op = per_op(vmstat_flushes(r.before.vmstat), vmstat_flushes(r.after.vmstat), r.ops);
   return f;
 }
 
@@ -159,7 +160,8 @@ std::string closest_x86_profile(std::string_view release, std::string& why) {
 }
 
 ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) {
-  if (!native_supported()) throw InputError("validate runs native benchmarks on the host's Linux kernel; this is not Linux");
+  if (!native_supported())
+    throw InputError("validate runs native benchmarks on the host's Linux kernel; this is not Linux");
   if (o.seconds <= 0 || o.seconds > 600) throw InputError(fmt::format("--seconds: {} is outside (0, 600]", o.seconds));
   const auto natives = native_workloads();
   for (const std::string& w : o.workloads) {
@@ -206,7 +208,8 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
   std::vector<NativeRun> real;
   if (qemu) {
     progress << fmt::format("validate: booting {} in QEMU ({}, {} CPUs), {} runs of {:.2f} s\n", qemu->kernel,
-                            qemu->kvm ? "KVM" : "TCG: software emulation, no /dev/kvm", o.qemu_smp, plan.size(), o.seconds)
+                            qemu->kvm ? "KVM" : "TCG: software emulation, no /dev/kvm", o.qemu_smp, plan.size(),
+                            o.seconds)
              << std::flush;
     QemuRuns q = run_in_qemu(*qemu, o.qemu_smp, plan, o.seconds);
     real = std::move(q.runs);
@@ -273,7 +276,8 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
         "the TLB row did not count the remote flushes of multi-threaded tlb_flush runs{}: a paravirtual remote "
         "flush (KVM PV TLB flush for preempted vCPUs, PVM's PVM_HC_FLUSH_TLB_MULTI hypercall, Hyper-V's "
         "HvFlushVirtualAddressList) replaces the flush IPI, so real IPIs/op is not the kernel's flush count",
-        !qemu && cpu_has_hypervisor_flag() ? " and this host runs under a hypervisor (cpuinfo flag 'hypervisor')" : ""));
+        !qemu && cpu_has_hypervisor_flag() ? " and this host runs under a hypervisor (cpuinfo flag 'hypervisor')"
+                                           : ""));
   }
   return rep;
 }
@@ -320,14 +324,16 @@ nlohmann::json to_json(const ValidateReport& r) {
 }
 
 std::string to_table(const ValidateReport& r) {
-  std::string t = fmt::format("real: Linux {}; simulated: kernel {} ({}) on machine {}\n", r.release,
-                              r.kernel_profile, r.kernel_choice, r.machine);
-  t += fmt::format("IPI/op: 'TLB shootdowns' (/proc/interrupts) per op; rfl/op: remote flush requests per op "
-                   "(TLB_REMOTE_SEND_IPI or nr_tlb_remote_flush); fl/op: TLB flushes per op (real from {})\n\n",
-                   r.flush_source == "tracepoint" ? "the tlb:tlb_flush tracepoint, all reasons but TLB_REMOTE_SEND_IPI"
-                   : r.flush_source == "vmstat"   ? "/proc/vmstat nr_tlb_local_flush_* + nr_tlb_remote_flush_received"
-                                                  : "nowhere: not available");
-  const std::string row_format = "{:<26} {:>3} | {:>9} {:>9} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} {:>5}\n";
+  std::string t = fmt::format("real: Linux {}; simulated: kernel {} ({}) on machine {}\n", r.release, r.kernel_profile,
+                              r.kernel_choice, r.machine);
+  t += fmt::format(
+      "IPI/op: 'TLB shootdowns' (/proc/interrupts) per op; rfl/op: remote flush requests per op "
+      "(TLB_REMOTE_SEND_IPI or nr_tlb_remote_flush); fl/op: TLB flushes per op (real from {})\n\n",
+      r.flush_source == "tracepoint" ? "the tlb:tlb_flush tracepoint, all reasons but TLB_REMOTE_SEND_IPI"
+      : r.flush_source == "vmstat"   ? "/proc/vmstat nr_tlb_local_flush_* + nr_tlb_remote_flush_received"
+                                     : "nowhere: not available");
+  const std::string row_format =
+      "{:<26} {:>3} | {:>9} {:>9} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} {:>5}\n";
   t += fmt::format(fmt::runtime(row_format), "workload", "thr", "ops/s", "sim", "ratio", "IPI/op", "sim", "ratio",
                    "rfl/op", "sim", "ratio", "fl/op", "sim", "ratio");
   for (const ValidateRow& row : r.rows) {

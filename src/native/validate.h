@@ -6,12 +6,11 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "native/microbench.h"
 
@@ -34,8 +33,9 @@ struct Figures {
   double ops_per_sec = 0;
   std::optional<double> ipis_per_op;     // "TLB shootdowns" (TLB row of /proc/interrupts) per op
   std::optional<double> flushes_per_op;  // TLB flushes performed per op (see flush_source)
-  std::optional<double> remote_flushes_per_op;  // remote flush requests sent per op (TLB_REMOTE_SEND_IPI, nr_tlb_remote_flush)
-  std::optional<double> call_ipis_per_op;  // "Function call interrupts" (CAL row) per op
+  std::optional<double>
+      remote_flushes_per_op;  // remote flush requests sent per op (TLB_REMOTE_SEND_IPI, nr_tlb_remote_flush)
+  std::optional<double> call_ipis_per_op;          // "Function call interrupts" (CAL row) per op
   std::map<std::string, double> tlb_flush_per_op;  // tlb:tlb_flush events per op by reason (when counted)
 };
 

@@ -1,5 +1,7 @@
 #include "native/workloads.h"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -7,8 +9,6 @@
 #include <new>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "util/error.h"
 
@@ -90,7 +90,8 @@ void mmap_storm(Control& c, std::uint32_t i, const std::vector<std::uint32_t>& c
   pin_this_thread(cpus);
   const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), size = 16 * pg;
   while (!c.stop.load(std::memory_order_relaxed)) {
-    auto* addr = static_cast<volatile char*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    auto* addr =
+        static_cast<volatile char*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     if (addr == MAP_FAILED) fail("mmap");
     for (std::size_t off = 0; off < size; off += pg) addr[off] = 1;
     munmap(const_cast<char*>(addr), size);
@@ -129,8 +130,10 @@ void context_switch1(Control& c, std::uint32_t i, const std::vector<std::uint32_
     c.tasks[i].ops.fetch_add(2, std::memory_order_relaxed);
   }
   close(to_child[1]);  // the partner reads end-of-file and stops
-  if (process) waitpid(pid, nullptr, 0);
-  else partner.join();
+  if (process)
+    waitpid(pid, nullptr, 0);
+  else
+    partner.join();
   close(to_child[0]);
   close(to_parent[0]);
   close(to_parent[1]);
@@ -150,8 +153,8 @@ constexpr NativeWorkload kWorkloads[] = {
     {"mmap_storm", "threads mmap 16 anonymous pages, write each, munmap, in a loop (shared mm)", mmap_storm, false},
     {"tlb_flush1", "will-it-scale tlb_flush1, threads mode: write, madvise(MADV_DONTNEED), read, page by page",
      tlb_flush1, false},
-    {"tlb_flush2", "will-it-scale tlb_flush2, threads mode: tlb_flush1's loop on 1 MiB of anonymous memory",
-     tlb_flush2, false},
+    {"tlb_flush2", "will-it-scale tlb_flush2, threads mode: tlb_flush1's loop on 1 MiB of anonymous memory", tlb_flush2,
+     false},
 };
 
 std::uint64_t total_ops(const Control& c, std::uint32_t n) {

@@ -32,12 +32,11 @@ sim::Task<void> mmap_storm_thread(kernel::PerCpu& self, kernel::MmStruct& mm, si
   }
 }
 
-using ThreadBody = sim::Task<void> (*)(kernel::PerCpu&, kernel::MmStruct&, sim::SimTime, sim::SimTime,
-                                       std::uint64_t&);
+using ThreadBody = sim::Task<void> (*)(kernel::PerCpu&, kernel::MmStruct&, sim::SimTime, sim::SimTime, std::uint64_t&);
 
 // Threads of one process, one per core, each running `body` after switching to the shared mm.
-sim::Task<void> on_cpu(ThreadBody body, kernel::PerCpu& self, kernel::MmStruct& mm, sim::SimTime from,
-                       sim::SimTime end, std::uint64_t& iterations) {
+sim::Task<void> on_cpu(ThreadBody body, kernel::PerCpu& self, kernel::MmStruct& mm, sim::SimTime from, sim::SimTime end,
+                       std::uint64_t& iterations) {
   co_await enter_user_thread(self, mm);
   co_await body(self, mm, from, end, iterations);
 }
@@ -51,8 +50,8 @@ class PinnedThreads final : public Workload {
     const auto& topo = k.sys().topology();
     const std::uint32_t cores = topo.params().sockets * topo.params().cores_per_socket;
     if (p.threads == 0 || p.threads > cores) {
-      throw InputError("--threads: this workload pins one thread per core; this machine has " +
-                       std::to_string(cores) + " cores");
+      throw InputError("--threads: this workload pins one thread per core; this machine has " + std::to_string(cores) +
+                       " cores");
     }
     kernel::MmStruct& mm = k.new_mm();
     mm.mm_users.value = p.threads;  // each thread (clone(CLONE_VM)) holds an mm_users reference

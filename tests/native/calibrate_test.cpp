@@ -33,9 +33,7 @@ TEST(Calibrate, WritesALoadableMachineFileForThisHost) {
   EXPECT_TRUE(measured_syscall);
 }
 
-TEST(Calibrate, QuotesTomlStrings) {
-  EXPECT_EQ(toml_quote("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\"");
-}
+TEST(Calibrate, QuotesTomlStrings) { EXPECT_EQ(toml_quote("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\""); }
 
 }  // namespace
 }  // namespace tlbsim::native

@@ -1,11 +1,10 @@
 #include "native/host.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 
 namespace tlbsim::native {
 namespace {

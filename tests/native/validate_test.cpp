@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <filesystem>
+#include <sstream>
 
 #include "cli/command.h"
 #include "native/host.h"
@@ -44,6 +44,29 @@ TEST(Validate, BadInputExitsWithStatus2) {
   EXPECT_EQ(run_cli_status({"validate", "--kernel", "linux-0.1", "--machine", "small-2s2c"}), 2);
   EXPECT_EQ(run_cli_status({"calibrate", "--repetitions", "1"}), 2);
   EXPECT_EQ(run_cli_status({"calibrate", "--name", "Bad Name"}), 2);
+}
+
+TEST(Validate, ListNativeNamesEveryNativeWorkload) {
+  std::string out;
+  EXPECT_EQ(run_cli_status({"list", "native"}, nullptr, &out), 0);
+  for (const char* w : {"tlb_flush1", "tlb_flush2", "context_switch1", "context_switch1_processes", "mmap_storm"}) {
+    EXPECT_NE(out.find(w), std::string::npos) << w;
+  }
+}
+
+// The command writes its file atomically and the file loads as a machine anywhere one is taken.
+TEST(Calibrate, CommandWritesAFileThatMachineShowLoads) {
+  if (!native_supported()) GTEST_SKIP() << "calibrate needs Linux";
+  const std::string path = (std::filesystem::temp_directory_path() / "tlbsim-calibrate-test.toml").string();
+  std::string err, out;
+  ASSERT_EQ(run_cli_status({"calibrate", "--quick", "--repetitions", "3", "--name", "ci-host", "--out", path}, &err),
+            0)
+      << err;
+  EXPECT_NE(err.find("wrote " + path), std::string::npos) << err;
+  EXPECT_EQ(run_cli_status({"machine", "show", path}, &err, &out), 0) << err;
+  EXPECT_NE(out.find("ci-host"), std::string::npos);
+  EXPECT_NE(out.find("MEASURED on"), std::string::npos);
+  std::filesystem::remove(path);
 }
 
 TEST(Validate, QemuFlagsGoTogether) {
