@@ -119,12 +119,16 @@ QemuRuns run_in_qemu(const QemuSetup& s, std::uint32_t smp,
   fs::create_directories(dir);
   const std::string initrd = (dir / "initramfs.cpio").string();
   write_initramfs(initrd, s, init);
+  // tlb_flush1 keeps a 128 MiB tmpfs file per thread: room for all of them besides the kernel.
+  std::uint32_t max_threads = 1;
+  for (const auto& r : runs) max_threads = std::max(max_threads, r.second);
+  const std::uint32_t memory_mib = 512 + 160 * max_threads;
   const double limit = 180 + static_cast<double>(runs.size()) * seconds * 1.5 * (s.kvm ? 1 : 4);
   const std::string cmd = fmt::format(
-      "timeout {:.0f} {} -nographic -no-reboot -m 1024 -smp {} {} -kernel {} -initrd {} "
+      "timeout {:.0f} {} -nographic -no-reboot -m {} -smp {} {} -kernel {} -initrd {} "
       "-append 'console=ttyS0 panic=-1 quiet' </dev/null 2>&1",
-      limit, quote(s.qemu), smp, s.kvm ? "-accel kvm -cpu host" : "-accel tcg,thread=multi -cpu max", quote(s.kernel),
-      quote(initrd));
+      limit, quote(s.qemu), memory_mib, smp, s.kvm ? "-accel kvm -cpu host" : "-accel tcg,thread=multi -cpu max",
+      quote(s.kernel), quote(initrd));
   QemuRuns out;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) throw std::runtime_error("qemu: popen failed");

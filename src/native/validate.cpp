@@ -163,6 +163,7 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
   if (!native_supported())
     throw InputError("validate runs native benchmarks on the host's Linux kernel; this is not Linux");
   if (o.seconds <= 0 || o.seconds > 600) throw InputError(fmt::format("--seconds: {} is outside (0, 600]", o.seconds));
+  if (o.workloads.empty() || o.threads.empty()) throw InputError("--workloads and --threads need at least one entry");
   const auto natives = native_workloads();
   for (const std::string& w : o.workloads) {
     if (std::none_of(natives.begin(), natives.end(), [&](const auto& n) { return n.first == w; })) {

@@ -196,30 +196,50 @@ NativeRun run_native_workload(std::string_view name, std::uint32_t threads, doub
   std::vector<pid_t> procs;
   std::string error;
   std::mutex error_mu;
-  for (std::uint32_t i = 0; i < threads; ++i) {
-    if (w->processes) {
-      const pid_t pid = fork();
-      if (pid < 0) fail("fork");
-      if (pid == 0) {
-        try {
-          w->body(c, i, sets[i]);
-        } catch (...) {
-          _exit(1);
-        }
-        _exit(0);
-      }
-      procs.push_back(pid);
-    } else {
-      tasks.emplace_back([&c, i, &sets, w, &error, &error_mu] {
-        try {
-          w->body(c, i, sets[i]);
-        } catch (const std::exception& e) {
-          const std::lock_guard lock(error_mu);
-          error = e.what();
-          c.stop.store(true);
-        }
-      });
+  auto stop_all = [&] {
+    c.stop.store(true);
+    for (auto& t : tasks) {
+      if (t.joinable()) t.join();
     }
+    bool failed = false;
+    for (pid_t p : procs) {
+      int status = 0;
+      waitpid(p, &status, 0);
+      failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    }
+    c.~Control();
+    munmap(mem, sizeof(Control));
+    return failed;
+  };
+  try {
+    for (std::uint32_t i = 0; i < threads; ++i) {
+      if (w->processes) {
+        const pid_t pid = fork();
+        if (pid < 0) fail("fork");
+        if (pid == 0) {
+          try {
+            w->body(c, i, sets[i]);
+          } catch (...) {
+            _exit(1);
+          }
+          _exit(0);
+        }
+        procs.push_back(pid);
+      } else {
+        tasks.emplace_back([&c, i, &sets, w, &error, &error_mu] {
+          try {
+            w->body(c, i, sets[i]);
+          } catch (const std::exception& e) {
+            const std::lock_guard lock(error_mu);
+            error = e.what();
+            c.stop.store(true);
+          }
+        });
+      }
+    }
+  } catch (...) {
+    stop_all();
+    throw;
   }
   using Clock = std::chrono::steady_clock;
   std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
@@ -230,16 +250,7 @@ NativeRun run_native_workload(std::string_view name, std::uint32_t threads, doub
   const std::uint64_t ops1 = total_ops(c, threads);
   const auto t1 = Clock::now();
   r.after = read_kernel_counters(trace);
-  c.stop.store(true);
-  for (auto& t : tasks) t.join();
-  bool child_failed = false;
-  for (pid_t p : procs) {
-    int status = 0;
-    waitpid(p, &status, 0);
-    child_failed = child_failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-  }
-  c.~Control();
-  munmap(mem, sizeof(Control));
+  const bool child_failed = stop_all();
   if (!error.empty()) throw std::runtime_error(error);
   if (child_failed) throw std::runtime_error(fmt::format("native benchmark: a {} task process failed", name));
   r.ops = ops1 - ops0;
