@@ -78,6 +78,21 @@ HostTopology read_host_topology(const std::string& dir) {
   HostTopology t;
   std::vector<std::uint32_t> online;
   if (const auto s = read_line(dir + "/online")) online = cpu_list(*s);
+#if defined(__linux__)
+  // The real host: only the CPUs this process may run on (a container's cpuset can hold fewer than are online).
+  if (dir == "/sys/devices/system/cpu" && !online.empty()) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+      const std::size_t before = online.size();
+      std::erase_if(online, [&](std::uint32_t c) { return c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed); });
+      if (online.size() != before) {
+        t.notes.push_back(fmt::format("{} online CPUs are outside this process's affinity mask and left out",
+                                      before - online.size()));
+      }
+    }
+  }
+#endif
   bool have_cache = true;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> core_index;
   for (std::uint32_t c : online) {
