@@ -69,6 +69,26 @@ TEST(Calibrate, CommandWritesAFileThatMachineShowLoads) {
   std::filesystem::remove(path);
 }
 
+// A native workload the simulator cannot run gets simulated: null and says why, in JSON and in the table.
+TEST(Validate, MissingSimulationIsNullNotInvented) {
+  ValidateReport r;
+  r.release = "6.1.0";
+  r.kernel_profile = "linux-5.17";
+  ValidateRow row;
+  row.workload = "mmap_storm";
+  row.threads = 2;
+  row.real.ops_per_sec = 100;
+  row.real.ipis_per_op = 1.0;
+  row.simulated_missing = "the simulator has no workload mmap_storm";
+  r.rows.push_back(row);
+  const auto j = to_json(r);
+  EXPECT_TRUE(j["rows"][0]["simulated"].is_null());
+  EXPECT_EQ(j["rows"][0]["simulated_missing"], "the simulator has no workload mmap_storm");
+  EXPECT_TRUE(j["rows"][0]["real"]["flushes_per_op"].is_null());
+  EXPECT_DOUBLE_EQ(j["rows"][0]["real"]["ipis_per_op"].get<double>(), 1.0);
+  EXPECT_NE(to_table(r).find("simulated: none (the simulator has no workload mmap_storm)"), std::string::npos);
+}
+
 TEST(Validate, QemuFlagsGoTogether) {
   std::string err;
   EXPECT_EQ(run_cli_status({"validate", "--qemu"}, &err), 2);
