@@ -122,8 +122,8 @@ sim::Task<void> exit_mmap(PerCpu& self, MmStruct& mm) {
     for (std::uint64_t a = v.start; a < v.end; a += kPageSize) {
       const auto old = mm.pgd.clear(vpn_of(a));
       if (!old) continue;
-      co_await self.cpu.delay(self.k.machine().kernel.pte_update);
       self.k.oracle().on_pte_removed(mm, vpn_of(a), *old, self.id, self.cpu.now());
+      co_await self.cpu.delay(self.k.machine().kernel.pte_update);
       tlb.cleared_ptes = true;
       if (old->anon && old->pfn.get() != 0) tlb.pages.push_back(old->pfn);
     }

@@ -100,7 +100,7 @@ struct BadInput {
 
 TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
   const std::vector<BadInput> cases = {
-      {{"list", "mutations"}, "unknown list kind 'mutations' (known: eras, kernels, machines, options, patterns, seeds, workloads)"},
+      {{"list", "bugs"}, "unknown list kind 'bugs' (known: eras, kernels, machines, mutations, options, patterns, scenarios, seeds, workloads)"},
       {{"machine", "show", "nosuch"}, "unknown machine 'nosuch'"},
       {{"machine", "show", "/nonexistent/m.toml"}, "cannot read '/nonexistent/m.toml'"},
       {{"bench", "contention", "--pattern", "zigzag"}, "unknown pattern 'zigzag'"},
@@ -108,6 +108,13 @@ TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
       {{"bench", "contention", "--duration", "5 parsecs"}, "--duration"},
       {{"bench", "contention", "--duration", "100s"}, "outside 10ns..1s"},
       {{"bench", "contention", "--format", "xml"}, "--format"},
+      {{"check", "--scenario", "nosuch"}, "unknown scenario 'nosuch'"},
+      {{"check", "--mutation", "nosuch"}, "unknown mutation 'nosuch'"},
+      {{"check", "--scenario", "madvise_vs_access", "--strategy", "dfs"}, "unknown strategy 'dfs'"},
+      {{"check", "--scenario", "madvise_vs_access", "--budget", "0"}, "--budget must be between"},
+      {{"check", "--kernel", "linux-6.2-ppc", "--mutation", "flush_sends_no_ipis"}, "breaks x86 code, but the kernel is powerpc"},
+      {{"check", "--replay", "/nonexistent/cx.json"}, "/nonexistent/cx.json: cannot read"},
+      {{"check", "--mutations", "nosuch"}, "unknown mutation 'nosuch'"},
       {{"frobnicate"}, "frobnicate"},
       {{}, "subcommand"},
   };

@@ -3,6 +3,7 @@
 // lines; cpu_tlbstate is plain per-CPU data.
 #include "arch/x86/tlb.h"
 
+#include "kernel/mutation.h"
 #include "kernel/options.h"
 #include "kernel/smp.h"
 
@@ -49,8 +50,10 @@ sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_
   const Asid pcid{self.hw_tag};
   ++self.k.counters().cr3_loads[self.id.get()];
   if (need_flush) {
+    // build_cr3(): the write switches the page tables and flushes this PCID's non-global entries in one
+    // instruction (the checker may run other CPUs between the effect and its cost, never inside the write).
+    self.tlb.flush_tag(pcid);
     co_await self.cpu.delay(tlbp(self).cr3_write_flush);
-    self.tlb.flush_tag(pcid);  // build_cr3(): the write flushes this PCID's non-global entries
   } else {
     co_await self.cpu.delay(tlbp(self).cr3_write);  // build_cr3_noflush(): CR3_NOFLUSH set
   }
@@ -228,7 +231,7 @@ sim::Task<bool> tlb_is_not_lazy(PerCpu& self, CpuId cpu, const void*) {
 sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, const FlushTlbInfo& info) {
   self.k.counters().count(VmTlbEvent::NR_TLB_REMOTE_FLUSH);
   self.k.counters().trace(TlbFlushReason::TLB_REMOTE_SEND_IPI);
-  if (info.freed_tables && !self.k.config().test_ignore_freed_tables) {
+  if (info.freed_tables && !self.k.config().mutated("flush_skips_lazy_cpus_freeing_tables")) {
     // Lazy CPUs must be flushed too: they may otherwise walk freed page tables speculatively.
     co_await kernel::on_each_cpu_cond_mask(self, nullptr, flush_tlb_func, &info, true, cpumask);
   } else if (self.k.config().open_coded_cond_mask) {
@@ -259,7 +262,7 @@ sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t sta
   info = FlushTlbInfo{&mm, start, end, new_tlb_gen, self.id.get(), stride_shift, freed_tables};
 
   const Cpumask mask = co_await mm.cpumask.read(m, self.cpu);
-  if (mask.any_but(self.id) < mask.size() && !self.k.config().test_skip_remote_ipis) {
+  if (mask.any_but(self.id) < mask.size() && !self.k.config().mutated("flush_sends_no_ipis")) {
     co_await native_flush_tlb_multi(self, mask, info);
   } else if (&mm == self.tlbstate.loaded_mm) {
     self.cpu.local_irq_disable();
@@ -306,3 +309,8 @@ TLBSIM_KERNEL_OPTION(lazy_mm_cpumask, "x86", 6, 13, 6, 13, "002", "", "",
                      "switch_mm_irqs_off keeps prev's mm_cpumask bit; the first flush IPI to a non-user clears it");
 
 }  // namespace tlbsim::x86
+
+TLBSIM_MUTATION(flush_sends_no_ipis, "ipi", "x86", "madvise_vs_access", "linux-5.17",
+                "flush_tlb_mm_range flushes only locally: no IPI reaches the other CPUs in mm_cpumask");
+TLBSIM_MUTATION(flush_skips_lazy_cpus_freeing_tables, "cpumask", "x86", "munmap_lazy_tables", "linux-5.17",
+                "native_flush_tlb_multi skips lazy CPUs even when page tables are freed (freed_tables ignored)");
