@@ -99,7 +99,7 @@ class BoundedDfs final : public sim::Chooser {
       const std::uint32_t c = actions[i].kind == Action::Kind::kHardware ? 1 : cost;
       if (preemptions_ + c <= bound_) f.alts.push_back(Alt{i, c});
     }
-    if (f.alts.empty()) f.alts.push_back(Alt{default_choice(actions), 0});
+    if (f.alts.empty()) f.alts.push_back(Alt{DefaultOrder().pick(actions), 0});
     return f;
   }
 

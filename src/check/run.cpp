@@ -43,12 +43,14 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
   return t;
 }
 
-std::size_t default_choice(const std::vector<sim::Action>& actions) {
+std::size_t DefaultOrder::pick(const std::vector<sim::Action>& actions) const {
   std::size_t best = 0;
   bool found = false;
   for (std::size_t i = 0; i < actions.size(); ++i) {
-    if (actions[i].kind == sim::Action::Kind::kHardware) continue;
-    if (!found || actions[i].time < actions[best].time) best = i;
+    const sim::Action& a = actions[i];
+    if (a.kind == sim::Action::Kind::kHardware) continue;
+    if (a.kind == sim::Action::Kind::kStep && a.cpu.get() == last_) return i;
+    if (!found || a.time < actions[best].time) best = i;
     found = true;
   }
   return best;
@@ -57,12 +59,14 @@ std::size_t default_choice(const std::vector<sim::Action>& actions) {
 std::size_t DecisionChooser::choose(const std::vector<sim::Action>& actions) {
   const std::uint64_t step = step_++;
   while (next_ < decisions_.size() && decisions_[next_].step < step) ++next_;
+  std::size_t pick = order_.pick(actions);
   if (next_ < decisions_.size() && decisions_[next_].step == step) {
     for (std::size_t i = 0; i < actions.size(); ++i) {
-      if (actions[i].label() == decisions_[next_].label) return i;
+      if (actions[i].label() == decisions_[next_].label) pick = i;
     }
   }
-  return default_choice(actions);
+  order_.ran(actions[pick]);
+  return pick;
 }
 
 namespace {
@@ -72,11 +76,20 @@ class PhaseChooser final : public sim::Chooser {
  public:
   explicit PhaseChooser(sim::Chooser& strategy) : strategy_(strategy) {}
   std::size_t choose(const std::vector<sim::Action>& actions) override {
-    if (!exploring) return default_choice(actions);
-    const std::size_t c = strategy_.choose(actions);
-    if (c != default_choice(actions)) decisions.push_back(Decision{steps, actions[c].label()});
-    ++steps;
+    const std::size_t def = order_.pick(actions);
+    std::size_t c = def;
+    if (exploring) {
+      c = strategy_.choose(actions);
+      if (c != def) decisions.push_back(Decision{steps, actions[c].label()});
+      ++steps;
+    }
+    order_.ran(actions[c]);
     return c;
+  }
+  // From here on the strategy chooses; the default order starts afresh, as the strategy's own does.
+  void begin_exploring() {
+    exploring = true;
+    order_ = DefaultOrder();
   }
   bool exploring = false;
   std::uint64_t steps = 0;
@@ -84,6 +97,7 @@ class PhaseChooser final : public sim::Chooser {
 
  private:
   sim::Chooser& strategy_;
+  DefaultOrder order_;
 };
 
 // The hardware's own speculative page walks, offered to the strategy as actions of their own.
@@ -132,13 +146,18 @@ Outcome run_schedule(const CheckTarget& target, sim::Chooser& chooser, const Run
   kernel::Kernel& k = run.kernel();
   const auto scenario = Registry<CheckScenario>::make("scenario", target.scenario);
   Outcome out;
+  // The setup runs in the default order: a violation there needs no interleaving at all (zero decisions).
   try {
     scenario->start(run);
   } catch (const std::exception& e) {
-    throw std::logic_error("scenario " + target.scenario + " failed in its unexplored setup: " + e.what());
+    out.violation = true;
+    out.what = std::string("in the scenario's setup: kernel BUG: ") + e.what();
+    return out;
   }
   if (!k.oracle().violations().empty()) {
-    throw std::logic_error("scenario " + target.scenario + " violates in its setup: " + k.oracle().violations()[0].what);
+    out.violation = true;
+    out.what = "in the scenario's setup: " + k.oracle().violations()[0].what;
+    return out;
   }
   SpeculativeWalker walker(k);
   sim::ExploringScheduler& s = run.sched();
@@ -147,7 +166,7 @@ Outcome run_schedule(const CheckTarget& target, sim::Chooser& chooser, const Run
   if (hooks.on_kernel) hooks.on_kernel(k);
   s.set_observer(hooks.actions);
   run.sys().memory().set_observer(hooks.accesses);
-  phases.exploring = true;
+  phases.begin_exploring();
   try {
     s.run(s.now() + sim::milliseconds(10000));
   } catch (const sim::DeadlockError& e) {

@@ -62,8 +62,19 @@ struct RunHooks {
   std::function<void(kernel::Kernel&)> on_kernel;
 };
 
-// The default order: the enabled action with the smallest advisory time, the oldest first (never a hardware one).
-std::size_t default_choice(const std::vector<sim::Action>& actions);
+// The default order, against which a schedule is written as decisions: the CPU that ran last keeps running
+// while it can (so each decision is a preemption); otherwise the enabled action with the smallest advisory time,
+// the oldest first. Never a hardware action.
+class DefaultOrder {
+ public:
+  std::size_t pick(const std::vector<sim::Action>& actions) const;
+  void ran(const sim::Action& a) {
+    if (a.kind == sim::Action::Kind::kStep) last_ = a.cpu.get();
+  }
+
+ private:
+  std::uint32_t last_ = ~0u;
+};
 
 // Runs the target once with `chooser` making every exploration choice.
 Outcome run_schedule(const CheckTarget& target, sim::Chooser& chooser, const RunHooks& hooks = {});
@@ -78,6 +89,7 @@ class DecisionChooser final : public sim::Chooser {
   std::vector<Decision> decisions_;
   std::size_t next_ = 0;
   std::uint64_t step_ = 0;
+  DefaultOrder order_;
 };
 
 }  // namespace tlbsim::check

@@ -48,6 +48,11 @@ sim::Task<void> madvise(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uin
   co_await kernel::sys_madvise_dontneed(self, mm, addr, len);
 }
 
+sim::Task<void> madvise_then_read(PerCpu& self, MmStruct& mm, std::uint64_t mine, std::uint64_t theirs) {
+  co_await kernel::sys_madvise_dontneed(self, mm, mine, kPageSize);
+  co_await touch_n(self, mm, theirs, 2);
+}
+
 // Both CPUs run one mm and have touched page X; the start every scenario below shares.
 struct Shared2 {
   MmStruct* mm = nullptr;
@@ -118,14 +123,39 @@ class ConcurrentMadvise final : public CheckScenario {
   }
 
  private:
-  static sim::Task<void> madvise_then_read(PerCpu& self, MmStruct& mm, std::uint64_t mine, std::uint64_t theirs) {
-    co_await kernel::sys_madvise_dontneed(self, mm, mine, kPageSize);
-    co_await touch_n(self, mm, theirs, 2);
-  }
   Shared2 s_;
 };
 TLBSIM_SCENARIO(ConcurrentMadvise, "concurrent_madvise",
                 "cpu0 and cpu1 madvise different pages of one mm at once; cpu1 then reads cpu0's page");
+
+// A copy-on-write fault (ptep_clear_flush: a flush outside any mmu_gather) on cpu0 races a madvise on cpu1; cpu1
+// then reads the page cpu0 copied. Gathers that overlap are caught up by mm_tlb_flush_nested; this flush is not.
+class CowVsMadvise final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    kernel::Kernel& k = run.kernel();
+    MmStruct& mm = k.new_mm();
+    kernel::File& f = k.new_file(kPageSize);
+    run.prepare(0, switch_to(k.percpu(CpuId{0}), mm));
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), mm));
+    run.prepare(0, map_private_file(k.percpu(CpuId{0}), mm, f, p_));
+    run.prepare(0, map(k.percpu(CpuId{0}), mm, kPageSize, q_));
+    for (std::uint32_t c = 0; c < 2; ++c) {
+      run.prepare(c, touch(k.percpu(CpuId{c}), mm, p_, false));
+      run.prepare(c, touch(k.percpu(CpuId{c}), mm, q_, true));
+    }
+    run.race(0, touch(k.percpu(CpuId{0}), mm, p_, true));
+    run.race(1, madvise_then_read(k.percpu(CpuId{1}), mm, q_, p_));
+  }
+
+ private:
+  static sim::Task<void> map_private_file(PerCpu& self, MmStruct& mm, kernel::File& f, std::uint64_t& addr) {
+    addr = co_await kernel::sys_mmap(self, mm, kPageSize, false, &f, 0);
+  }
+  std::uint64_t p_ = 0, q_ = 0;
+};
+TLBSIM_SCENARIO(CowVsMadvise, "cow_vs_madvise",
+                "cpu0 write-faults a private file page (copy + flush_tlb_page) while cpu1 madvises another page");
 
 // cpu0 madvises page X while cpu1 switches to another process (or through `others` processes, recycling its ASID
 // slots) and back, then reads X.

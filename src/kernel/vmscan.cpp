@@ -7,6 +7,8 @@
 
 #include <utility>
 
+#include "kernel/mutation.h"
+
 namespace tlbsim::kernel {
 
 namespace {
@@ -197,10 +199,20 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, s
     free_pages.push_back(p);
   }
   // mem_cgroup_uncharge_list; try_to_unmap_flush(); free_hot_cold_page_list(&free_pages).
-  co_await try_to_unmap_flush(self, ubc);
-  for (Pfn p : free_pages) free_page(p);
+  if (k_.config().mutated("reclaim_frees_before_batched_flush")) {
+    for (Pfn p : free_pages) free_page(p);  // Mutation: freed before the batched flush, then flushed
+    co_await try_to_unmap_flush(self, ubc);
+  } else {
+    co_await try_to_unmap_flush(self, ubc);
+    for (Pfn p : free_pages) free_page(p);
+  }
   k_.counters().pgsteal_direct += free_pages.size();
   co_return free_pages.size();
 }
 
+}  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+TLBSIM_MUTATION(reclaim_frees_before_batched_flush, "batching", "any", "reclaim_vs_access", "linux-5.17",
+                "shrink_page_list frees the unmapped pages before try_to_unmap_flush flushes the batch");
 }  // namespace tlbsim::kernel
