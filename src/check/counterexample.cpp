@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "check/explore.h"
 #include "kernel/kernel.h"
 #include "util/error.h"
 
@@ -24,6 +25,20 @@ Outcome rerun(const CheckTarget& t, const std::vector<Decision>& d, const RunHoo
 Counterexample shrink(const Counterexample& cx, std::uint64_t max_runs) {
   std::vector<Decision> d = cx.decisions;
   std::uint64_t runs = 0;
+  // Iterative preemption bounding first: a violation reachable with fewer preemptions is a simpler story than
+  // whatever a random walk stumbled on. Then delta debugging on the decisions.
+  for (std::uint32_t bound = 0; bound <= 3 && runs < max_runs / 2 && d.size() > bound; ++bound) {
+    ExploreSpec spec;
+    spec.strategy = "exhaustive";
+    spec.preemptions = bound;
+    spec.budget = max_runs / 2 - runs;
+    const ExploreResult r = explore(cx.target, spec);
+    runs += r.runs;
+    if (r.found) {
+      if (r.found->decisions.size() < d.size()) d = r.found->decisions;
+      break;
+    }
+  }
   std::size_t n = 2;
   while (d.size() >= 2 && runs < max_runs) {
     const std::size_t chunk = (d.size() + n - 1) / n;
@@ -135,8 +150,10 @@ class TraceRecorder final : public sim::ActionObserver, public hw::AccessObserve
     std::string text;
     switch (a.kind) {
       case sim::Action::Kind::kStep:
-        text = fmt::format("{} {}:{}{}", site_.function_name(), base_name(site_.file_name()), site_.line_number(),
-                           access_.empty() ? "" : " " + access_);
+        text = site_.line_number() == 0 ? std::string(site_.function_name())
+                                        : fmt::format("{} {}:{}", site_.function_name(), base_name(site_.file_name()),
+                                                      site_.line_number());
+        if (!access_.empty()) text += " " + access_;
         break;
       case sim::Action::Kind::kIrq: text = fmt::format("<- interrupt vector {} arrives", a.vector); break;
       case sim::Action::Kind::kTimer: text = fmt::format("timer {} fires", a.arg); break;
@@ -168,20 +185,22 @@ Replay replay(const Counterexample& cx) {
   const Outcome o = rerun(cx.target, cx.decisions, hooks);
   const std::uint32_t ncpus = cx.target.machine.cpu_count();
   constexpr std::size_t kWidth = 58;
-  std::string text = fmt::format("{} on {}{}{}, scenario {}: {} steps, {} forced choices (*)\n", "replay",
-                                 cx.target.kernel, cx.target.options.empty() ? "" : " with options",
-                                 cx.target.mutations.empty() ? "" : " with mutation " + cx.target.mutations[0],
-                                 cx.target.scenario, o.steps, o.decisions.size());
+  std::string with;
+  for (const std::string& opt : cx.target.options) with += " --option " + opt;
+  for (const std::string& m : cx.target.mutations) with += " --mutation " + m;
+  std::string text = fmt::format("replay of {} on {}{}: {} steps, {} forced choices (*)\n", cx.target.scenario,
+                                 cx.target.kernel, with, o.steps, o.decisions.size());
   text += "step  ";
-  for (std::uint32_t c = 0; c < ncpus; ++c) text += fmt::format("{:<{}}", fmt::format("cpu{}", c), kWidth);
+  for (std::uint32_t c = 0; c < ncpus; ++c) {
+    text += c + 1 < ncpus ? fmt::format("{:<{}}", fmt::format("cpu{}", c), kWidth) : fmt::format("cpu{}", c);
+  }
   text += "\n";
   std::size_t next_decision = 0;
   for (std::size_t i = 0; i < rec.rows.size(); ++i) {
     bool forced = false;
     while (next_decision < o.decisions.size() && o.decisions[next_decision].step < i) ++next_decision;
     if (next_decision < o.decisions.size() && o.decisions[next_decision].step == i) forced = true;
-    std::string cell = rec.rows[i].text;
-    if (cell.size() > kWidth - 2) cell = cell.substr(0, kWidth - 5) + "...";
+    const std::string& cell = rec.rows[i].text;
     text += fmt::format("{:>4}{} {}{}\n", i, forced ? "*" : " ", std::string(rec.rows[i].column * kWidth, ' '), cell);
   }
   text += o.violation ? "VIOLATION: " + o.what + "\n" : "no violation: the schedule ran to its end\n";

@@ -30,7 +30,7 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
   for (const std::string& m : mutations) kernel::set_mutation(t.config, m, "--mutation");
   const auto s = Registry<CheckScenario>::make("scenario", scenario);
   if (const std::string why = s->applies_to(t.config); !why.empty()) {
-    throw InputError("scenario '" + scenario + "' does not apply to " + kernel + ": " + why);
+    throw NotApplicable("scenario '" + scenario + "' does not apply to " + kernel + ": " + why);
   }
   const std::string m = !machine.empty() ? machine : t.config.arch == "powerpc" ? "power9-2s16c-smt4" : "small-2s2c";
   t.machine = hw::load_machine(m);

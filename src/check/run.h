@@ -11,6 +11,7 @@
 #include "hw/memory.h"
 #include "kernel/config.h"
 #include "sim/exploring_scheduler.h"
+#include "util/error.h"
 
 namespace tlbsim::kernel {
 class Kernel;
@@ -31,6 +32,12 @@ struct CheckTarget {
   std::uint32_t hardware_budget = 2;
   // A run longer than this many exploration steps is cut off (counted, never a violation).
   std::uint64_t max_steps = 20000;
+};
+
+// A scenario that cannot run on the kernel asked for (`check --scenario all` skips it).
+class NotApplicable : public InputError {
+ public:
+  using InputError::InputError;
 };
 
 // Loads the profile, applies options and mutations, and shrinks `machine` ("" for the arch's default) to the
