@@ -95,50 +95,83 @@ class ForkExecExit final : public Family {
 TLBSIM_SCENARIO(ForkExecExit, "fork_exec_exit",
                 "two children in turn fork, exec, touch memory and exit on cpu1 while the parent waits on cpu0");
 
-// cpu0 runs direct reclaim (try_to_free_pages) over a file's cached pages that both CPUs have mapped in one mm;
-// cpu1 keeps reading two of them. Reclaim unmaps with TTU_BATCH_FLUSH where the kernel batches.
-class ReclaimVsAccess final : public CheckScenario {
+// Direct reclaim on cpu0 over the cached pages of one file per mm, mapped MAP_SHARED: mm a (run by cpu0 and cpu1)
+// maps `a_pages` pages, mm b (run by cpu1 only) `b_pages`, queued on the LRU in that order. cpu1 keeps reading the
+// first page of each of its mms; cpu0 reads a's first page again after reclaiming. Reclaim unmaps with
+// TTU_BATCH_FLUSH where the kernel batches.
+class Reclaim : public CheckScenario {
  public:
+  Reclaim(std::uint64_t a_pages, std::uint64_t b_pages) : a_pages_(a_pages), b_pages_(b_pages) {}
   void start(ScenarioRun& run) override {
     kernel::Kernel& k = run.kernel();
-    constexpr std::uint64_t kPages = 4;
-    vm_ = std::make_unique<kernel::Vmscan>(k, std::vector<std::uint64_t>{kPages}, std::vector<std::uint64_t>{1});
-    mm_ = &k.new_mm();
-    kernel::File& f = k.new_file(kPages * kPageSize);
-    addr_ = mm_->get_unmapped_area(kPages * kPageSize);
-    mm_->vmas.push_back(kernel::Vma{addr_, addr_ + kPages * kPageSize, false, true, &f, 0});
-    vm_->add_mapping(f, *mm_, addr_, 0);
-    for (std::uint64_t i = 0; i < kPages; ++i) vm_->prefill(f, i, 0, true);
-    for (std::uint32_t c = 0; c < 2; ++c) {
-      kernel::PerCpu& pc = k.percpu(CpuId{c});
-      run.prepare(c, enter(pc, *mm_, addr_));
-    }
-    run.race(0, reclaim(k.percpu(CpuId{0}), *vm_));
-    run.race(1, read(k.percpu(CpuId{1}), *mm_, addr_));
+    vm_ = std::make_unique<kernel::Vmscan>(k, std::vector<std::uint64_t>{a_pages_ + b_pages_}, std::vector<std::uint64_t>{1});
+    a_ = map_file(k, a_pages_);
+    if (b_pages_ > 0) b_ = map_file(k, b_pages_);
+    run.prepare(0, enter(k.percpu(CpuId{0}), *a_.mm, a_.addr, a_pages_));
+    run.prepare(1, enter(k.percpu(CpuId{1}), *a_.mm, a_.addr, a_pages_));
+    if (b_pages_ > 0) run.prepare(1, enter(k.percpu(CpuId{1}), *b_.mm, b_.addr, b_pages_));
+    run.race(0, reclaim_then_read(k.percpu(CpuId{0}), *vm_, a_));
+    run.race(1, read(k.percpu(CpuId{1}), a_, b_));
   }
 
  private:
-  static sim::Task<void> enter(kernel::PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  struct Mapping {
+    MmStruct* mm = nullptr;
+    std::uint64_t addr = 0;
+  };
+  Mapping map_file(kernel::Kernel& k, std::uint64_t pages) {
+    Mapping m{&k.new_mm(), 0};
+    kernel::File& f = k.new_file(pages * kPageSize);
+    m.addr = m.mm->get_unmapped_area(pages * kPageSize);
+    m.mm->vmas.push_back(kernel::Vma{m.addr, m.addr + pages * kPageSize, false, true, &f, 0});
+    vm_->add_mapping(f, *m.mm, m.addr, 0);
+    for (std::uint64_t i = 0; i < pages; ++i) vm_->prefill(f, i, 0, true);
+    return m;
+  }
+  static sim::Task<void> switch_to(kernel::PerCpu& self, MmStruct& mm) {
+    self.k.oracle().set_user_context(self.id, 0);  // in the kernel until the switch is done
     self.cpu.local_irq_disable();
     co_await self.k.arch().switch_mm_irqs_off(self, mm);
     co_await self.cpu.local_irq_enable();
     self.k.oracle().set_user_context(self.id, mm.id());
-    co_await user_touch(self, mm, addr, false);
-    co_await user_touch(self, mm, addr + kPageSize, false);
   }
-  static sim::Task<void> reclaim(kernel::PerCpu& self, kernel::Vmscan& vm) { co_await vm.try_to_free_pages(self); }
-  static sim::Task<void> read(kernel::PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  static sim::Task<void> enter(kernel::PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t pages) {
+    co_await switch_to(self, mm);
+    for (std::uint64_t i = 0; i < pages; ++i) co_await user_touch(self, mm, addr + i * kPageSize, false);
+  }
+  static sim::Task<void> reclaim_then_read(kernel::PerCpu& self, kernel::Vmscan& vm, Mapping a) {
+    co_await switch_to(self, *a.mm);
+    co_await vm.try_to_free_pages(self);
+    co_await user_touch(self, *a.mm, a.addr, false);
+  }
+  static sim::Task<void> read(kernel::PerCpu& self, Mapping a, Mapping b) {
     for (int i = 0; i < 2; ++i) {
-      co_await user_touch(self, mm, addr, false);
-      co_await user_touch(self, mm, addr + kPageSize, false);
+      if (b.mm != nullptr) {
+        co_await switch_to(self, *b.mm);
+        co_await user_touch(self, *b.mm, b.addr, false);
+      }
+      co_await switch_to(self, *a.mm);
+      co_await user_touch(self, *a.mm, a.addr, false);
     }
   }
+  std::uint64_t a_pages_, b_pages_;
   std::unique_ptr<kernel::Vmscan> vm_;
-  MmStruct* mm_ = nullptr;
-  std::uint64_t addr_ = 0;
+  Mapping a_, b_;
+};
+
+class ReclaimVsAccess final : public Reclaim {
+ public:
+  ReclaimVsAccess() : Reclaim(4, 0) {}
 };
 TLBSIM_SCENARIO(ReclaimVsAccess, "reclaim_vs_access",
-                "cpu0 reclaims file pages (batched unmap flush) that cpu1, running the same mm, keeps reading");
+                "cpu0 reclaims file pages (batched unmap flush) of an mm that cpu1 also runs; both read them again");
+
+class ReclaimTwoMms final : public Reclaim {
+ public:
+  ReclaimTwoMms() : Reclaim(2, 1) {}
+};
+TLBSIM_SCENARIO(ReclaimTwoMms, "reclaim_two_mms",
+                "cpu0 reclaims a batch holding two mms' pages (the second mm's once), which cpu1 switches between");
 
 }  // namespace
 

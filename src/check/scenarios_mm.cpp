@@ -16,6 +16,7 @@ using kernel::PerCpu;
 
 // The scheduler's switch to a user task of `mm` (context_switch -> switch_mm_irqs_off with interrupts off).
 sim::Task<void> switch_to(PerCpu& self, MmStruct& mm) {
+  self.k.oracle().set_user_context(self.id, 0);  // in the kernel until the switch is done
   self.cpu.local_irq_disable();
   co_await self.k.arch().switch_mm_irqs_off(self, mm);
   co_await self.cpu.local_irq_enable();

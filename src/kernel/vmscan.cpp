@@ -193,7 +193,13 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, s
       co_await try_to_unmap_one(self, ubc, mm, *v, true);
       co_await self.cpu.delay(c.rmap_update);  // the walk and page_remove_rmap
     }
-    // The page is clean (read-only, a hole): __remove_mapping deletes it from the page cache.
+    // The page is clean (read-only, a hole): __remove_mapping deletes it from the page cache, unless
+    // page_ref_freeze(page, 2) fails because a fault mapped it again meanwhile (the model has no page lock, which
+    // in the kernel keeps filemap_fault off a page under reclaim): then the page is kept.
+    if (mapped_at(p)) {
+      keep.push_back(p);
+      continue;
+    }
     pg.mapping->pages.erase(pg.index);
     co_await self.cpu.delay(c.rmap_update);
     free_pages.push_back(p);
