@@ -51,17 +51,23 @@ class PctChooser final : public sim::Chooser {
 
 // Depth-first enumeration of the schedules with at most `bound` preemptions, by re-running from the start: a
 // choice point's alternatives are the running CPU's own step (free) and every other action (one preemption each),
-// or every action (free) when the running CPU cannot continue.
+// or every action (free) when the running CPU cannot continue. Sleep sets (Godefroid) prune reorderings of
+// interrupt arrivals, the one kind of action known to commute: an arrival at cpu c touches only c's pending
+// interrupts, so it is independent of every action of another CPU (timers are treated as dependent).
 class BoundedDfs final : public sim::Chooser {
  public:
   explicit BoundedDfs(std::uint32_t bound) : bound_(bound) {}
 
   std::size_t choose(const std::vector<Action>& actions) override {
-    if (depth_ == stack_.size()) stack_.push_back(expand(actions));
+    if (depth_ == stack_.size()) stack_.push_back(expand(actions, inherited_sleep()));
     Frame& f = stack_[depth_++];
     const Alt a = f.alts[f.next];
     preemptions_ += a.cost;
-    if (actions[a.index].kind == Action::Kind::kStep) current_ = actions[a.index].cpu.get();
+    // An interrupt's arrival counts as its CPU's action: it commutes with every other CPU's steps, so delivering
+    // it and then continuing elsewhere is equivalent to a schedule that delivers it later, at no more cost.
+    if (actions[a.index].kind != Action::Kind::kTimer && actions[a.index].kind != Action::Kind::kHardware) {
+      current_ = actions[a.index].cpu.get();
+    }
     return a.index;
   }
   // Moves to the next schedule; false when every one was run.
@@ -81,25 +87,53 @@ class BoundedDfs final : public sim::Chooser {
   struct Alt {
     std::size_t index;
     std::uint32_t cost;
+    Action action;
   };
   struct Frame {
     std::vector<Alt> alts;
     std::size_t next = 0;
+    std::vector<Action> sleep;  // interrupt arrivals whose other orders were explored already
   };
-  Frame expand(const std::vector<Action>& actions) const {
+  static bool independent(const Action& irq, const Action& b) {
+    return b.kind != Action::Kind::kTimer && b.cpu != irq.cpu;
+  }
+  // The sleep set of a new frame: the parent's, plus the siblings explored before the parent's current choice,
+  // kept while independent of that choice.
+  std::vector<Action> inherited_sleep() const {
+    std::vector<Action> out;
+    if (depth_ == 0) return out;
+    const Frame& p = stack_[depth_ - 1];
+    const Action& chosen = p.alts[p.next].action;
+    for (const Action& a : p.sleep) {
+      if (independent(a, chosen)) out.push_back(a);
+    }
+    for (std::size_t j = 0; j < p.next; ++j) {
+      const Action& a = p.alts[j].action;
+      if (a.kind == Action::Kind::kIrq && independent(a, chosen)) out.push_back(a);
+    }
+    return out;
+  }
+  Frame expand(const std::vector<Action>& actions, std::vector<Action> sleep) const {
     Frame f;
+    f.sleep = std::move(sleep);
+    auto asleep = [&](const Action& a) {
+      return std::any_of(f.sleep.begin(), f.sleep.end(), [&](const Action& z) { return z.same_as(a); });
+    };
     std::size_t own = actions.size();
     for (std::size_t i = 0; i < actions.size(); ++i) {
       if (actions[i].kind == Action::Kind::kStep && actions[i].cpu.get() == current_) own = i;
     }
-    if (own < actions.size()) f.alts.push_back(Alt{own, 0});
+    if (own < actions.size()) f.alts.push_back(Alt{own, 0, actions[own]});
     const std::uint32_t cost = own < actions.size() ? 1 : 0;
     for (std::size_t i = 0; i < actions.size(); ++i) {
-      if (i == own) continue;
+      if (i == own || asleep(actions[i])) continue;
       const std::uint32_t c = actions[i].kind == Action::Kind::kHardware ? 1 : cost;
-      if (preemptions_ + c <= bound_) f.alts.push_back(Alt{i, c});
+      if (preemptions_ + c <= bound_) f.alts.push_back(Alt{i, c, actions[i]});
     }
-    if (f.alts.empty()) f.alts.push_back(Alt{DefaultOrder().pick(actions), 0});
+    if (f.alts.empty()) {
+      const std::size_t d = DefaultOrder().pick(actions);
+      f.alts.push_back(Alt{d, 0, actions[d]});
+    }
     return f;
   }
 
