@@ -3,8 +3,12 @@
 #pragma once
 
 #include <coroutine>
-#include "sim/source_site.h"
+#include <cstdint>
+#include <optional>
+#include <type_traits>
 #include <vector>
+
+#include "sim/source_site.h"
 
 #include "hw/coherence.h"
 #include "sim/cpu.h"
@@ -20,6 +24,24 @@ struct Shared {
   LineId line{};
 };
 
+// Sees every completed access, with the value read or written where it is a number: the checker's replay prints
+// the interleaving in kernel terms from it. Contract: called from await_resume, after the effect.
+class AccessObserver {
+ public:
+  virtual ~AccessObserver() = default;
+  virtual void on_access(CpuId cpu, LineId line, Access kind, std::optional<std::uint64_t> old_value,
+                         std::optional<std::uint64_t> new_value) = 0;
+};
+
+template <class T>
+std::optional<std::uint64_t> observed_value(const T& v) {
+  if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
+    return static_cast<std::uint64_t>(v);
+  } else {
+    return std::nullopt;
+  }
+}
+
 // Contract: an access's effect (the value read or written) happens when the step completes (in await_resume),
 // so the order of effects is the order in which the scheduler completes steps. A write wakes the CPUs spinning
 // on its line.
@@ -29,6 +51,12 @@ class Memory {
 
   CoherenceModel& model() { return model_; }
   sim::Scheduler& scheduler() { return sched_; }
+  // Installs (or with nullptr removes) the observer of every access; none by default.
+  void set_observer(AccessObserver* o) { observer_ = o; }
+  void observe(sim::Cpu& cpu, LineId line, Access kind, std::optional<std::uint64_t> old_value,
+               std::optional<std::uint64_t> new_value) {
+    if (observer_ != nullptr) observer_->on_access(cpu.id(), line, kind, old_value, new_value);
+  }
 
   struct LineAwaiter {
     Memory& mem;
@@ -41,6 +69,7 @@ class Memory {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), line, kind, cpu.now()), site);
     }
     void await_resume() {
+      mem.observe(cpu, line, kind, std::nullopt, std::nullopt);
       if (kind != Access::kLoad) mem.wake_spinners(line);
     }
   };
@@ -60,7 +89,10 @@ class Memory {
     void await_suspend(std::coroutine_handle<> h) {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kLoad, cpu.now()), site);
     }
-    T await_resume() const { return var.value; }
+    T await_resume() const {
+      mem.observe(cpu, var.line, Access::kLoad, observed_value(var.value), std::nullopt);
+      return var.value;
+    }
   };
   template <class T>
   ReadAwaiter<T> read(sim::Cpu& cpu, const Shared<T>& var,
@@ -80,7 +112,9 @@ class Memory {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kStore, cpu.now()), site);
     }
     void await_resume() {
+      const std::optional<std::uint64_t> old = mem.observer_ ? observed_value(var.value) : std::nullopt;
       var.value = value;
+      mem.observe(cpu, var.line, Access::kStore, old, observed_value(var.value));
       mem.wake_spinners(var.line);
     }
   };
@@ -105,6 +139,7 @@ class Memory {
     T await_resume() {
       T old = var.value;
       var.value = f(old);
+      mem.observe(cpu, var.line, Access::kRmw, observed_value(old), observed_value(var.value));
       mem.wake_spinners(var.line);
       return old;
     }
@@ -151,6 +186,7 @@ class Memory {
  private:
   sim::Scheduler& sched_;
   CoherenceModel& model_;
+  AccessObserver* observer_ = nullptr;
   std::vector<LineWaiter> scratch_;
 };
 

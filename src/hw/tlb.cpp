@@ -8,13 +8,16 @@ Tlb::Tlb(const TlbParams& p)
     : p_(p),
       sets_(p.entries / p.ways),
       entries_(p.entries),
-      tag_gen_(std::size_t{1} << std::min<std::uint32_t>(p.tag_bits, 16), 1),
+      max_tags_(std::size_t{1} << std::min<std::uint32_t>(p.tag_bits, 16)),
       pwc_(kPwcEntries) {
   if (p.ways == 0 || p.entries % p.ways != 0) throw std::invalid_argument("TLB ways must divide entries");
 }
 
 std::uint16_t Tlb::tag_index(Asid tag) const {
-  if (tag.get() >= tag_gen_.size()) throw std::out_of_range("TLB tag wider than the machine's tag_bits");
+  if (tag.get() >= max_tags_) throw std::out_of_range("TLB tag wider than the machine's tag_bits");
+  // Generations of tags never used are 1; the table grows to the largest tag seen (a 16-bit PID space would
+  // otherwise cost 256 KiB per TLB, per run of the checker).
+  if (tag.get() >= tag_gen_.size()) tag_gen_.resize(tag.get() + 1u, 1);
   return tag.get();
 }
 

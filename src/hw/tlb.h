@@ -102,7 +102,8 @@ class Tlb {
   TlbParams p_;
   std::size_t sets_;
   std::vector<Entry> entries_;
-  std::vector<std::uint32_t> tag_gen_;
+  std::size_t max_tags_;
+  mutable std::vector<std::uint32_t> tag_gen_;  // by tag, grown on first use
   std::uint32_t all_gen_ = 1;
   std::uint64_t clock_ = 0;
   std::vector<PwcEntry> pwc_;

@@ -5,6 +5,7 @@
 #include <compare>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tlbsim::kernel {
 
@@ -62,9 +63,10 @@ struct KernelConfig {
   // The follow-up variant: each target flushes the whole LPID instead of each mm.
   bool batched_unmap_flush_lpid = false;
 
-  // ---- Test-only breakage, for showing that the oracle catches a broken protocol (not listed as options).
-  bool test_skip_remote_ipis = false;      // flush_tlb_mm_range sends no IPIs
-  bool test_ignore_freed_tables = false;   // native_flush_tlb_multi skips lazy CPUs even when tables are freed
+  // ---- Mutations (kernel/mutation.h): planted bugs the checker must catch; never set by a profile.
+  std::vector<std::string> mutations;
+  // Whether mutation `name` is on. Cheap when none is (the normal case).
+  bool mutated(std::string_view name) const;
 };
 
 }  // namespace tlbsim::kernel

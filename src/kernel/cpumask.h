@@ -89,37 +89,42 @@ class SharedCpumask {
   const Cpumask& peek() const { return value_; }
 
   // cpumask_set_cpu: a locked bit-set on the bit's line.
-  sim::Task<void> set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c) {
-    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw);
+  sim::Task<void> set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
+                          sim::SourceSite site = sim::SourceSite::current()) {
+    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
     value_.set(c);
   }
   // cpumask_clear_cpu: a locked bit-clear on the bit's line.
-  sim::Task<void> clear_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c) {
-    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw);
+  sim::Task<void> clear_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
+                          sim::SourceSite site = sim::SourceSite::current()) {
+    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
     value_.clear(c);
   }
   // cpumask_test_cpu: a plain load of the bit's line.
-  sim::Task<bool> test_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c) {
-    co_await mem.touch(cpu, line_of(c), hw::Access::kLoad);
+  sim::Task<bool> test_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
+                          sim::SourceSite site = sim::SourceSite::current()) {
+    co_await mem.touch(cpu, line_of(c), hw::Access::kLoad, site);
     co_return value_.test(c);
   }
   // cpumask_test_and_clear_cpu: a locked RMW that returns the old bit.
-  sim::Task<bool> test_and_clear_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c) {
-    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw);
+  sim::Task<bool> test_and_clear_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
+                          sim::SourceSite site = sim::SourceSite::current()) {
+    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
     const bool was = value_.test(c);
     value_.clear(c);
     co_return was;
   }
   // cpumask_test_and_set_cpu: a locked RMW that returns the old bit.
-  sim::Task<bool> test_and_set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c) {
-    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw);
+  sim::Task<bool> test_and_set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
+                          sim::SourceSite site = sim::SourceSite::current()) {
+    co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
     const bool was = value_.test(c);
     value_.set(c);
     co_return was;
   }
   // A snapshot of the whole mask, reading each of its lines (for_each_cpu, cpumask_copy, cpumask_any_but).
-  sim::Task<Cpumask> read(hw::Memory& mem, sim::Cpu& cpu) {
-    for (LineId l : lines_) co_await mem.touch(cpu, l, hw::Access::kLoad);
+  sim::Task<Cpumask> read(hw::Memory& mem, sim::Cpu& cpu, sim::SourceSite site = sim::SourceSite::current()) {
+    for (LineId l : lines_) co_await mem.touch(cpu, l, hw::Access::kLoad, site);
     co_return value_;
   }
 

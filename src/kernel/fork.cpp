@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernel/mmu_gather.h"
+#include "kernel/mutation.h"
 #include "kernel/options.h"
 #include "kernel/smp.h"
 
@@ -30,6 +31,7 @@ sim::Task<void> __mmdrop(PerCpu& self, MmStruct& mm) {
 }
 
 sim::Task<void> mmgrab_lazy_tlb(PerCpu& self, MmStruct& mm) {
+  if (self.k.config().mutated("lazy_tlb_grab_skipped")) co_return;  // Mutation: no reference, no shootdown
   if (!self.k.config().MMU_LAZY_TLB_SHOOTDOWN) co_await mmgrab(self, mm);
 }
 
@@ -82,6 +84,7 @@ sim::Task<void> cleanup_lazy_tlbs(PerCpu& self, MmStruct& mm) {
   const KernelConfig& cfg = self.k.config();
   // Without MMU_LAZY_TLB_SHOOTDOWN the lazy users hold mm_count references, so there are none left now.
   if (!cfg.MMU_LAZY_TLB_SHOOTDOWN) co_return;
+  if (cfg.mutated("cleanup_lazy_tlbs_skipped")) co_return;  // Mutation: lazy users keep the freed mm
   KernelCounters& cnt = self.k.counters();
   ++cnt.shoot_lazies_calls;
   const Cpumask mask = co_await mm.cpumask.read(self.k.mem(), self.cpu);
@@ -122,8 +125,8 @@ sim::Task<void> exit_mmap(PerCpu& self, MmStruct& mm) {
     for (std::uint64_t a = v.start; a < v.end; a += kPageSize) {
       const auto old = mm.pgd.clear(vpn_of(a));
       if (!old) continue;
-      co_await self.cpu.delay(self.k.machine().kernel.pte_update);
       self.k.oracle().on_pte_removed(mm, vpn_of(a), *old, self.id, self.cpu.now());
+      co_await self.cpu.delay(self.k.machine().kernel.pte_update);
       tlb.cleared_ptes = true;
       if (old->anon && old->pfn.get() != 0) tlb.pages.push_back(old->pfn);
     }
@@ -181,4 +184,11 @@ TLBSIM_KERNEL_OPTION(MMU_LAZY_TLB_SHOOTDOWN, "powerpc", 6, 2, 6, 2, "004", "", "
 TLBSIM_KERNEL_OPTION(DEBUG_VM_SHOOT_LAZIES, "powerpc", 6, 2, 6, 2, "004", "MMU_LAZY_TLB_SHOOTDOWN", "",
                      "after the shootdown, cross-call every CPU to check none still has the mm as active_mm");
 
+}  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+TLBSIM_MUTATION(lazy_tlb_grab_skipped, "lazy_mm", "any", "exit_vs_lazy,fork_exec_exit", "linux-5.17",
+                "mmgrab_lazy_tlb takes no mm_count reference although MMU_LAZY_TLB_SHOOTDOWN is off");
+TLBSIM_MUTATION(cleanup_lazy_tlbs_skipped, "lazy_mm", "any", "exit_vs_lazy,fork_exec_exit", "linux-6.2-ppc-seed004",
+                "__mmdrop frees the mm without cleanup_lazy_tlbs shooting down the lazy users");
 }  // namespace tlbsim::kernel

@@ -98,9 +98,11 @@ class Kernel final : public sim::IrqHandler {
   File& new_file(std::uint64_t size);
 
   sim::Task<void> handle_irq(sim::Cpu& cpu, int vector) override;
+  // Hardware, not kernel code: the CPU re-walks its recently used user addresses speculatively (at each
+  // interrupt entry here; at any moment under the checker).
+  void speculative_walks(PerCpu& self);
 
  private:
-  void speculative_walks(PerCpu& self);
   hw::System& sys_;
   KernelConfig config_;
   std::unique_ptr<ArchMmu> arch_;

@@ -102,7 +102,7 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
   co_await mm.mmap_lock.down_read(m, self.cpu);
   const Vma* vma = mm.find_vma(addr);
   if (vma == nullptr) {
-    throw std::runtime_error(fmt::format("SIGSEGV: cpu{} touched {:#x}, outside every mapping", self.id.get(), addr));
+    throw Sigsegv(fmt::format("SIGSEGV: cpu{} touched {:#x}, outside every mapping", self.id.get(), addr));
   }
   const Vpn v = vpn_of(addr);
   Spinlock& ptl = mm.ptl(v);
@@ -140,8 +140,9 @@ sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, st
     for (; addr < table_end; addr += kPageSize) {
       const auto old = mm.pgd.clear(vpn_of(addr));
       if (!old) continue;
-      co_await self.cpu.delay(self.k.machine().kernel.pte_update);
+      // The oracle learns of the removal when it happens, before the step that charges its cost.
       self.k.oracle().on_pte_removed(mm, vpn_of(addr), *old, self.id, self.cpu.now());
+      co_await self.cpu.delay(self.k.machine().kernel.pte_update);
       tlb.adjust_range(addr);
       if (old->anon && old->pfn.get() != 0) tlb.pages.push_back(old->pfn);  // page-cache pages stay cached
       if (tlb.pages.size() >= MmuGather::kBatchCapacity) {

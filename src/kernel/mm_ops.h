@@ -3,11 +3,19 @@
 // madvise(MADV_DONTNEED) with the mmu_gather flow that flushes before freeing.
 #pragma once
 
+#include <stdexcept>
+
 #include <cstdint>
 
 #include "kernel/kernel.h"
 
 namespace tlbsim::kernel {
+
+// A user access outside every mapping: the task would get SIGSEGV.
+class Sigsegv : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // A user-mode load or store by the task running on `self` with `mm` loaded: a TLB lookup (checked by the
 // oracle on a hit), else a page walk, else a page fault, then the access. Throws on an access outside any VMA.

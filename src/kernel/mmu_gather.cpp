@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-
 namespace tlbsim::kernel {
 
 void MmuGather::reset_range() {
@@ -57,3 +56,4 @@ sim::Task<void> tlb_finish_mmu(PerCpu& self, MmuGather& tlb) {
 }
 
 }  // namespace tlbsim::kernel
+

@@ -1,6 +1,8 @@
 // Models the batched-unmap flush of mm/rmap.c (read in Rtoax/linux-5.10.13 @09c16ecb, the same logic as v5.17).
 #include "kernel/rmap.h"
 
+#include "kernel/mutation.h"
+
 namespace tlbsim::kernel {
 
 sim::Task<bool> should_defer_flush(PerCpu& self, MmStruct& mm, bool ttu_batch_flush) {
@@ -11,7 +13,8 @@ sim::Task<bool> should_defer_flush(PerCpu& self, MmStruct& mm, bool ttu_batch_fl
 }
 
 sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable) {
-  co_await self.k.arch().arch_tlbbatch_add_mm(self, ubc.arch, mm);
+  // Mutation tlbbatch_add_mm_skipped: the batch never learns which CPUs may cache the mm's entries.
+  if (!self.k.config().mutated("tlbbatch_add_mm_skipped")) co_await self.k.arch().arch_tlbbatch_add_mm(self, ubc.arch, mm);
   ubc.flush_required = true;
   // Ensure compiler ordering of the batch flag before the mm's (barrier()), then mark the mm.
   co_await self.k.mem().write(self.cpu, mm.tlb_flush_batched, true);
@@ -54,4 +57,9 @@ sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct
   co_await ptl.unlock(self.k.mem(), self.cpu);
 }
 
+}  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+TLBSIM_MUTATION(tlbbatch_add_mm_skipped, "batching", "any", "reclaim_vs_access", "linux-5.17",
+                "set_tlb_ubc_flush_pending defers the flush without adding the mm (its CPUs) to the batch");
 }  // namespace tlbsim::kernel

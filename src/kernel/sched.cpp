@@ -155,6 +155,9 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
 
 sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next) {
   PerCpu& pc = cpu_of(prev);
+  // From here until the switch is done no user code runs on this CPU (prev's entries are reached again only
+  // through switch_mm's generation check).
+  k.oracle().set_user_context(pc.id, 0);
   if (next.mm == nullptr) {
     // To a kernel thread (or idle): keep the previous mm loaded, lazily.
     co_await k.arch().enter_lazy_tlb(pc, *prev.active_mm);

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "kernel/mutation.h"
+
 namespace tlbsim::kernel {
 
 namespace {
@@ -81,7 +83,7 @@ sim::Task<void> smp_call_function_many_cond(PerCpu& self, const Cpumask& mask, S
     }
   }
 
-  if (run_remote && wait) {
+  if (run_remote && wait && !k.config().mutated("smp_call_skips_wait")) {
     for (std::uint32_t c = cfd_mask.next(0); c < cfd_mask.size(); c = cfd_mask.next(c + 1)) {
       co_await csd_lock_wait(self, self.csd_for(CpuId{c}));
     }
@@ -121,4 +123,9 @@ sim::Task<void> flush_smp_call_function_queue(PerCpu& self) {
   }
 }
 
+}  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+TLBSIM_MUTATION(smp_call_skips_wait, "ipi", "any", "madvise_vs_access", "linux-5.17",
+                "smp_call_function_many_cond returns without waiting for the targets to run the function (no ack)");
 }  // namespace tlbsim::kernel

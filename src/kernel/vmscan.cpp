@@ -7,6 +7,8 @@
 
 #include <utility>
 
+#include "kernel/mutation.h"
+
 namespace tlbsim::kernel {
 
 namespace {
@@ -191,16 +193,32 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, s
       co_await try_to_unmap_one(self, ubc, mm, *v, true);
       co_await self.cpu.delay(c.rmap_update);  // the walk and page_remove_rmap
     }
-    // The page is clean (read-only, a hole): __remove_mapping deletes it from the page cache.
+    // The page is clean (read-only, a hole): __remove_mapping deletes it from the page cache, unless
+    // page_ref_freeze(page, 2) fails because a fault mapped it again meanwhile (the model has no page lock, which
+    // in the kernel keeps filemap_fault off a page under reclaim): then the page is kept.
+    if (mapped_at(p)) {
+      keep.push_back(p);
+      continue;
+    }
     pg.mapping->pages.erase(pg.index);
     co_await self.cpu.delay(c.rmap_update);
     free_pages.push_back(p);
   }
   // mem_cgroup_uncharge_list; try_to_unmap_flush(); free_hot_cold_page_list(&free_pages).
-  co_await try_to_unmap_flush(self, ubc);
-  for (Pfn p : free_pages) free_page(p);
+  if (k_.config().mutated("reclaim_frees_before_batched_flush")) {
+    for (Pfn p : free_pages) free_page(p);  // Mutation: freed before the batched flush, then flushed
+    co_await try_to_unmap_flush(self, ubc);
+  } else {
+    co_await try_to_unmap_flush(self, ubc);
+    for (Pfn p : free_pages) free_page(p);
+  }
   k_.counters().pgsteal_direct += free_pages.size();
   co_return free_pages.size();
 }
 
+}  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+TLBSIM_MUTATION(reclaim_frees_before_batched_flush, "batching", "any", "reclaim_vs_access", "linux-5.17",
+                "shrink_page_list frees the unmapped pages before try_to_unmap_flush flushes the batch");
 }  // namespace tlbsim::kernel

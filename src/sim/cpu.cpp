@@ -40,6 +40,7 @@ void Cpu::start(Task<void> task) {
   roots_.push_back(h);
   started_ = true;
   leaf_ = h;
+  site_ = SourceSite{"", "(task starts)", 0};
   state_ = CpuState::kStepPending;
   sched_.step_ready(*this, now());
 }

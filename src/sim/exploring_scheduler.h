@@ -1,8 +1,11 @@
 // The exploring scheduler: instead of simulated time, a Chooser decides which enabled action runs next (a CPU's
-// step, an interrupt's arrival, a timer). The checker drives the same model code through it.
+// step, an interrupt's arrival, a timer, a speculative hardware action). The checker drives the same model code
+// through it.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "sim/rng.h"
@@ -12,12 +15,16 @@ namespace tlbsim::sim {
 
 // One thing that can happen next.
 struct Action {
-  enum class Kind : std::uint8_t { kStep, kIrq, kTimer } kind;
-  CpuId cpu;             // the CPU that steps or takes the interrupt
+  enum class Kind : std::uint8_t { kStep, kIrq, kTimer, kHardware } kind;
+  CpuId cpu;             // the CPU that steps, takes the interrupt, or whose hardware acts
   int vector = 0;        // kIrq
   SimTime time;          // when the timed scheduler would run it (advisory here)
   TimerHandler* timer = nullptr;
-  std::uint32_t arg = 0;
+  std::uint32_t arg = 0;  // kTimer
+
+  // "cpu1", "irq1@cpu0", "timer3", "hw@cpu1": names the action in schedule files, stable across runs.
+  std::string label() const;
+  bool same_as(const Action& o) const { return kind == o.kind && cpu == o.cpu && vector == o.vector && arg == o.arg; }
 };
 
 // Picks the next action. Contract: returns an index below actions.size(); actions is never empty.
@@ -39,8 +46,26 @@ class RandomChooser final : public Chooser {
   Rng rng_;
 };
 
-// Contract: every enabled action is offered to the chooser in a deterministic order (by insertion); the run
-// ends when no action is enabled or after `max_actions`. now() is the largest time of any action run so far.
+// What the hardware may do on its own between steps (a speculative page walk filling the TLB).
+// Contract: can_act is side-effect free; act runs outside any CPU's model code.
+class HardwareAgent {
+ public:
+  virtual ~HardwareAgent() = default;
+  virtual bool can_act(CpuId cpu) const = 0;
+  virtual void act(CpuId cpu) = 0;
+};
+
+// Sees each action before and after it runs (the checker's replay trace).
+class ActionObserver {
+ public:
+  virtual ~ActionObserver() = default;
+  virtual void before(const Action& a) = 0;
+  virtual void after(const Action& a) = 0;
+};
+
+// Contract: every enabled action is offered to the chooser in a deterministic order (by insertion, then the
+// hardware actions by CPU); the run ends when no action is enabled, after `max_actions`, or when the stop
+// predicate holds after an action. now() is the largest time of any action run so far.
 class ExploringScheduler final : public Scheduler {
  public:
   ExploringScheduler(std::size_t n_cpus, Chooser& chooser, std::uint64_t max_actions = 1'000'000);
@@ -51,14 +76,31 @@ class ExploringScheduler final : public Scheduler {
   // `until` bounds the advisory time as in the timed scheduler.
   RunResult run(SimTime until) override;
 
+  void set_chooser(Chooser& chooser) { chooser_ = &chooser; }
+  // Offers hardware actions for every CPU the agent allows, at most `budget` of them in the whole run.
+  void set_hardware(HardwareAgent* agent, std::uint32_t budget) {
+    hardware_ = agent;
+    hardware_budget_ = budget;
+  }
+  void set_observer(ActionObserver* o) { observer_ = o; }
+  // Stops the run after the first action for which `stop()` returns true.
+  void set_stop(std::function<bool()> stop) { stop_ = std::move(stop); }
+  bool stopped() const { return stopped_; }
+
   // Choices made so far (indices into the enabled list at each point): a replayable schedule.
   const std::vector<std::uint32_t>& schedule() const { return schedule_; }
 
  private:
-  Chooser& chooser_;
+  Chooser* chooser_;
   std::uint64_t max_actions_;
   std::vector<Action> enabled_;
+  std::vector<Action> offered_;
   std::vector<std::uint32_t> schedule_;
+  HardwareAgent* hardware_ = nullptr;
+  std::uint32_t hardware_budget_ = 0;
+  ActionObserver* observer_ = nullptr;
+  std::function<bool()> stop_;
+  bool stopped_ = false;
 };
 
 // Replays a recorded schedule, then falls back to choosing the first action.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "hw/system.h"
+#include "kernel/mutation.h"
 #include "kernel/options.h"
 #include "kernel/profile.h"
 #include "sim/timed_scheduler.h"
@@ -25,7 +26,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   if (spec.duration.count() <= 0) throw InputError("--duration must be positive");
   const auto wall_start = std::chrono::steady_clock::now();
 
-  cfg.test_skip_remote_ipis = spec.test_skip_remote_ipis;
+  for (const std::string& m : spec.mutations) kernel::set_mutation(cfg, m, "--mutation");
   hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
   kernel::Kernel k(sys, cfg);
   // Made after the kernel so that it (and any scheduler it owns) is destroyed before the kernel.
@@ -49,7 +50,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   j["kernel_arch"] = cfg.arch;
   j["kernel_version"] = cfg.version.str();
   j["options"] = kernel::enabled_options(cfg);
-  if (cfg.test_skip_remote_ipis) j["test_skip_remote_ipis"] = true;
+  if (!cfg.mutations.empty()) j["mutations"] = cfg.mutations;
   j["workload"] = spec.workload;
   j["threads"] = spec.threads;
   j["seed"] = spec.seed;

@@ -22,7 +22,7 @@ struct RunSpec {
   sim::Duration duration = sim::milliseconds(10);
   sim::Duration warmup{-1};  // negative: a tenth of the duration
   std::uint64_t seed = 1;
-  bool test_skip_remote_ipis = false;  // test-only: break the flush to show the oracle catching it
+  std::vector<std::string> mutations;  // planted bugs (kernel/mutation.h), to show the oracle catching them
 };
 
 struct RunOutput {

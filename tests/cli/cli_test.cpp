@@ -100,7 +100,7 @@ struct BadInput {
 
 TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
   const std::vector<BadInput> cases = {
-      {{"list", "mutations"}, "unknown list kind 'mutations' (known: eras, kernels, machines, native, options, patterns, seeds, workloads)"},
+      {{"list", "bugs"}, "unknown list kind 'bugs' (known: eras, kernels, machines, mutations, native, options, patterns, scenarios, seeds, workloads)"},
       {{"machine", "show", "nosuch"}, "unknown machine 'nosuch'"},
       {{"machine", "show", "/nonexistent/m.toml"}, "cannot read '/nonexistent/m.toml'"},
       {{"bench", "contention", "--pattern", "zigzag"}, "unknown pattern 'zigzag'"},
@@ -108,6 +108,13 @@ TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
       {{"bench", "contention", "--duration", "5 parsecs"}, "--duration"},
       {{"bench", "contention", "--duration", "100s"}, "outside 10ns..1s"},
       {{"bench", "contention", "--format", "xml"}, "--format"},
+      {{"check", "--scenario", "nosuch"}, "unknown scenario 'nosuch'"},
+      {{"check", "--mutation", "nosuch"}, "unknown mutation 'nosuch'"},
+      {{"check", "--scenario", "madvise_vs_access", "--strategy", "dfs"}, "unknown strategy 'dfs'"},
+      {{"check", "--scenario", "madvise_vs_access", "--budget", "0"}, "--budget must be between"},
+      {{"check", "--kernel", "linux-6.2-ppc", "--mutation", "flush_sends_no_ipis"}, "breaks x86 code, but the kernel is powerpc"},
+      {{"check", "--replay", "/nonexistent/cx.json"}, "/nonexistent/cx.json: cannot read"},
+      {{"check", "--mutations", "nosuch"}, "unknown mutation 'nosuch'"},
       {{"frobnicate"}, "frobnicate"},
       {{}, "subcommand"},
   };
@@ -131,22 +138,12 @@ TEST(Cli, HelpExitsZero) {
 namespace tlbsim::cli {
 namespace {
 
-TEST(Cli, ListKernelsAndWorkloads) {
-  Result r = run({"list", "kernels"});
-  EXPECT_EQ(r.status, 0);
-  expect_golden("list_kernels.txt", r.out);
-  r = run({"list", "workloads"});
-  EXPECT_EQ(r.status, 0);
-  expect_golden("list_workloads.txt", r.out);
-}
-
-TEST(Cli, ListOptionsAndEras) {
-  Result r = run({"list", "options"});
-  EXPECT_EQ(r.status, 0);
-  expect_golden("list_options.txt", r.out);
-  r = run({"list", "eras"});
-  EXPECT_EQ(r.status, 0);
-  expect_golden("list_eras.txt", r.out);
+TEST(Cli, ListKernelsWorkloadsOptionsErasMutationsScenarios) {
+  for (const char* kind : {"kernels", "workloads", "options", "eras", "mutations", "scenarios"}) {
+    const Result r = run({"list", kind});
+    EXPECT_EQ(r.status, 0) << kind;
+    expect_golden(std::string("list_") + kind + ".txt", r.out);
+  }
 }
 
 TEST(Cli, OptionOverridesTheProfile) {
@@ -211,6 +208,35 @@ TEST(Cli, RunBadInputExits2) {
   EXPECT_EQ(run({"run", "--machine", "small-2s2c", "--threads", "99"}).status, 2);
   EXPECT_EQ(run({"run", "--machine", "power8-16s192c-smt8", "--threads", "193"}).status, 2);
   EXPECT_EQ(run({"run", "--duration", "0ns"}).status, 2);
+}
+
+}  // namespace
+}  // namespace tlbsim::cli
+
+namespace tlbsim::cli {
+namespace {
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+TEST(Cli, CheckFindsAMutationWritesACounterexampleAndReplaysIt) {
+  const std::string path = (std::filesystem::temp_directory_path() / "tlbsim_cli_cx.json").string();
+  Result r = run({"check", "--scenario", "switch_vs_madvise", "--mutation", "switch_mm_reads_tlb_gen_before_cpumask",
+                  "--strategy", "exhaustive", "--budget", "100000", "--out", path});
+  EXPECT_EQ(r.status, 1) << r.err;
+  expect_golden("check_switch_mutation.txt", replace_all(r.out, path, "<out>"));
+  r = run({"check", "--replay", path});
+  EXPECT_EQ(r.status, 1) << r.err;
+  expect_golden("check_replay_switch_mutation.txt", r.out);
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, CheckOfTheCorrectKernelFindsNothingAndSaysHowMuchItExplored) {
+  const Result r = run({"check", "--scenario", "madvise_vs_access", "--strategy", "exhaustive", "--preemptions", "1"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_golden("check_madvise_exhaustive.txt", r.out);
 }
 
 }  // namespace

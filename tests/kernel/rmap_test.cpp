@@ -108,7 +108,7 @@ TEST(Rmap, OracleCatchesAFrameReusedWhileARunningCpuMapsIt) {
 
 void freed_tables_scenario(bool break_it, bool expect_violation) {
   KernelConfig cfg;
-  cfg.test_ignore_freed_tables = break_it;
+  if (break_it) cfg.mutations = {"flush_skips_lazy_cpus_freeing_tables"};
   TwoCpus t(cfg);
   t.s.run_on(1, do_lazy(t.s.cpu(1)));  // cpu1 runs a kernel thread, lazily keeping the mm loaded
   t.s.k.oracle().set_user_context(CpuId{1}, 0);

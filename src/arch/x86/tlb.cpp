@@ -3,6 +3,7 @@
 // lines; cpu_tlbstate is plain per-CPU data.
 #include "arch/x86/tlb.h"
 
+#include "kernel/mutation.h"
 #include "kernel/options.h"
 #include "kernel/smp.h"
 
@@ -30,7 +31,7 @@ void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_
   for (std::uint16_t asid = 0; asid < TLB_NR_DYN_ASIDS; ++asid) {
     if (ts.ctxs[asid].ctx_id != next.context.ctx_id) continue;
     new_asid = asid;
-    need_flush = ts.ctxs[asid].tlb_gen < next_tlb_gen;
+    need_flush = ts.ctxs[asid].tlb_gen < next_tlb_gen && !self.k.config().mutated("asid_slot_reuse_skips_tlb_gen");
     return;
   }
   // No slot: take the next one round-robin (this_cpu_add_return(cpu_tlbstate.next_asid, 1) - 1).
@@ -39,7 +40,7 @@ void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_
     new_asid = 0;
     ts.next_asid = 1;
   }
-  need_flush = true;
+  need_flush = !self.k.config().mutated("asid_new_slot_skips_flush");
 }
 
 sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_asid, bool need_flush) {
@@ -49,8 +50,10 @@ sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_
   const Asid pcid{self.hw_tag};
   ++self.k.counters().cr3_loads[self.id.get()];
   if (need_flush) {
+    // build_cr3(): the write switches the page tables and flushes this PCID's non-global entries in one
+    // instruction (the checker may run other CPUs between the effect and its cost, never inside the write).
+    self.tlb.flush_tag(pcid);
     co_await self.cpu.delay(tlbp(self).cr3_write_flush);
-    self.tlb.flush_tag(pcid);  // build_cr3(): the write flushes this PCID's non-global entries
   } else {
     co_await self.cpu.delay(tlbp(self).cr3_write);  // build_cr3_noflush(): CR3_NOFLUSH set
   }
@@ -90,13 +93,20 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
         const bool in_mask = co_await next.cpumask.test_cpu(m, self.cpu, self.id);
         if (!in_mask) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
       }
+    } else if (self.k.config().mutated("switch_mm_reads_tlb_gen_before_cpumask")) {
+      // Mutation: tlb_gen is read before this CPU is visible in next's mask, so a flush in between is missed.
+      if (!real_prev->is_init_mm()) co_await real_prev->cpumask.clear_cpu(m, self.cpu, self.id);
+      next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
+      if (!next.is_init_mm()) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
     } else {
       // Stop remote flushes for the previous mm (skip init_mm: never flushed by IPI).
       if (!real_prev->is_init_mm()) co_await real_prev->cpumask.clear_cpu(m, self.cpu, self.id);
       // Start remote flushes and then read tlb_gen.
       if (!next.is_init_mm()) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
     }
-    next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
+    if (!self.k.config().mutated("switch_mm_reads_tlb_gen_before_cpumask")) {
+      next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
+    }
     choose_new_asid(self, next, next_tlb_gen, new_asid, need_flush);
     ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING
   }
@@ -175,6 +185,7 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   if (loaded_mm->is_init_mm()) co_return;
 
   const bool lazy = co_await m.read(self.cpu, self.is_lazy);
+  if (lazy && self.k.config().mutated("lazy_flush_keeps_mm_loaded")) co_return;  // Mutation: neither flush nor switch
   if (lazy) {
     // We're in lazy mode. We need to at least flush our paging-structure cache to avoid speculatively reading
     // garbage into our TLB. Since switching to init_mm is barely slower than a minimal flush, just switch.
@@ -196,7 +207,8 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   } else {
     // A partial flush is only safe when it takes us exactly one generation forward, to the mm's current
     // generation; otherwise (e.g. a full flush 1->2 and a partial 2->3 processed in reverse order) flush all.
-    if (f.end != TLB_FLUSH_ALL && f.new_tlb_gen == local_tlb_gen + 1 && f.new_tlb_gen == mm_tlb_gen) {
+    const bool one_ahead = f.new_tlb_gen == local_tlb_gen + 1 || cfg.mutated("partial_flush_skips_generations");
+    if (f.end != TLB_FLUSH_ALL && one_ahead && f.new_tlb_gen == mm_tlb_gen) {
       nr_invalidate = (f.end - f.start) >> f.stride_shift;
       for (std::uint64_t addr = f.start; addr < f.end; addr += std::uint64_t{1} << f.stride_shift) {
         co_await flush_tlb_one_user(self, addr);
@@ -228,7 +240,7 @@ sim::Task<bool> tlb_is_not_lazy(PerCpu& self, CpuId cpu, const void*) {
 sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, const FlushTlbInfo& info) {
   self.k.counters().count(VmTlbEvent::NR_TLB_REMOTE_FLUSH);
   self.k.counters().trace(TlbFlushReason::TLB_REMOTE_SEND_IPI);
-  if (info.freed_tables && !self.k.config().test_ignore_freed_tables) {
+  if (info.freed_tables && !self.k.config().mutated("flush_skips_lazy_cpus_freeing_tables")) {
     // Lazy CPUs must be flushed too: they may otherwise walk freed page tables speculatively.
     co_await kernel::on_each_cpu_cond_mask(self, nullptr, flush_tlb_func, &info, true, cpumask);
   } else if (self.k.config().open_coded_cond_mask) {
@@ -259,7 +271,7 @@ sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t sta
   info = FlushTlbInfo{&mm, start, end, new_tlb_gen, self.id.get(), stride_shift, freed_tables};
 
   const Cpumask mask = co_await mm.cpumask.read(m, self.cpu);
-  if (mask.any_but(self.id) < mask.size() && !self.k.config().test_skip_remote_ipis) {
+  if (mask.any_but(self.id) < mask.size() && !self.k.config().mutated("flush_sends_no_ipis")) {
     co_await native_flush_tlb_multi(self, mask, info);
   } else if (&mm == self.tlbstate.loaded_mm) {
     self.cpu.local_irq_disable();
@@ -306,3 +318,18 @@ TLBSIM_KERNEL_OPTION(lazy_mm_cpumask, "x86", 6, 13, 6, 13, "002", "", "",
                      "switch_mm_irqs_off keeps prev's mm_cpumask bit; the first flush IPI to a non-user clears it");
 
 }  // namespace tlbsim::x86
+
+TLBSIM_MUTATION(flush_sends_no_ipis, "ipi", "x86", "madvise_vs_access", "linux-5.17",
+                "flush_tlb_mm_range flushes only locally: no IPI reaches the other CPUs in mm_cpumask");
+TLBSIM_MUTATION(flush_skips_lazy_cpus_freeing_tables, "cpumask", "x86", "munmap_lazy_tables", "linux-5.17",
+                "native_flush_tlb_multi skips lazy CPUs even when page tables are freed (freed_tables ignored)");
+TLBSIM_MUTATION(partial_flush_skips_generations, "generation", "x86", "cow_vs_madvise", "linux-5.17",
+                "flush_tlb_func does a partial flush even when it takes the CPU more than one generation forward");
+TLBSIM_MUTATION(switch_mm_reads_tlb_gen_before_cpumask, "generation", "x86", "switch_vs_madvise", "linux-5.17",
+                "switch_mm_irqs_off reads next->context.tlb_gen before setting its bit in mm_cpumask(next)");
+TLBSIM_MUTATION(asid_slot_reuse_skips_tlb_gen, "asid", "x86", "switch_vs_madvise", "linux-5.17",
+                "choose_new_asid reuses the mm's ASID slot without comparing the slot's tlb_gen with the mm's");
+TLBSIM_MUTATION(asid_new_slot_skips_flush, "asid", "x86", "asid_reuse", "linux-5.17",
+                "choose_new_asid takes a recycled ASID slot without flushing the previous owner's entries");
+TLBSIM_MUTATION(lazy_flush_keeps_mm_loaded, "cpumask", "x86", "munmap_lazy_tables", "linux-5.17",
+                "flush_tlb_func on a lazy CPU returns without switching to init_mm (freed page tables stay cached)");

@@ -56,8 +56,9 @@ sim::Task<void> load_cr3(PerCpu& self, MmStruct& mm) {
   self.hw_tag = 0;
   ++cnt.cr3_loads[self.id.get()];
   ++(mm.is_init_mm() ? cnt.cr3_to_init_mm : cnt.cr3_switch_mm);
-  co_await self.cpu.delay(tlbp(self).cr3_write_flush);
+  // The write switches the page tables and flushes in one instruction; its cost follows.
   self.tlb.flush_tag(kNoPcid);
+  co_await self.cpu.delay(tlbp(self).cr3_write_flush);
 }
 
 // arch/x86/include/asm/tlbflush.h (v3.3) __native_flush_tlb: read CR3 and write it back.
@@ -246,7 +247,7 @@ sim::Task<void> flush_tlb_mm_or_page(PerCpu& self, MmStruct& mm, std::uint64_t v
   }
   // cpumask_any_but(mm_cpumask(mm), smp_processor_id()) < nr_cpu_ids: a read of the mask.
   const Cpumask mask = co_await mm.cpumask.read(mem(self), self.cpu);
-  if (mask.any_but(self.id) < mask.size() && !self.k.config().test_skip_remote_ipis) {
+  if (mask.any_but(self.id) < mask.size() && !self.k.config().mutated("flush_sends_no_ipis")) {
     co_await native_flush_tlb_others(self, mm.cpumask, mm, va);
   }
 }

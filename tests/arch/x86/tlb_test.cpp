@@ -137,7 +137,7 @@ TEST(X86Tlb, MoreThan33PagesFlushesEverything) {
 
 void stale_read_scenario(bool break_flush, std::size_t expected_violations) {
   kernel::KernelConfig cfg;
-  cfg.test_skip_remote_ipis = break_flush;
+  if (break_flush) cfg.mutations = {"flush_sends_no_ipis"};
   Scenario s(cfg);
   MmStruct& mm = s.k.new_mm();
   s.run_on(0, do_switch(s.cpu(0), mm));

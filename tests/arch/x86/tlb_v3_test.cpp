@@ -180,7 +180,7 @@ TEST(X86TlbV3, FlushTlbAllMakesLazyCpusLeaveEveryTimeBeforeSeed003) {
 
 void stale_read_v3(bool break_flush, std::size_t expected_violations) {
   kernel::KernelConfig cfg = v33();
-  cfg.test_skip_remote_ipis = break_flush;
+  if (break_flush) cfg.mutations = {"flush_sends_no_ipis"};
   Scenario s(cfg, kMachine);
   MmStruct& mm = s.k.new_mm();
   s.run_on(0, do_switch(s.cpu(0), mm));

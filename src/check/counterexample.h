@@ -1,0 +1,37 @@
+// Counterexamples: a violating schedule as a file (the non-default choices of one run of one target), shrunk to
+// a minimal set of choices, and replayed as per-CPU columns in kernel terms ending at the violation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "check/run.h"
+
+namespace tlbsim::check {
+
+struct Counterexample {
+  CheckTarget target;
+  std::vector<Decision> decisions;
+  std::string violation;
+  std::uint64_t steps = 0;  // exploration steps up to the violation
+};
+
+// Delta debugging (ddmin) over the decisions: a smallest set (1-minimal) that still ends in a violation, then
+// the decisions that run actually took. At most `max_runs` replays.
+Counterexample shrink(const Counterexample& cx, std::uint64_t max_runs = 4000);
+
+// The file: JSON naming the kernel, options, mutations, scenario, machine and the decisions.
+std::string to_json_text(const Counterexample& cx);
+// Throws InputError naming `origin` for a malformed file or unknown names in it.
+Counterexample parse_counterexample(const std::string& text, const std::string& origin);
+
+struct Replay {
+  bool violation = false;
+  std::string what;
+  std::string text;  // the interleaving, one row per step, one column per CPU
+};
+// Replays deterministically; the same decisions give the same text.
+Replay replay(const Counterexample& cx);
+
+}  // namespace tlbsim::check

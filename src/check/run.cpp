@@ -1,0 +1,190 @@
+#include "check/run.h"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "check/scenario.h"
+#include "hw/system.h"
+#include "kernel/kernel.h"
+#include "kernel/mm_ops.h"
+#include "kernel/mutation.h"
+#include "kernel/options.h"
+#include "kernel/profile.h"
+#include "util/error.h"
+
+namespace tlbsim::check {
+
+CheckTarget make_target(const std::string& kernel, const std::vector<std::string>& options,
+                        const std::vector<std::string>& mutations, const std::string& scenario,
+                        const std::string& machine) {
+  CheckTarget t;
+  t.kernel = kernel;
+  t.scenario = scenario;
+  t.options = options;
+  t.mutations = mutations;
+  t.machine_name = machine;
+  t.config = kernel::load_kernel_profile(kernel).config;
+  for (const std::string& o : options) kernel::apply_option_override(t.config, o);
+  kernel::validate_options(t.config, "--option");
+  for (const std::string& m : mutations) kernel::set_mutation(t.config, m, "--mutation");
+  const auto s = Registry<CheckScenario>::make("scenario", scenario);
+  if (const std::string why = s->applies_to(t.config); !why.empty()) {
+    throw NotApplicable("scenario '" + scenario + "' does not apply to " + kernel + ": " + why);
+  }
+  const std::string m = !machine.empty() ? machine : t.config.arch == "powerpc" ? "power9-2s16c-smt4" : "small-2s2c";
+  t.machine = hw::load_machine(m);
+  // The checker's machine: the scenario's CPUs on one socket sharing one LLC (docs/model.md, "The checker").
+  t.machine.topology.sockets = 1;
+  t.machine.topology.sockets_per_group = 1;
+  t.machine.topology.cores_per_socket = s->cpus();
+  t.machine.topology.cores_per_llc = s->cpus();
+  t.machine.topology.threads_per_core = 1;
+  return t;
+}
+
+std::size_t DefaultOrder::pick(const std::vector<sim::Action>& actions) const {
+  std::size_t best = 0;
+  bool found = false;
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    const sim::Action& a = actions[i];
+    if (a.kind == sim::Action::Kind::kHardware) continue;
+    if (a.kind == sim::Action::Kind::kStep && a.cpu.get() == last_) return i;
+    if (!found || a.time < actions[best].time) best = i;
+    found = true;
+  }
+  return best;
+}
+
+std::size_t DecisionChooser::choose(const std::vector<sim::Action>& actions) {
+  const std::uint64_t step = step_++;
+  while (next_ < decisions_.size() && decisions_[next_].step < step) ++next_;
+  std::size_t pick = order_.pick(actions);
+  if (next_ < decisions_.size() && decisions_[next_].step == step) {
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+      if (actions[i].label() == decisions_[next_].label) pick = i;
+    }
+  }
+  order_.ran(actions[pick]);
+  return pick;
+}
+
+namespace {
+
+// Runs setup in the default order, then hands exploration steps to the strategy, recording its choices.
+class PhaseChooser final : public sim::Chooser {
+ public:
+  explicit PhaseChooser(sim::Chooser& strategy) : strategy_(strategy) {}
+  std::size_t choose(const std::vector<sim::Action>& actions) override {
+    const std::size_t def = order_.pick(actions);
+    std::size_t c = def;
+    if (exploring) {
+      c = strategy_.choose(actions);
+      if (c != def) decisions.push_back(Decision{steps, actions[c].label()});
+      ++steps;
+    }
+    order_.ran(actions[c]);
+    return c;
+  }
+  // From here on the strategy chooses; the default order starts afresh, as the strategy's own does.
+  void begin_exploring() {
+    exploring = true;
+    order_ = DefaultOrder();
+  }
+  bool exploring = false;
+  std::uint64_t steps = 0;
+  std::vector<Decision> decisions;
+
+ private:
+  sim::Chooser& strategy_;
+  DefaultOrder order_;
+};
+
+// The hardware's own speculative page walks, offered to the strategy as actions of their own.
+class SpeculativeWalker final : public sim::HardwareAgent {
+ public:
+  explicit SpeculativeWalker(kernel::Kernel& k) : k_(k) {}
+  bool can_act(CpuId cpu) const override {
+    const kernel::MmStruct* mm = k_.percpu(cpu).cr3_mm;
+    return mm != nullptr && !mm->is_init_mm() && !k_.percpu(cpu).tlb.recent_vpns().empty();
+  }
+  void act(CpuId cpu) override { k_.speculative_walks(k_.percpu(cpu)); }
+
+ private:
+  kernel::Kernel& k_;
+};
+
+class Run final : public ScenarioRun {
+ public:
+  Run(const CheckTarget& t, PhaseChooser& chooser)
+      : sys_(t.machine, [&](std::size_t n) {
+          auto s = std::make_unique<sim::ExploringScheduler>(n, chooser);
+          sched_ = s.get();
+          return s;
+        }),
+        k_(sys_, t.config) {}
+  kernel::Kernel& kernel() override { return k_; }
+  void prepare(std::uint32_t cpu, sim::Task<void> task) override {
+    sys_.cpu(CpuId{cpu}).start(std::move(task));
+    sched_->run(sys_.scheduler().now() + sim::milliseconds(1000));
+  }
+  void race(std::uint32_t cpu, sim::Task<void> task) override { sys_.cpu(CpuId{cpu}).start(std::move(task)); }
+  sim::ExploringScheduler& sched() { return *sched_; }
+  hw::System& sys() { return sys_; }
+
+ private:
+  sim::ExploringScheduler* sched_ = nullptr;
+  hw::System sys_;
+  kernel::Kernel k_;
+};
+
+}  // namespace
+
+Outcome run_schedule(const CheckTarget& target, sim::Chooser& chooser, const RunHooks& hooks) {
+  PhaseChooser phases(chooser);
+  Run run(target, phases);
+  kernel::Kernel& k = run.kernel();
+  const auto scenario = Registry<CheckScenario>::make("scenario", target.scenario);
+  Outcome out;
+  // The setup runs in the default order: a violation there needs no interleaving at all (zero decisions).
+  try {
+    scenario->start(run);
+  } catch (const std::exception& e) {
+    out.violation = true;
+    out.what = std::string("in the scenario's setup: kernel BUG: ") + e.what();
+    return out;
+  }
+  if (!k.oracle().violations().empty()) {
+    out.violation = true;
+    out.what = "in the scenario's setup: " + k.oracle().violations()[0].what;
+    return out;
+  }
+  SpeculativeWalker walker(k);
+  sim::ExploringScheduler& s = run.sched();
+  s.set_hardware(&walker, target.hardware_budget);
+  s.set_stop([&] { return !k.oracle().violations().empty() || phases.steps >= target.max_steps; });
+  if (hooks.on_kernel) hooks.on_kernel(k);
+  s.set_observer(hooks.actions);
+  run.sys().memory().set_observer(hooks.accesses);
+  phases.begin_exploring();
+  try {
+    s.run(s.now() + sim::milliseconds(10000));
+  } catch (const sim::DeadlockError& e) {
+    out.violation = true;
+    out.what = std::string("deadlock: ") + e.what();
+  } catch (const std::exception& e) {
+    out.violation = true;
+    out.what = std::string("kernel BUG: ") + e.what();
+  }
+  run.sys().memory().set_observer(nullptr);
+  if (!k.oracle().violations().empty()) {
+    out.violation = true;
+    out.what = k.oracle().violations()[0].what;
+  }
+  out.cut_off = !out.violation && phases.steps >= target.max_steps;
+  out.decisions = std::move(phases.decisions);
+  out.steps = phases.steps;
+  return out;
+}
+
+}  // namespace tlbsim::check

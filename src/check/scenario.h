@@ -1,0 +1,46 @@
+// Checker scenarios: small concrete situations at the protocol's risky boundaries (munmap racing accesses, a
+// context switch racing a flush, exit racing lazy users, batched reclaim, ASID reuse), each registered under a
+// name and run against any kernel profile through the exploring scheduler.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kernel/kernel.h"
+#include "sim/task.h"
+#include "util/registry.h"
+
+namespace tlbsim::check {
+
+// What a scenario does with the kernel of one explored run.
+class ScenarioRun {
+ public:
+  virtual ~ScenarioRun() = default;
+  virtual kernel::Kernel& kernel() = 0;
+  // Runs `task` on `cpu` to completion at once, in a fixed order: the initial state, not explored.
+  virtual void prepare(std::uint32_t cpu, sim::Task<void> task) = 0;
+  // Starts `task` on `cpu`; it runs when exploration starts, interleaved as the strategy chooses.
+  virtual void race(std::uint32_t cpu, sim::Task<void> task) = 0;
+};
+
+// Contract: start() builds the initial state with prepare() and starts the racing code with race(); the instance
+// lives as long as the run and owns whatever the scenario's tasks reference. The same instance is never run twice.
+class CheckScenario {
+ public:
+  virtual ~CheckScenario() = default;
+  // The CPUs the scenario needs (the checker's machine has exactly these).
+  virtual std::uint32_t cpus() const { return 2; }
+  // Whether the scenario can run on this kernel (e.g. reclaim batching needs the option on); "" if yes, else why not.
+  virtual std::string applies_to(const kernel::KernelConfig&) const { return ""; }
+  virtual void start(ScenarioRun& run) = 0;
+};
+
+// Touches `addr` from user mode; a SIGSEGV (the range was unmapped under us) ends the access quietly, as the
+// signal would end the task, and returns false.
+sim::Task<bool> user_touch(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t addr, bool write);
+
+}  // namespace tlbsim::check
+
+#define TLBSIM_SCENARIO(Impl, NAME, DESC) TLBSIM_REGISTER(::tlbsim::check::CheckScenario, Impl, NAME, DESC)

@@ -1,0 +1,211 @@
+// Checker scenarios on one or two address spaces: unmapping and madvise racing user accesses, lazy CPUs and
+// freed page tables, concurrent flushes of one mm, and context switches (with ASID slot reuse) racing a flush.
+// Each runs the modeled kernel's own syscalls and the architecture's switch_mm through kernel::ArchMmu.
+#include <vector>
+
+#include "check/scenario.h"
+#include "kernel/mm_ops.h"
+
+namespace tlbsim::check {
+
+namespace {
+
+using kernel::kPageSize;
+using kernel::MmStruct;
+using kernel::PerCpu;
+
+// The scheduler's switch to a user task of `mm` (context_switch -> switch_mm_irqs_off with interrupts off).
+sim::Task<void> switch_to(PerCpu& self, MmStruct& mm) {
+  self.k.oracle().set_user_context(self.id, 0);  // in the kernel until the switch is done
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+  self.k.oracle().set_user_context(self.id, mm.id());
+}
+
+// The scheduler's switch to a kernel thread: enter_lazy_tlb keeps `mm` loaded.
+sim::Task<void> switch_to_kthread(PerCpu& self, MmStruct& mm) {
+  self.k.oracle().set_user_context(self.id, 0);
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().enter_lazy_tlb(self, mm);
+  co_await self.cpu.local_irq_enable();
+}
+
+sim::Task<void> map(PerCpu& self, MmStruct& mm, std::uint64_t len, std::uint64_t& addr) {
+  addr = co_await kernel::sys_mmap(self, mm, len, false, nullptr, 0);
+}
+
+sim::Task<void> touch(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
+  co_await user_touch(self, mm, addr, write);
+}
+
+sim::Task<void> touch_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (!co_await user_touch(self, mm, addr, false)) co_return;
+  }
+}
+
+sim::Task<void> madvise(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await kernel::sys_madvise_dontneed(self, mm, addr, len);
+}
+
+sim::Task<void> madvise_then_read(PerCpu& self, MmStruct& mm, std::uint64_t mine, std::uint64_t theirs) {
+  co_await kernel::sys_madvise_dontneed(self, mm, mine, kPageSize);
+  co_await touch_n(self, mm, theirs, 2);
+}
+
+// Both CPUs run one mm and have touched page X; the start every scenario below shares.
+struct Shared2 {
+  MmStruct* mm = nullptr;
+  std::uint64_t x = 0;
+  void prepare(ScenarioRun& run, std::uint64_t len) {
+    kernel::Kernel& k = run.kernel();
+    mm = &k.new_mm();
+    run.prepare(0, switch_to(k.percpu(CpuId{0}), *mm));
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), *mm));
+    run.prepare(0, map(k.percpu(CpuId{0}), *mm, len, x));
+    run.prepare(0, touch(k.percpu(CpuId{0}), *mm, x, true));
+    run.prepare(1, touch(k.percpu(CpuId{1}), *mm, x, true));
+  }
+};
+
+// cpu0: madvise(MADV_DONTNEED) of page X; cpu1: reads X three times.
+class MadviseVsAccess final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, 2 * kPageSize);
+    kernel::Kernel& k = run.kernel();
+    run.race(0, madvise(k.percpu(CpuId{0}), *s_.mm, s_.x, kPageSize));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3));
+  }
+
+ private:
+  Shared2 s_;
+};
+TLBSIM_SCENARIO(MadviseVsAccess, "madvise_vs_access",
+                "cpu0 madvise(DONTNEED)s a page that cpu1, running the same mm, keeps reading");
+
+// cpu0: munmap of the whole mapping (its page table is freed); cpu1 had switched to a kernel thread and keeps the
+// mm loaded lazily, then returns to the mm.
+class MunmapLazyTables final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, 4 * kPageSize);
+    kernel::Kernel& k = run.kernel();
+    run.prepare(1, switch_to_kthread(k.percpu(CpuId{1}), *s_.mm));
+    run.race(0, munmap(k.percpu(CpuId{0}), *s_.mm, s_.x));
+    run.race(1, kthread_then_back(k.percpu(CpuId{1}), *s_.mm));
+  }
+
+ private:
+  static sim::Task<void> munmap(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    co_await kernel::sys_munmap(self, mm, x, 4 * kPageSize);
+  }
+  static sim::Task<void> kthread_then_back(PerCpu& self, MmStruct& mm) {
+    co_await self.cpu.delay(sim::nanoseconds(200));  // the kernel thread's work
+    co_await switch_to(self, mm);
+  }
+  Shared2 s_;
+};
+TLBSIM_SCENARIO(MunmapLazyTables, "munmap_lazy_tables",
+                "cpu0 munmaps a whole mapping, freeing its page table, while cpu1 is lazy in the mm");
+
+// cpu0 and cpu1 each madvise a different page of the same mm at once; cpu1 then reads cpu0's page.
+class ConcurrentMadvise final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, 2 * kPageSize);
+    kernel::Kernel& k = run.kernel();
+    const std::uint64_t y = s_.x + kPageSize;
+    run.prepare(0, touch(k.percpu(CpuId{0}), *s_.mm, y, true));
+    run.prepare(1, touch(k.percpu(CpuId{1}), *s_.mm, y, true));
+    run.race(0, madvise(k.percpu(CpuId{0}), *s_.mm, s_.x, kPageSize));
+    run.race(1, madvise_then_read(k.percpu(CpuId{1}), *s_.mm, y, s_.x));
+  }
+
+ private:
+  Shared2 s_;
+};
+TLBSIM_SCENARIO(ConcurrentMadvise, "concurrent_madvise",
+                "cpu0 and cpu1 madvise different pages of one mm at once; cpu1 then reads cpu0's page");
+
+// A copy-on-write fault (ptep_clear_flush: a flush outside any mmu_gather) on cpu0 races a madvise on cpu1; cpu1
+// then reads the page cpu0 copied. Gathers that overlap are caught up by mm_tlb_flush_nested; this flush is not.
+class CowVsMadvise final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    kernel::Kernel& k = run.kernel();
+    MmStruct& mm = k.new_mm();
+    kernel::File& f = k.new_file(kPageSize);
+    run.prepare(0, switch_to(k.percpu(CpuId{0}), mm));
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), mm));
+    run.prepare(0, map_private_file(k.percpu(CpuId{0}), mm, f, p_));
+    run.prepare(0, map(k.percpu(CpuId{0}), mm, kPageSize, q_));
+    for (std::uint32_t c = 0; c < 2; ++c) {
+      run.prepare(c, touch(k.percpu(CpuId{c}), mm, p_, false));
+      run.prepare(c, touch(k.percpu(CpuId{c}), mm, q_, true));
+    }
+    run.race(0, touch(k.percpu(CpuId{0}), mm, p_, true));
+    run.race(1, madvise_then_read(k.percpu(CpuId{1}), mm, q_, p_));
+  }
+
+ private:
+  static sim::Task<void> map_private_file(PerCpu& self, MmStruct& mm, kernel::File& f, std::uint64_t& addr) {
+    addr = co_await kernel::sys_mmap(self, mm, kPageSize, false, &f, 0);
+  }
+  std::uint64_t p_ = 0, q_ = 0;
+};
+TLBSIM_SCENARIO(CowVsMadvise, "cow_vs_madvise",
+                "cpu0 write-faults a private file page (copy + flush_tlb_page) while cpu1 madvises another page");
+
+// cpu0 madvises page X while cpu1 switches to another process (or through `others` processes, recycling its ASID
+// slots) and back, then reads X.
+class SwitchVsMadvise : public CheckScenario {
+ public:
+  explicit SwitchVsMadvise(int others) : others_(others) {}
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, kPageSize);
+    kernel::Kernel& k = run.kernel();
+    for (int i = 0; i < others_; ++i) {
+      MmStruct& o = k.new_mm();
+      std::uint64_t a = 0;
+      run.prepare(1, switch_to(k.percpu(CpuId{1}), o));
+      run.prepare(1, map(k.percpu(CpuId{1}), o, kPageSize, a));
+      run.prepare(1, touch(k.percpu(CpuId{1}), o, a, true));
+      others_mm_.push_back(&o);
+    }
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), *s_.mm));
+    run.prepare(1, touch(k.percpu(CpuId{1}), *s_.mm, s_.x, true));
+    run.race(0, madvise(k.percpu(CpuId{0}), *s_.mm, s_.x, kPageSize));
+    run.race(1, away_and_back(k.percpu(CpuId{1}), others_mm_, *s_.mm, s_.x));
+  }
+
+ private:
+  static sim::Task<void> away_and_back(PerCpu& self, std::vector<MmStruct*> others, MmStruct& mm, std::uint64_t x) {
+    for (MmStruct* o : others) co_await switch_to(self, *o);
+    co_await switch_to(self, mm);
+    co_await touch_n(self, mm, x, 2);
+  }
+  int others_;
+  Shared2 s_;
+  std::vector<MmStruct*> others_mm_;
+};
+
+class SwitchAwayVsMadvise final : public SwitchVsMadvise {
+ public:
+  SwitchAwayVsMadvise() : SwitchVsMadvise(1) {}
+};
+TLBSIM_SCENARIO(SwitchAwayVsMadvise, "switch_vs_madvise",
+                "cpu1 switches to another process and back while cpu0 madvises a page both had used");
+
+// More processes than x86 has dynamic ASID slots (TLB_NR_DYN_ASIDS = 6): the slot is recycled on the way.
+class AsidReuseVsMadvise final : public SwitchVsMadvise {
+ public:
+  AsidReuseVsMadvise() : SwitchVsMadvise(6) {}
+};
+TLBSIM_SCENARIO(AsidReuseVsMadvise, "asid_reuse",
+                "cpu1 cycles through 6 other processes (recycling ASID slots) and back while cpu0 madvises");
+
+}  // namespace
+
+}  // namespace tlbsim::check

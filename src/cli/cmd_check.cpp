@@ -1,0 +1,182 @@
+// `tlbsim check`: explore interleavings of a scenario on a kernel profile for violations; replay a counterexample;
+// run the mutation suite. `tlbsim list scenarios|mutations` list what it knows.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "check/counterexample.h"
+#include "check/explore.h"
+#include "check/mutation_suite.h"
+#include "check/scenario.h"
+#include "cli/command.h"
+#include "kernel/mutation.h"
+#include "sim/time.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/registry.h"
+
+namespace tlbsim::cli {
+
+namespace {
+
+// Every mutation, with its area, the code it breaks and the scenarios that should catch it.
+class MutationListing final : public Listing {
+ public:
+  std::vector<std::pair<std::string, std::string>> rows() const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& e : Registry<kernel::Mutation>::list()) {
+      const kernel::MutationInfo i = e.make()->info();
+      out.emplace_back(e.name, fmt::format("[{}, {} on {}; caught by {}] {}", i.area, i.arch, i.kernel, i.scenarios,
+                                           e.description));
+    }
+    return out;
+  }
+};
+using ScenarioListing = RegistryListing<check::CheckScenario, Registry<check::CheckScenario>>;
+TLBSIM_REGISTER(Listing, MutationListing, "mutations", "planted kernel bugs the checker must catch (--mutation)");
+TLBSIM_REGISTER(Listing, ScenarioListing, "scenarios", "the checker's small scenarios (tlbsim check --scenario)");
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class CheckCommand final : public Command {
+ public:
+  CLI::App* define(CLI::App& parent) override {
+    CLI::App* c = parent.add_subcommand("check", "Explore interleavings for protocol violations; replay; mutation suite");
+    c->add_option("--kernel", kernel_, "Kernel profile name or .toml file")->capture_default_str();
+    c->add_option("--option", options_, "Override a profile option: NAME=on|off (repeatable)");
+    c->add_option("--mutation", mutations_, "Plant a mutation (repeatable; `tlbsim list mutations`)");
+    c->add_option("--scenario", scenario_, "Scenario name or 'all' (`tlbsim list scenarios`)")->capture_default_str();
+    c->add_option("--strategy", spec_.strategy, "random | pct | exhaustive")->capture_default_str();
+    c->add_option("--budget", spec_.budget, "Runs (schedules) per scenario at most")->capture_default_str();
+    c->add_option("--time", time_, "Wall-clock limit per scenario, e.g. 30s (default: none)");
+    c->add_option("--seed", spec_.seed, "Random seed of the random and pct strategies")->capture_default_str();
+    c->add_option("--depth", spec_.pct_depth, "PCT bug depth d")->capture_default_str();
+    c->add_option("--preemptions", spec_.preemptions, "Exhaustive: preemption bound")->capture_default_str();
+    c->add_option("--hardware", hardware_, "Speculative page walks the hardware may make per run")->capture_default_str();
+    c->add_option("--machine", machine_, "Machine whose latencies to use (default: by the kernel's arch)");
+    c->add_option("--out", out_, "Where to write a counterexample")->capture_default_str();
+    c->add_flag("--no-shrink", no_shrink_, "Keep the counterexample as found");
+    c->add_option("--replay", replay_, "Replay a counterexample file and print its interleaving");
+    c->add_option("--mutations", suite_, "Run the mutation suite: all, or mutation names")->expected(0, -1);
+    c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    suite_opt_ = c->get_option("--mutations");
+    return c;
+  }
+
+  int run(Streams& io) override {
+    if (!time_.empty()) {
+      try {
+        spec_.time_limit_s = sim::to_seconds(sim::parse_duration(time_));
+      } catch (const std::invalid_argument& e) {
+        throw InputError(fmt::format("--time: {}", e.what()));
+      }
+      if (spec_.time_limit_s <= 0 || spec_.time_limit_s > 86400) throw InputError("--time must be within 1ms..24h");
+    }
+    if (hardware_ > 1000) throw InputError("--hardware must be at most 1000");
+    if (!replay_.empty()) return run_replay(io);
+    if (suite_opt_->count() > 0) return run_suite(io);
+    return run_explore(io);
+  }
+
+ private:
+  int run_replay(Streams& io) {
+    const check::Counterexample cx = check::parse_counterexample(read_text_file(replay_), replay_);
+    const check::Replay r = check::replay(cx);
+    if (format_ == "json") {
+      io.out << nlohmann::json{{"violation", r.violation}, {"what", r.what}, {"trace", r.text}}.dump(2) << "\n";
+    } else {
+      io.out << r.text;
+    }
+    return r.violation ? 1 : 0;
+  }
+
+  int run_suite(Streams& io) {
+    const auto rows = check::run_mutation_suite(suite_, spec_);
+    if (format_ == "json") io.out << check::mutation_rows_json(rows).dump(2) << "\n";
+    else io.out << check::render_mutation_table(rows);
+    for (const auto& r : rows) {
+      if (!r.caught || !r.replays) return 1;
+    }
+    return 0;
+  }
+
+  int run_explore(Streams& io) {
+    std::vector<std::string> scenarios;
+    if (scenario_ == "all") {
+      for (const auto& e : Registry<check::CheckScenario>::list()) scenarios.push_back(e.name);
+    } else {
+      scenarios.push_back(scenario_);
+    }
+    nlohmann::json rows = nlohmann::json::array();
+    std::string table = fmt::format("{:<20} {:<10} {:>8} {:>10} {:<9} {}\n", "scenario", "strategy", "runs", "steps",
+                                    "complete", "result");
+    int status = 0;
+    for (const std::string& name : scenarios) {
+      check::CheckTarget t;
+      try {
+        t = check::make_target(kernel_, options_, mutations_, name, machine_);
+      } catch (const check::NotApplicable& e) {
+        if (scenario_ != "all") throw;
+        table += fmt::format("{:<20} skipped: {}\n", name, e.what());
+        continue;
+      }
+      t.hardware_budget = hardware_;
+      const check::ExploreResult r = check::explore(t, spec_);
+      const double rate = r.wall_s > 0 ? static_cast<double>(r.steps) / r.wall_s : 0;
+      std::string result = "no violation";
+      nlohmann::json row{{"scenario", name}, {"strategy", spec_.strategy}, {"runs", r.runs}, {"steps", r.steps},
+                         {"cut_off", r.cut_off}, {"complete", r.complete}};
+      if (r.found) {
+        status = 1;
+        check::Counterexample cx{t, r.found->decisions, r.found->what, r.found->steps};
+        if (!no_shrink_) cx = check::shrink(cx);
+        const std::string path = scenarios.size() == 1 ? out_ : name + "." + out_;
+        write_file_atomic(path, check::to_json_text(cx));
+        result = fmt::format("VIOLATION at run {} ({} forced choices, {} steps): {}; written to {}", r.found_at_run,
+                             cx.decisions.size(), cx.steps, cx.violation, path);
+        row["violation"] = cx.violation;
+        row["counterexample"] = path;
+        row["found_at_run"] = r.found_at_run;
+      }
+      table += fmt::format("{:<20} {:<10} {:>8} {:>10} {:<9} {}\n", name, spec_.strategy, r.runs, r.steps,
+                           spec_.strategy == "exhaustive" ? (r.complete ? "yes" : "no") : "-", result);
+      io.err << fmt::format("tlbsim: {}: {} runs, {} steps in {:.2f} s ({:.0f} steps/s, {:.0f} runs/s)\n", name, r.runs,
+                            r.steps, r.wall_s, rate, r.wall_s > 0 ? static_cast<double>(r.runs) / r.wall_s : 0);
+      rows.push_back(row);
+    }
+    if (format_ == "json") io.out << rows.dump(2) << "\n";
+    else io.out << table;
+    return status;
+  }
+
+  std::string kernel_ = "linux-5.17";
+  std::vector<std::string> options_;
+  std::vector<std::string> mutations_;
+  std::string scenario_ = "all";
+  check::ExploreSpec spec_;
+  std::string time_;
+  std::uint32_t hardware_ = 2;
+  std::string machine_;
+  std::string out_ = "counterexample.json";
+  bool no_shrink_ = false;
+  std::string replay_;
+  std::vector<std::string> suite_;
+  CLI::Option* suite_opt_ = nullptr;
+  std::string format_ = "table";
+};
+
+TLBSIM_REGISTER(Command, CheckCommand, "check", "explore interleavings for violations");
+
+}  // namespace
+
+}  // namespace tlbsim::cli

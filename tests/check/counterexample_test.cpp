@@ -1,0 +1,91 @@
+// Counterexamples: shrinking to few decisions, the file round trip, and the replay printed in kernel terms.
+#include "check/counterexample.h"
+
+#include <gtest/gtest.h>
+
+#include "check/explore.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace tlbsim::check {
+namespace {
+
+Counterexample found(const std::string& mutation, const std::string& scenario) {
+  const CheckTarget t = make_target("linux-5.17", {}, {mutation}, scenario, "");
+  ExploreSpec spec;
+  spec.strategy = "random";  // random walks make many needless decisions: something to shrink
+  spec.budget = 20000;
+  const ExploreResult r = explore(t, spec);
+  EXPECT_TRUE(r.found.has_value());
+  return Counterexample{t, r.found->decisions, r.found->what, r.found->steps};
+}
+
+TEST(Counterexample, ShrinkingKeepsTheViolationWithFewerDecisions) {
+  const Counterexample cx = found("switch_mm_reads_tlb_gen_before_cpumask", "switch_vs_madvise");
+  const Counterexample small = shrink(cx);
+  EXPECT_LT(small.decisions.size(), cx.decisions.size());
+  EXPECT_LE(small.decisions.size(), 4u);
+  EXPECT_TRUE(replay(small).violation);
+  // 1-minimal: dropping any one decision loses the violation.
+  for (std::size_t i = 0; i < small.decisions.size(); ++i) {
+    Counterexample fewer = small;
+    fewer.decisions.erase(fewer.decisions.begin() + static_cast<std::ptrdiff_t>(i));
+    EXPECT_FALSE(replay(fewer).violation) << "decision " << i << " was not needed";
+  }
+}
+
+TEST(Counterexample, FileRoundTripReplaysTheSameInterleaving) {
+  const Counterexample cx = shrink(found("asid_slot_reuse_skips_tlb_gen", "switch_vs_madvise"));
+  const std::string text = to_json_text(cx);
+  const Counterexample back = parse_counterexample(text, "cx.json");
+  EXPECT_EQ(back.decisions, cx.decisions);
+  EXPECT_EQ(back.target.mutations, cx.target.mutations);
+  const Replay a = replay(cx), b = replay(back);
+  EXPECT_TRUE(a.violation);
+  EXPECT_EQ(a.text, b.text);
+  // Per-CPU columns in kernel terms, ending at the violation.
+  EXPECT_NE(a.text.find("switch_mm_irqs_off"), std::string::npos) << a.text;
+  EXPECT_NE(a.text.find("mm.tlb_gen"), std::string::npos) << a.text;
+  EXPECT_NE(a.text.find("cpu1"), std::string::npos);
+  EXPECT_EQ(a.text.rfind("VIOLATION: ", std::string::npos), a.text.find("VIOLATION: "));
+  EXPECT_EQ(a.text.back(), '\n');
+}
+
+TEST(Counterexample, MalformedFilesAreInputErrorsNamingTheFile) {
+  EXPECT_THROW(parse_counterexample("{", "bad.json"), InputError);
+  EXPECT_THROW(parse_counterexample("{}", "bad.json"), InputError);
+  try {
+    parse_counterexample(R"({"tlbsim_counterexample": 1, "kernel": "linux-5.17", "options": [], "mutations": [],
+      "scenario": "nosuch", "machine": "", "hardware_budget": 2, "max_steps": 100, "decisions": [],
+      "violation": "", "steps": 0})",
+                         "bad.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("nosuch"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace tlbsim::check
+
+namespace tlbsim::check {
+namespace {
+
+// docs/findings.md cites these files; each must still replay its violation, and the later fix (where one is
+// modeled) must not violate on the same schedule.
+TEST(Counterexample, TheFindingsCounterexamplesReplay) {
+  const std::string dir = std::string(TLBSIM_SOURCE_DIR) + "/docs/counterexamples/";
+  for (const char* name : {"f1-seed000-batched-flush-skipped.json", "f4-seed001-reclaimer-not-flushed.json"}) {
+    const Counterexample cx = parse_counterexample(read_file(dir + name), name);
+    const Replay r = replay(cx);
+    EXPECT_TRUE(r.violation) << name;
+    EXPECT_EQ(r.what, cx.violation) << name;
+  }
+  Counterexample f1 = parse_counterexample(read_file(dir + "f1-seed000-batched-flush-skipped.json"), "f1");
+  f1.target = make_target("linux-5.17-seed000-fixed", {}, {}, f1.target.scenario, "");
+  EXPECT_FALSE(replay(f1).violation) << "ignore_invalid_tlb_gen fixes F1 on the same schedule";
+}
+
+}  // namespace
+}  // namespace tlbsim::check
