@@ -49,9 +49,9 @@ sim::Task<void> madvise(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uin
   co_await kernel::sys_madvise_dontneed(self, mm, addr, len);
 }
 
-sim::Task<void> madvise_then_read(PerCpu& self, MmStruct& mm, std::uint64_t mine, std::uint64_t theirs) {
+sim::Task<void> madvise_then_read(PerCpu& self, MmStruct& mm, std::uint64_t mine, std::uint64_t theirs, int reads) {
   co_await kernel::sys_madvise_dontneed(self, mm, mine, kPageSize);
-  co_await touch_n(self, mm, theirs, 2);
+  co_await touch_n(self, mm, theirs, reads);
 }
 
 // Both CPUs run one mm and have touched page X; the start every scenario below shares.
@@ -120,14 +120,14 @@ class ConcurrentMadvise final : public CheckScenario {
     run.prepare(0, touch(k.percpu(CpuId{0}), *s_.mm, y, true));
     run.prepare(1, touch(k.percpu(CpuId{1}), *s_.mm, y, true));
     run.race(0, madvise(k.percpu(CpuId{0}), *s_.mm, s_.x, kPageSize));
-    run.race(1, madvise_then_read(k.percpu(CpuId{1}), *s_.mm, y, s_.x));
+    run.race(1, madvise_then_read(k.percpu(CpuId{1}), *s_.mm, y, s_.x, 1));
   }
 
  private:
   Shared2 s_;
 };
 TLBSIM_SCENARIO(ConcurrentMadvise, "concurrent_madvise",
-                "cpu0 and cpu1 madvise different pages of one mm at once; cpu1 then reads cpu0's page");
+                "cpu0 and cpu1 madvise different pages of one mm at once; cpu1 then reads cpu0's page once");
 
 // A copy-on-write fault (ptep_clear_flush: a flush outside any mmu_gather) on cpu0 races a madvise on cpu1; cpu1
 // then reads the page cpu0 copied. Gathers that overlap are caught up by mm_tlb_flush_nested; this flush is not.
@@ -146,7 +146,7 @@ class CowVsMadvise final : public CheckScenario {
       run.prepare(c, touch(k.percpu(CpuId{c}), mm, q_, true));
     }
     run.race(0, touch(k.percpu(CpuId{0}), mm, p_, true));
-    run.race(1, madvise_then_read(k.percpu(CpuId{1}), mm, q_, p_));
+    run.race(1, madvise_then_read(k.percpu(CpuId{1}), mm, q_, p_, 2));
   }
 
  private:
