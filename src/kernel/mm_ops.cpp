@@ -65,6 +65,16 @@ sim::Task<void> do_cow_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) 
   mm.pgd.set(v, Pte{anon, true, true, true});
 }
 
+// do_shared_fault: a write to an unmapped page of a MAP_SHARED file mapping maps the page-cache page itself,
+// writable (__do_fault, do_page_mkwrite, finish_fault; no fault-around for writes).
+sim::Task<void> do_shared_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
+  bool allocated = false;
+  const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
+  if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);
+  co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
+  mm.pgd.set(v, Pte{p, true, true, false});
+}
+
 // do_anonymous_page: a zeroed private page (a read maps the shared zero page).
 sim::Task<void> do_anonymous_page(PerCpu& self, MmStruct& mm, Vpn v, bool write) {
   if (!write) {
@@ -110,8 +120,13 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
   const auto pte = mm.pgd.lookup(v);
   if (!pte) {
     if (vma->file == nullptr) co_await do_anonymous_page(self, mm, v, write);
-    else if (write && !vma->shared) co_await do_cow_fault(self, mm, *vma, v);
+    else if (write && vma->shared) co_await do_shared_fault(self, mm, *vma, v);
+    else if (write) co_await do_cow_fault(self, mm, *vma, v);
     else co_await do_read_fault(self, mm, *vma, v);
+  } else if (write && !pte->writable && vma->file != nullptr && vma->shared) {
+    // wp_page_shared: a read-mapped page of a shared file becomes writable in place; an upgrade needs no flush.
+    co_await self.cpu.delay(costs(self).pte_update);
+    mm.pgd.set(v, Pte{pte->pfn, true, true, false});
   } else if (write && !pte->writable) {
     co_await do_wp_page(self, mm, *vma, v, *pte);
   }

@@ -3,20 +3,34 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
 
 #include "kernel/kernel.h"
 #include "sim/task.h"
 #include "sim/time.h"
+#include "workloads/workload.h"
 
 namespace tlbsim::workloads {
 
 // The thread starts running on its CPU: switch_mm (switch_mm_irqs_off with interrupts off), then user mode.
 sim::Task<void> enter_user_thread(kernel::PerCpu& self, kernel::MmStruct& mm);
 
-// Maps `size` bytes MAP_PRIVATE (of `file`, or anonymous when null) and, page by page, writes 1,
-// madvise(MADV_DONTNEED)s the page and reads it back, one iteration per page counted from `measure_from`; then
-// munmaps and maps again, until `end`.
+// Maps `size` bytes MAP_PRIVATE, or MAP_SHARED when `shared` (of `file`, or anonymous when null) and, page by page,
+// writes 1, madvise(MADV_DONTNEED)s the page and reads it back, one iteration per page counted from
+// `measure_from`; then munmaps and maps again, until `end`.
 sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t size, kernel::File* file,
-                               sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations);
+                               sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations,
+                               bool shared = false);
+
+// Thread i's code: (its CPU, the shared mm, i, counted from, end, its iteration counter).
+using PinnedThreadBody = std::function<sim::Task<void>(kernel::PerCpu&, kernel::MmStruct&, std::uint32_t, sim::SimTime,
+                                                       sim::SimTime, std::uint64_t&)>;
+// will-it-scale's threads mode: one mm whose threads each hold an mm_users reference (powerpc's flush_type_needed
+// reads it), thread i pinned to core i % cores (main.c's affinity). Throws InputError naming `workload` for more
+// threads than cores.
+void start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops,
+                          std::string_view workload, const PinnedThreadBody& body);
 
 }  // namespace tlbsim::workloads

@@ -25,9 +25,9 @@ sim::Task<void> enter_user_thread(kernel::PerCpu& self, kernel::MmStruct& mm) {
 }
 
 sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t size, kernel::File* file,
-                               sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations) {
+                               sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations, bool shared) {
   while (self.cpu.now() < end) {
-    const std::uint64_t addr = co_await kernel::sys_mmap(self, mm, size, false, file, 0);
+    const std::uint64_t addr = co_await kernel::sys_mmap(self, mm, size, shared, file, 0);
     for (std::uint64_t i = 0; i < size; i += kernel::kPageSize) {
       co_await kernel::user_access(self, mm, addr + i, true);                        // *(addr + i) = 1;
       co_await kernel::sys_madvise_dontneed(self, mm, addr + i, kernel::kPageSize);  // madvise(..., MADV_DONTNEED)
@@ -36,6 +36,26 @@ sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::
       if (self.cpu.now() >= end) co_return;
     }
     co_await kernel::sys_munmap(self, mm, addr, size);
+  }
+}
+
+void start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops,
+                          std::string_view workload, const PinnedThreadBody& body) {
+  const auto& topo = k.sys().topology();
+  const std::uint32_t cores = topo.params().sockets * topo.params().cores_per_socket;
+  if (p.threads == 0 || p.threads > cores) {
+    throw InputError("--threads: " + std::string(workload) + " pins one thread per core; this machine has " +
+                     std::to_string(cores) + " cores");
+  }
+  kernel::MmStruct& mm = k.new_mm();
+  mm.mm_users.value = p.threads;  // each thread (clone(CLONE_VM)) holds an mm_users reference
+  ops.assign(p.threads, 0);
+  const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
+  for (std::uint32_t i = 0; i < p.threads; ++i) {
+    const std::uint32_t core = i % cores;
+    const CpuId cpu = topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
+    kernel::PerCpu& pc = k.percpu(cpu);
+    pc.cpu.start(body(pc, mm, i, from, end, ops[i]));
   }
 }
 
@@ -52,28 +72,17 @@ class TlbFlush1 final : public Workload {
   std::string metric_name() const override { return "ops_per_sec"; }
   std::string unit() const override { return "ops/s"; }
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
-    const auto& topo = k.sys().topology();
-    const std::uint32_t cores = topo.params().sockets * topo.params().cores_per_socket;
-    if (p.threads == 0 || p.threads > cores) {
-      throw InputError("--threads: tlb_flush1 pins one thread per core; this machine has " + std::to_string(cores) +
-                       " cores");
-    }
-    kernel::MmStruct& mm = k.new_mm();
-    // Each thread (clone(CLONE_VM)) holds an mm_users reference (powerpc's flush_type_needed reads it).
-    mm.mm_users.value = p.threads;
-    ops.assign(p.threads, 0);
-    for (std::uint32_t i = 0; i < p.threads; ++i) {
-      kernel::File& file = k.new_file(kFileSize);
-      // Steady state: after will-it-scale's warm-up the file's pages are in the page cache (read back as zeros).
-      for (std::uint64_t pg = 0; pg < kFileSize / kernel::kPageSize; ++pg) {
-        file.pages.emplace(pg, k.frames().alloc(kernel::FrameUse::kPageCache));
-      }
-      const std::uint32_t core = i % cores;
-      const CpuId cpu = topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
-      kernel::PerCpu& pc = k.percpu(cpu);
-      pc.cpu.start(
-          tlb_flush1_thread(pc, mm, file, sim::kTimeZero + p.warmup, sim::kTimeZero + p.warmup + p.duration, ops[i]));
-    }
+    start_pinned_threads(k, p, ops, "tlb_flush1",
+                         [&k](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from,
+                              sim::SimTime end, std::uint64_t& n) {
+                           kernel::File& file = k.new_file(kFileSize);
+                           // Steady state: after will-it-scale's warm-up the file's pages are in the page cache
+                           // (read back as zeros).
+                           for (std::uint64_t pg = 0; pg < kFileSize / kernel::kPageSize; ++pg) {
+                             file.pages.emplace(pg, k.frames().alloc(kernel::FrameUse::kPageCache));
+                           }
+                           return tlb_flush1_thread(pc, mm, file, from, end, n);
+                         });
   }
 };
 

@@ -47,20 +47,9 @@ class PinnedThreads final : public Workload {
   std::string metric_name() const override { return "ops_per_sec"; }
   std::string unit() const override { return "ops/s"; }
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
-    const auto& topo = k.sys().topology();
-    const std::uint32_t cores = topo.params().sockets * topo.params().cores_per_socket;
-    if (p.threads == 0 || p.threads > cores) {
-      throw InputError("--threads: this workload pins one thread per core; this machine has " + std::to_string(cores) +
-                       " cores");
-    }
-    kernel::MmStruct& mm = k.new_mm();
-    mm.mm_users.value = p.threads;  // each thread (clone(CLONE_VM)) holds an mm_users reference
-    ops.assign(p.threads, 0);
-    for (std::uint32_t i = 0; i < p.threads; ++i) {
-      const CpuId cpu = topo.cpu_at(i / topo.params().cores_per_socket, i % topo.params().cores_per_socket, 0);
-      kernel::PerCpu& pc = k.percpu(cpu);
-      pc.cpu.start(on_cpu(kBody, pc, mm, sim::kTimeZero + p.warmup, sim::kTimeZero + p.warmup + p.duration, ops[i]));
-    }
+    start_pinned_threads(k, p, ops, "this workload",
+                         [](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from,
+                            sim::SimTime end, std::uint64_t& n) { return on_cpu(kBody, pc, mm, from, end, n); });
   }
 };
 
