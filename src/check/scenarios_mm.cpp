@@ -129,6 +129,32 @@ class ConcurrentMadvise final : public CheckScenario {
 TLBSIM_SCENARIO(ConcurrentMadvise, "concurrent_madvise",
                 "cpu0 and cpu1 madvise different pages of one mm at once; cpu1 then reads cpu0's page once");
 
+// Three CPUs on one mm: cpu0 madvises page X while cpu1 keeps reading it and cpu2, lazy in a kernel thread
+// (skipped by the flush's lazy filter), returns to the mm and reads X.
+class LazyReturnVsMadvise final : public CheckScenario {
+ public:
+  std::uint32_t cpus() const override { return 3; }
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, kPageSize);
+    kernel::Kernel& k = run.kernel();
+    run.prepare(2, switch_to(k.percpu(CpuId{2}), *s_.mm));
+    run.prepare(2, touch(k.percpu(CpuId{2}), *s_.mm, s_.x, false));
+    run.prepare(2, switch_to_kthread(k.percpu(CpuId{2}), *s_.mm));
+    run.race(0, madvise(k.percpu(CpuId{0}), *s_.mm, s_.x, kPageSize));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 2));
+    run.race(2, back_and_read(k.percpu(CpuId{2}), *s_.mm, s_.x));
+  }
+
+ private:
+  static sim::Task<void> back_and_read(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    co_await switch_to(self, mm);
+    co_await touch_n(self, mm, x, 1);
+  }
+  Shared2 s_;
+};
+TLBSIM_SCENARIO(LazyReturnVsMadvise, "lazy_return_vs_madvise",
+                "3 CPUs: cpu0 madvises a page cpu1 reads, while lazy cpu2 returns to the mm and reads it");
+
 // A copy-on-write fault (ptep_clear_flush: a flush outside any mmu_gather) on cpu0 races a madvise on cpu1; cpu1
 // then reads the page cpu0 copied. Gathers that overlap are caught up by mm_tlb_flush_nested; this flush is not.
 class CowVsMadvise final : public CheckScenario {

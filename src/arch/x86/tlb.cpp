@@ -79,6 +79,7 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
       if (!in_mask) co_await next.cpumask.set_cpu(m, self.cpu, self.id);  // WARN_ON_ONCE repair
     }
     if (!was_lazy) co_return;
+    if (self.k.config().mutated("lazy_return_skips_tlb_gen_check")) co_return;  // Mutation: trust the stale TLB
     // Read the tlb_gen to check whether a flush is needed (smp_mb() first: the bit stayed set while lazy).
     next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
     if (ts.ctxs[prev_asid].tlb_gen == next_tlb_gen) co_return;
@@ -331,5 +332,7 @@ TLBSIM_MUTATION(asid_slot_reuse_skips_tlb_gen, "asid", "x86", "switch_vs_madvise
                 "choose_new_asid reuses the mm's ASID slot without comparing the slot's tlb_gen with the mm's");
 TLBSIM_MUTATION(asid_new_slot_skips_flush, "asid", "x86", "asid_reuse", "linux-5.17",
                 "choose_new_asid takes a recycled ASID slot without flushing the previous owner's entries");
+TLBSIM_MUTATION(lazy_return_skips_tlb_gen_check, "generation", "x86", "lazy_return_vs_madvise", "linux-5.17",
+                "switch_mm_irqs_off leaving lazy mode for the same mm does not compare the mm's tlb_gen with its own");
 TLBSIM_MUTATION(lazy_flush_keeps_mm_loaded, "cpumask", "x86", "munmap_lazy_tables", "linux-5.17",
                 "flush_tlb_func on a lazy CPU returns without switching to init_mm (freed page tables stay cached)");
