@@ -74,12 +74,12 @@ std::vector<MutationRow> run_mutation_suite(const std::vector<std::string>& name
 }
 
 std::string render_mutation_table(const std::vector<MutationRow>& rows) {
-  std::string out = fmt::format("{:<40} {:<10} {:<7} {:<20} {:>6} {:>10} {:>9} {:>6}\n", "mutation", "area", "result",
+  std::string out = fmt::format("{:<40} {:<10} {:<7} {:<24} {:>6} {:>10} {:>9} {:>6}\n", "mutation", "area", "result",
                                 "scenario", "runs", "to catch", "decisions", "steps");
   std::size_t caught = 0;
   for (const MutationRow& r : rows) {
     caught += r.caught ? 1 : 0;
-    out += fmt::format("{:<40} {:<10} {:<7} {:<20} {:>6} {:>8.1f}ms {:>9} {:>6}{}\n", r.mutation, r.area,
+    out += fmt::format("{:<40} {:<10} {:<7} {:<24} {:>6} {:>8.1f}ms {:>9} {:>6}{}\n", r.mutation, r.area,
                        r.caught ? "caught" : "missed", r.scenario, r.runs, r.seconds * 1e3,
                        r.caught ? std::to_string(r.decisions) : "-", r.caught ? std::to_string(r.steps) : "-",
                        r.caught && !r.replays ? "  (does not replay!)" : "");

@@ -118,7 +118,7 @@ class CheckCommand final : public Command {
       scenarios.push_back(scenario_);
     }
     nlohmann::json rows = nlohmann::json::array();
-    std::string table = fmt::format("{:<20} {:<10} {:>8} {:>10} {:<9} {}\n", "scenario", "strategy", "runs", "steps",
+    std::string table = fmt::format("{:<24} {:<10} {:>8} {:>10} {:<9} {}\n", "scenario", "strategy", "runs", "steps",
                                     "complete", "result");
     int status = 0;
     for (const std::string& name : scenarios) {
@@ -127,7 +127,7 @@ class CheckCommand final : public Command {
         t = check::make_target(kernel_, options_, mutations_, name, machine_);
       } catch (const check::NotApplicable& e) {
         if (scenario_ != "all") throw;
-        table += fmt::format("{:<20} skipped: {}\n", name, e.what());
+        table += fmt::format("{:<24} skipped: {}\n", name, e.what());
         continue;
       }
       t.hardware_budget = hardware_;
@@ -148,7 +148,7 @@ class CheckCommand final : public Command {
         row["counterexample"] = path;
         row["found_at_run"] = r.found_at_run;
       }
-      table += fmt::format("{:<20} {:<10} {:>8} {:>10} {:<9} {}\n", name, spec_.strategy, r.runs, r.steps,
+      table += fmt::format("{:<24} {:<10} {:>8} {:>10} {:<9} {}\n", name, spec_.strategy, r.runs, r.steps,
                            spec_.strategy == "exhaustive" ? (r.complete ? "yes" : "no") : "-", result);
       io.err << fmt::format("tlbsim: {}: {} runs, {} steps in {:.2f} s ({:.0f} steps/s, {:.0f} runs/s)\n", name, r.runs,
                             r.steps, r.wall_s, rate, r.wall_s > 0 ? static_cast<double>(r.runs) / r.wall_s : 0);
