@@ -31,7 +31,7 @@ class Family : public CheckScenario {
   }
   void start(ScenarioRun& run) override {
     kernel::Kernel& k = run.kernel();
-    sched_ = std::make_unique<Sched>(k);
+    sched_ = std::make_unique<Sched>(k, false);  // no tick: every step is the scenario's
     wait_ = std::make_unique<kernel::WaitQueue>(k.sys().coherence(), "wait_chldexit");
     sched_->start();
     MmStruct& mm = k.new_mm();

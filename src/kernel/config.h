@@ -3,6 +3,7 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,9 @@ struct KernelConfig {
   // The architecture ("x86" or "powerpc") and release whose code runs; they choose the ArchMmu implementation.
   std::string arch = "x86";
   KernelVersion version{5, 17};
+  // CONFIG_HZ: the scheduler tick's rate (kernel/Kconfig.hz; its default, HZ_250, unless the profile's `HZ` key
+  // says otherwise). The tick runs on busy CPUs only (NO_HZ_IDLE; kernel/sched_tick.cpp).
+  std::uint32_t HZ = 250;
 
   // ---- Not a seed: the two forms of native_flush_tlb_multi of x86 v5.13-v5.17.
   // Commit 6035152d8eeb open-codes the lazy filter into a cpumask before the cross-call; the benchmarked kernels of

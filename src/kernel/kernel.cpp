@@ -105,7 +105,7 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
     co_await flush_smp_call_function_queue(self);
   } else if (vector == LOCAL_TIMER_VECTOR && sched != nullptr) {
     ++counters_.irq_timer_count;
-    co_await sched->run_expired_timers(self);
+    co_await sched->timer_interrupt(self);
   } else {
     co_await arch_->handle_arch_irq(self, vector);
   }

@@ -29,6 +29,7 @@ KernelProfile parse_kernel_profile(std::string_view text, const std::string& nam
   }
   p.seed = k.optional_string("seed").value_or("");
   p.role = k.optional_string("role").value_or("base");
+  if (auto hz = k.optional_integer("HZ", 100, 1000)) p.config.HZ = static_cast<std::uint32_t>(*hz);
   if (p.role != "base" && p.role != "before" && p.role != "after" && p.role != "variant") {
     k.fail("role", fmt::format("'{}' is not one of base, before, after, variant", p.role));
   }

@@ -32,8 +32,12 @@ TaskStruct::~TaskStruct() {
   if (body) body.destroy();
 }
 
-Sched::Sched(Kernel& kernel)
-    : k(kernel), timers_(kernel.ncpus()), rd_overload_{false, kernel.sys().coherence().add_line("root_domain.overload")} {
+Sched::Sched(Kernel& kernel, bool tick)
+    : k(kernel),
+      timers_(kernel.ncpus()),
+      rd_overload_{false, kernel.sys().coherence().add_line("root_domain.overload")},
+      tick_period_(tick && kernel.config().HZ > 0 ? sim::milliseconds(1000) / kernel.config().HZ : sim::Duration{0}),
+      nohz_idle_cpus_line_(kernel.sys().coherence().add_line("nohz.idle_cpus_mask")) {
   k.sched = this;
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
     rqs_.push_back(std::make_unique<Rq>(k.sys().coherence()));
@@ -81,7 +85,7 @@ TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
 }
 
 sim::Task<void> Sched::wake_up_new_task(TaskStruct& parent, TaskStruct& child) {
-  co_await try_to_wake_up(parent, child);
+  co_await try_to_wake_up(parent, child, true);
 }
 
 sim::Task<void> Sched::task_main(TaskStruct& t, sim::Task<void> body) {
@@ -102,6 +106,7 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
     // this CPU without an IPI.
     const bool need = co_await mem.read(pc.cpu, r.need_resched);
     if (need) {
+      if (std::exchange(r.nohz_kick, false)) co_await nohz_idle_balance(pc);  // the kick's SCHED_SOFTIRQ
       co_await schedule(idle);
       continue;
     }
@@ -148,6 +153,12 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   if (current.state != TaskState::TASK_RUNNING) ++current.nvcsw;
   r.curr = next;
   next->cpu = current.cpu;
+  r.exec_start = pc.cpu.now();
+  if (next->is_idle) {
+    r.tick_running = false;  // tick_nohz_idle_stop_tick (docs/model.md: stopped at every idle entry)
+  } else if (current.is_idle) {
+    tick_nohz_idle_exit(pc.id, pc.cpu.now());
+  }
   ++r.nr_switches;
   ++k.counters().context_switches;
   co_await context_switch(r, current, *next);
@@ -225,7 +236,7 @@ sim::Task<CpuId> Sched::select_task_rq(TaskStruct& waker, TaskStruct& p) {
   co_return prev;
 }
 
-sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p) {
+sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, bool fork) {
   PerCpu& w = cpu_of(waker);
   hw::Memory& mem = k.mem();
   const bool irqs_were_off = w.cpu.irqs_disabled();
@@ -255,8 +266,10 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p) {
   p.cpu = target;
   r.queue.push_back(&p);
   co_await mark_overloaded(w, r);
-  // resched_curr: the target's idle task polls need_resched, so setting it wakes the CPU without an IPI.
-  if (r.curr == r.idle) co_await mem.write(w.cpu, r.need_resched, true);
+  // check_preempt_curr -> resched_curr: the target's idle task polls need_resched, so setting it wakes the CPU
+  // without an IPI. A task that slept preempts a running one (check_preempt_wakeup: GENTLE_FAIR_SLEEPERS places
+  // it up to sysctl_sched_latency / 2 behind min_vruntime, past wakeup_gran); a new one does not (START_DEBIT).
+  if (r.curr == r.idle || (!fork && !r.need_resched.value)) co_await mem.write(w.cpu, r.need_resched, true);
   co_await r.lock.unlock(mem, w.cpu);
   if (!irqs_were_off) co_await w.cpu.local_irq_enable();
 }

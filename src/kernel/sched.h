@@ -59,6 +59,12 @@ struct Rq {
   std::uint64_t nr_switches = 0;
   sim::Duration last_idle{0};  // how long the previous idle period lasted (the governor's prediction)
   sim::Duration avg_idle = sim::microseconds(1000);  // rq->avg_idle, starting at 2 * sysctl_sched_migration_cost
+  sim::SimTime exec_start{};  // when curr was switched in (curr->se.prev_sum_exec_runtime, as a time)
+  // The periodic tick (kernel/time/tick-sched.c with NO_HZ_IDLE): runs while curr is not the idle task.
+  bool tick_running = false;
+  sim::SimTime tick_next{};                // the next tick, on a jiffy boundary
+  std::vector<sim::SimTime> tick_events;  // timer events queued for this CPU (an event cannot be cancelled)
+  bool nohz_kick = false;                  // nohz_flags & NOHZ_BALANCE_KICK: kicked to balance for idle CPUs
 };
 
 // struct wait_queue_head.
@@ -70,9 +76,11 @@ struct WaitQueue {
 
 // Contract: one Sched per Kernel; every CPU runs its idle task from start(); user tasks are created pinned to a
 // CPU and first run when that CPU's schedule() picks them. Task bodies never return: they end in do_task_dead().
-class Sched final : private sim::RootObserver {
+class Sched final : private sim::RootObserver, private sim::TimerHandler {
  public:
-  explicit Sched(Kernel& k);
+  // `tick`: run the periodic scheduler tick at the profile's HZ on busy CPUs (the checker's scenarios run
+  // without it, so that every step is one the scenario chose).
+  explicit Sched(Kernel& k, bool tick = true);
   ~Sched();
 
   Kernel& k;
@@ -97,15 +105,22 @@ class Sched final : private sim::RootObserver {
   // previous CPU. Reading another CPU's runqueue state is a load of its runqueue line.
   sim::Task<CpuId> select_task_rq(TaskStruct& waker, TaskStruct& p);
   // try_to_wake_up(): `waker` (running on its CPU) makes `p` runnable, on the CPU select_task_rq picks.
-  sim::Task<void> try_to_wake_up(TaskStruct& waker, TaskStruct& p);
+  // `fork`: WF_FORK, from wake_up_new_task (a new task does not preempt: START_DEBIT).
+  sim::Task<void> try_to_wake_up(TaskStruct& waker, TaskStruct& p, bool fork = false);
   // wait_event(wq, cond()): sleeps until cond() holds, re-checking after each wake-up.
   sim::Task<void> wait_event(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond);
   // wake_up(wq): wakes every waiter.
   sim::Task<void> wake_up(TaskStruct& waker, WaitQueue& wq);
   // schedule_hrtimeout / nanosleep: sleep for `d`; an hrtimer on this CPU's local timer wakes the task.
   sim::Task<void> sleep(TaskStruct& current, sim::Duration d);
-  // The local timer interrupt's work on `self`: wake the tasks whose sleep expired.
-  sim::Task<void> run_expired_timers(PerCpu& self);
+  // The local timer interrupt's work on `self`: wake the tasks whose sleep expired, then the scheduler tick if
+  // one is due (hrtimer_interrupt -> tick_sched_timer -> scheduler_tick).
+  sim::Task<void> timer_interrupt(PerCpu& self);
+  // need_resched(): TIF_NEED_RESCHED of the task running on `t`'s CPU, tested where a preemptible task would
+  // take a preemption (the return to user mode of the tick or of a reschedule).
+  bool need_resched(TaskStruct& t) { return rq(t.cpu).need_resched.value; }
+  // The scheduler tick's period, 1 s / HZ; zero when the tick is off.
+  sim::Duration tick_period() const { return tick_period_; }
   // do_task_dead(): the final schedule() of an exiting task.
   sim::Task<void> do_task_dead(TaskStruct& current);
 
@@ -122,6 +137,20 @@ class Sched final : private sim::RootObserver {
   // add_nr_running's rd->overload update after a wakeup queued a task behind a running one.
   sim::Task<void> mark_overloaded(PerCpu& waker, Rq& target);
   void update_avg_idle(Rq& r, sim::Duration idle);
+  // The tick (sched_tick.cpp): started when a CPU leaves idle, stopped when it enters idle.
+  void tick_nohz_idle_exit(CpuId c, sim::SimTime now);
+  void arm_tick(CpuId c, sim::SimTime at);
+  void on_timer(std::uint32_t cpu) override;
+  sim::Task<void> run_expired_timers(PerCpu& self);
+  sim::Task<void> scheduler_tick(PerCpu& self);
+  // trigger_load_balance -> nohz_balancer_kick: a busy CPU with queued tasks kicks an idle CPU to balance.
+  sim::Task<void> nohz_balancer_kick(PerCpu& self, Rq& r);
+  // nohz_idle_balance, on the kicked CPU: pulls queued tasks onto the idle CPUs.
+  sim::Task<void> nohz_idle_balance(PerCpu& pc);
+  // The busiest runqueue with a task `to` may run, nearest scheduling domain first; nullptr if none.
+  sim::Task<Rq*> find_busiest_queue(PerCpu& pc, CpuId to);
+  // Moves one task `to` may run from `busiest` to `to`'s runqueue (detach_task / attach_task); false if none.
+  sim::Task<bool> pull_one_task(PerCpu& pc, Rq& busiest, CpuId to);
   // The CPUs of each scheduling-domain level around `c` (SMT, LLC, socket, machine), built on first use.
   const std::vector<std::vector<CpuId>>& sched_domains(CpuId c);
   // A task's body is a root owned by its TaskStruct: a failure in it stops the run on the CPU it ran on.
@@ -137,6 +166,9 @@ class Sched final : private sim::RootObserver {
   std::uint32_t next_pid_ = 1;
   std::vector<std::vector<std::vector<CpuId>>> domains_;
   hw::Shared<bool> rd_overload_;  // root_domain->overload, on its own line
+  sim::Duration tick_period_{0};
+  sim::SimTime nohz_next_balance_{};  // nohz.next_balance
+  LineId nohz_idle_cpus_line_;        // nohz.idle_cpus_mask, read by find_new_ilb
 };
 
 }  // namespace tlbsim::kernel

@@ -50,8 +50,8 @@ constexpr sim::Duration kCc1Compute = milliseconds(250);  // cc1 CPU time per ob
 constexpr std::uint32_t kAsmWrites = 8;                   // 64 KiB pipe writes of assembly (512 KiB of .s per object)
 constexpr sim::Duration kAsPerWrite = microseconds(500);  // as: assembling one 64 KiB chunk
 constexpr sim::Duration kAsFinish = microseconds(1000);   // as: relaxation, writing the .o
-// The model cannot interrupt a compute delay, so a CPU-bound task checks every kPreemptCheck whether a task is
-// queued on its CPU and, if so, yields (CFS wakeup/tick preemption of a CPU hog by a task that slept).
+// The model cannot interrupt a compute delay, so a CPU-bound task takes a pending preemption (need_resched, set by
+// a waking sleeper or by the tick once its slice is used up) at kPreemptCheck boundaries.
 constexpr sim::Duration kPreemptCheck = microseconds(1000);
 
 // A child's vfork completion and exit, as its parent waits for them (mm_release's complete_vfork_done; wait4).
@@ -78,13 +78,13 @@ kernel::WaitQueue& parent_wait(Slot& slot, Kind k) {
   return slot.gcc_wait;
 }
 
-// CPU-bound user time on the task's CPU, yielding at kPreemptCheck boundaries to queued tasks.
+// CPU-bound user time on the task's CPU, preempted at kPreemptCheck boundaries.
 sim::Task<void> compute(kernel::Sched& s, kernel::TaskStruct& t, sim::Duration d) {
   while (d.count() > 0) {
     const sim::Duration step = std::min(d, kPreemptCheck);
     co_await s.cpu_of(t).cpu.delay(step);
     d -= step;
-    if (!s.rq(t.cpu).queue.empty()) co_await s.schedule(t);
+    if (s.need_resched(t)) co_await s.schedule(t);
   }
 }
 
