@@ -120,8 +120,10 @@ std::string sweep_section(const fs::path& dir, const fs::path& results, std::set
   try {
     const auto& g = j.at("grid");
     const std::string where = fs::relative(results.parent_path(), dir).string();
-    s += fmt::format("<h2 id=\"sweep-{0}\">Sweep {0}: {1} on {2}</h2>\n", xml_escape(where),
-                     xml_escape(g.at("workload").get<std::string>()), xml_escape(g.at("machine").get<std::string>()));
+    const std::string prefix = where == "." ? "" : where + "/";
+    s += fmt::format("<h2 id=\"sweep{0}\">Sweep{1}: {2} on {3}</h2>\n", where == "." ? "" : "-" + xml_escape(where),
+                     where == "." ? "" : " " + xml_escape(where), xml_escape(g.at("workload").get<std::string>()),
+                     xml_escape(g.at("machine").get<std::string>()));
     std::string kernels;
     for (const auto& k : g.at("kernels")) kernels += (kernels.empty() ? "" : ", ") + k.get<std::string>();
     s += fmt::format("<p class=\"meta\">Kernels {}; threads {}; seeds {}; {} simulated per point; {} of {} points{}.</p>\n",
@@ -137,8 +139,9 @@ std::string sweep_section(const fs::path& dir, const fs::path& results, std::set
     }
     const std::string label = j.at("metric_label").get<std::string>();
     s += table({"kernel", "threads", "seeds", "min " + label, "mean " + label, "max " + label}, rows, "sweep");
-    s += fmt::format("<p>Every point: <a href=\"{0}/results.csv\">{0}/results.csv</a>, <a href=\"{0}/results.json\">{0}/results.json</a>.</p>\n",
-                     xml_escape(where));
+    s += fmt::format("<p>Every point: <a href=\"{0}results.csv\">{0}results.csv</a>, <a href=\"{0}results.json\">"
+                     "{0}results.json</a>.</p>\n",
+                     xml_escape(prefix));
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: not a sweep's results.json: {}", results.string(), e.what()));
   }

@@ -124,12 +124,16 @@ SweepOutcome run_sweep(const SweepOptions& o, std::ostream& progress, const std:
   std::vector<PointResult> fresh(pending.size());
   std::vector<bool> ran(pending.size(), false);
   Progress bar(progress, "sweep", out.owned, already, o.progress_bar);
+  double work = 0;  // simulated events grow about linearly with threads
+  for (const GridPoint& p : pending) work += p.threads;
+  bar.set_work_left(work);
   run_parallel(
       pending.size(), o.jobs, [&](std::size_t i) { fresh[i] = run_point(machine, o.grid, pending[i]); },
       [&](std::size_t i) {
         journal.append(fresh[i]);
         ran[i] = true;
-        bar.point_done(fmt::format("{} {} threads seed {}", pending[i].kernel, pending[i].threads, pending[i].seed));
+        bar.point_done(fmt::format("{} {} threads seed {}", pending[i].kernel, pending[i].threads, pending[i].seed),
+                       pending[i].threads);
       },
       stop);
   bar.finish();

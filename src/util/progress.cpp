@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -22,13 +23,16 @@ Progress::Progress(std::ostream& out, std::string label, std::size_t total, std:
       done_(already),
       already_(already),
       bar_(bar),
+      work_left_(static_cast<double>(total - already)),
       start_(std::chrono::steady_clock::now()) {}
 
-void Progress::point_done(const std::string& what) {
+void Progress::set_work_left(double work) { work_left_ = work; }
+
+void Progress::point_done(const std::string& what, double work) {
   ++done_;
+  work_done_ += work;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const std::size_t ran = done_ - already_;
-  const double left = ran > 0 ? elapsed / static_cast<double>(ran) * static_cast<double>(total_ - done_) : 0;
+  const double left = work_done_ > 0 ? elapsed / work_done_ * std::max(0.0, work_left_ - work_done_) : 0;
   if (bar_) {
     constexpr std::size_t kWidth = 30;
     const std::size_t filled = total_ > 0 ? done_ * kWidth / total_ : kWidth;
