@@ -1,6 +1,5 @@
 // `tlbsim report DIR`: the self-contained HTML page of what DIR holds (reproduction, sweeps, plots, traces).
 #include <CLI/CLI.hpp>
-
 #include <ostream>
 
 #include "cli/command.h"

@@ -1,9 +1,9 @@
 // `tlbsim sweep`: a grid of runs (kernels x threads x seeds) on all cores, resumable and shardable, with CSV, JSON
 // and an SVG plot; `tlbsim sweep merge OUT DIR...` joins the shards.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <thread>
 
@@ -27,10 +27,12 @@ class SweepCommand final : public Command {
   CLI::App* define(CLI::App& parent) override {
     CLI::App* c = parent.add_subcommand("sweep", "Run a grid of kernels x threads x seeds; write CSV, JSON and a plot");
     c->require_subcommand(0, 1);
-    c->add_option("--machine", opts_.grid.machine, "Built-in machine name or machine .toml file")->capture_default_str();
+    c->add_option("--machine", opts_.grid.machine, "Built-in machine name or machine .toml file")
+        ->capture_default_str();
     c->add_option("--workload", opts_.grid.workload, "Workload (see `tlbsim list workloads`)")->capture_default_str();
     c->add_option("--kernel", kernels_, "Kernels, comma-separated: one line each in the plot")->capture_default_str();
-    c->add_option("--threads", threads_, "Threads: the swept parameter, e.g. 1..55:5 or 1,5-55:5")->capture_default_str();
+    c->add_option("--threads", threads_, "Threads: the swept parameter, e.g. 1..55:5 or 1,5-55:5")
+        ->capture_default_str();
     c->add_option("--seeds", seeds_, "Seeds of each point: the min-max band, e.g. 1..5")->capture_default_str();
     c->add_option("--duration", opts_.grid.duration, "Simulated time per point")->capture_default_str();
     c->add_option("--metric", opts_.grid.metric,

@@ -128,12 +128,23 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -158,8 +169,8 @@ std::string render_svg(const LinePlot& p) {
   for (double t : ticks(xr.lo, xr.hi, nice_step(xr.hi - xr.lo, 6))) {
     s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#333333\"/>\n", num(px(t)),
                      num(kTop + kPlotH), num(kTop + kPlotH + 5));
-    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(px(t)),
-                     num(kTop + kPlotH + 19), format_tick(t));
+    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(px(t)), num(kTop + kPlotH + 19),
+                     format_tick(t));
   }
   s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(kLeft + kPlotW / 2),
                    num(kHeight - 18), xml_escape(p.x_label));
@@ -209,9 +220,10 @@ std::string render_svg(const BarChart& c) {
       if (ci >= c.series[k].y.size() || !std::isfinite(c.series[k].y[ci])) continue;
       const double v = c.series[k].y[ci];
       const double top = py(std::max(v, 0.0)), bottom = py(std::min(v, 0.0));
-      s += fmt::format("<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>\n",
-                       num(x0 + bar * static_cast<double>(k)), num(top), num(bar), num(bottom - top),
-                       color(c.series[k], k), xml_escape(c.series[k].name), format_tick(v));
+      s += fmt::format(
+          "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>\n",
+          num(x0 + bar * static_cast<double>(k)), num(top), num(bar), num(bottom - top), color(c.series[k], k),
+          xml_escape(c.series[k].name), format_tick(v));
     }
     s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">{}</text>\n",
                      num(x0 + group * 0.4), num(kTop + kPlotH + 18), xml_escape(c.categories[ci]));

@@ -2,11 +2,11 @@
 #include "report/html.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
 
@@ -41,7 +41,8 @@ std::string table(const std::vector<std::string>& columns, const std::vector<std
   s += "</tr>\n";
   for (const auto& row : rows) {
     s += "<tr>";
-    for (const auto& c : row) s += (c == "NO" ? "<td class=\"no\">" : c == "yes" ? "<td class=\"yes\">" : "<td>") + xml_escape(c) + "</td>";
+    for (const auto& c : row)
+      s += (c == "NO" ? "<td class=\"no\">" : c == "yes" ? "<td class=\"yes\">" : "<td>") + xml_escape(c) + "</td>";
     s += "</tr>\n";
   }
   return s + "</table>\n";
@@ -82,9 +83,11 @@ std::string reproduction_section(const fs::path& dir, std::set<fs::path>& shown)
   try {
     for (const auto& seed : seeds) {
       const std::string id = seed.at("seed").get<std::string>();
-      s += fmt::format("<h3 id=\"seed-{0}\">Seed {0}: {1}</h3>\n", xml_escape(id), xml_escape(seed.at("title").get<std::string>()));
+      s += fmt::format("<h3 id=\"seed-{0}\">Seed {0}: {1}</h3>\n", xml_escape(id),
+                       xml_escape(seed.at("title").get<std::string>()));
       s += fmt::format("<p class=\"meta\">Machine <code>{}</code>. {}.</p>\n",
-                       xml_escape(seed.at("machine").get<std::string>()), xml_escape(seed.at("benchmark").get<std::string>()));
+                       xml_escape(seed.at("machine").get<std::string>()),
+                       xml_escape(seed.at("benchmark").get<std::string>()));
       s += fmt::format("<p>Published (<code>{}</code>):</p>\n", xml_escape(seed.at("source").get<std::string>()));
       s += json_table(seed.at("published")) + "<p>Simulated:</p>\n" + json_table(seed.at("simulated"));
       std::vector<std::vector<std::string>> rows;
@@ -98,7 +101,8 @@ std::string reproduction_section(const fs::path& dir, std::set<fs::path>& shown)
                         value_text(h.at("simulated")), band, h.at("within").get<bool>() ? "yes" : "NO"});
         if (h.contains("note")) notes.push_back(h["name"].get<std::string>() + ": " + h["note"].get<std::string>());
       }
-      s += "<p>Headlines:</p>\n" + table({"headline", "published", "simulated", "must lie in", "within"}, rows, "headlines");
+      s += "<p>Headlines:</p>\n" +
+           table({"headline", "published", "simulated", "must lie in", "within"}, rows, "headlines");
       for (const auto& n : seed.at("notes")) notes.push_back(n.get<std::string>());
       if (!notes.empty()) {
         s += "<ul>\n";
@@ -126,10 +130,11 @@ std::string sweep_section(const fs::path& dir, const fs::path& results, std::set
                      xml_escape(g.at("machine").get<std::string>()));
     std::string kernels;
     for (const auto& k : g.at("kernels")) kernels += (kernels.empty() ? "" : ", ") + k.get<std::string>();
-    s += fmt::format("<p class=\"meta\">Kernels {}; threads {}; seeds {}; {} simulated per point; {} of {} points{}.</p>\n",
-                     xml_escape(kernels), xml_escape(g.at("threads").dump()), xml_escape(g.at("seeds").dump()),
-                     xml_escape(g.at("duration").get<std::string>()), j.at("points").size(),
-                     j.at("expected_points").get<std::size_t>(), j.at("complete").get<bool>() ? "" : " (incomplete)");
+    s += fmt::format(
+        "<p class=\"meta\">Kernels {}; threads {}; seeds {}; {} simulated per point; {} of {} points{}.</p>\n",
+        xml_escape(kernels), xml_escape(g.at("threads").dump()), xml_escape(g.at("seeds").dump()),
+        xml_escape(g.at("duration").get<std::string>()), j.at("points").size(),
+        j.at("expected_points").get<std::size_t>(), j.at("complete").get<bool>() ? "" : " (incomplete)");
     const fs::path svg = results.parent_path() / "results.svg";
     if (fs::exists(svg)) s += figure(dir, svg, shown);
     std::vector<std::vector<std::string>> rows;
@@ -139,9 +144,10 @@ std::string sweep_section(const fs::path& dir, const fs::path& results, std::set
     }
     const std::string label = j.at("metric_label").get<std::string>();
     s += table({"kernel", "threads", "seeds", "min " + label, "mean " + label, "max " + label}, rows, "sweep");
-    s += fmt::format("<p>Every point: <a href=\"{0}results.csv\">{0}results.csv</a>, <a href=\"{0}results.json\">"
-                     "{0}results.json</a>.</p>\n",
-                     xml_escape(prefix));
+    s += fmt::format(
+        "<p>Every point: <a href=\"{0}results.csv\">{0}results.csv</a>, <a href=\"{0}results.json\">"
+        "{0}results.json</a>.</p>\n",
+        xml_escape(prefix));
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: not a sweep's results.json: {}", results.string(), e.what()));
   }
@@ -188,7 +194,8 @@ std::string render_report_page(const std::string& dir_text) {
   std::string plots, traces;
   for (const auto& f : files) {
     if (shown.count(f) != 0 || f.filename() == "index.html") continue;
-    if (f.extension() == ".svg") plots += figure(dir, f, shown);
+    if (f.extension() == ".svg")
+      plots += figure(dir, f, shown);
     else if (is_trace(f)) {
       traces += fmt::format("<li><a href=\"{0}\">{0}</a> ({1} bytes)</li>\n", xml_escape(f.filename().string()),
                             fs::file_size(f));
@@ -196,8 +203,10 @@ std::string render_report_page(const std::string& dir_text) {
   }
   if (!plots.empty()) body += "<h2 id=\"plots\">Plots</h2>\n" + plots;
   if (!traces.empty()) {
-    body += "<h2 id=\"traces\">Traces and data</h2>\n<p>Open a trace in a trace viewer; the links are relative to "
-            "this page.</p>\n<ul>\n" + traces + "</ul>\n";
+    body +=
+        "<h2 id=\"traces\">Traces and data</h2>\n<p>Open a trace in a trace viewer; the links are relative to "
+        "this page.</p>\n<ul>\n" +
+        traces + "</ul>\n";
   }
   if (body.empty()) body = "<p>Nothing to report: no reproduce.json, sweep results, plots or traces here.</p>\n";
   return fmt::format(

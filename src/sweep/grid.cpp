@@ -47,8 +47,8 @@ void validate_grid(const Grid& g) {
   if (d < sim::microseconds(1) || d > sim::milliseconds(60000)) {
     throw InputError(fmt::format("--duration: {} is outside 1us..60s", g.duration));
   }
-  if (!g.metric.empty() && (g.metric.front() == '.' || g.metric.back() == '.' ||
-                            g.metric.find("..") != std::string::npos)) {
+  if (!g.metric.empty() &&
+      (g.metric.front() == '.' || g.metric.back() == '.' || g.metric.find("..") != std::string::npos)) {
     throw InputError(fmt::format("--metric: '{}' is not a dotted path such as counters.nr_tlb_remote_flush", g.metric));
   }
 }
@@ -100,8 +100,7 @@ Shard parse_shard(const std::string& text) {
     return !part.empty() && ec == std::errc() && p == part.data() + part.size();
   };
   if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), s.index) ||
-      !number(std::string_view(text).substr(slash + 1), s.count) || s.count == 0 || s.index < 1 ||
-      s.index > s.count) {
+      !number(std::string_view(text).substr(slash + 1), s.count) || s.count == 0 || s.index < 1 || s.index > s.count) {
     throw InputError(fmt::format("--shard: '{}' is not i/N with 1 <= i <= N, e.g. 2/8", text));
   }
   return s;

@@ -2,9 +2,8 @@
 #include "sweep/journal.h"
 
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -17,8 +16,8 @@ namespace tlbsim::sweep {
 
 nlohmann::json point_to_json(const PointResult& p) {
   return {{"index", p.point.index}, {"kernel", p.point.kernel}, {"threads", p.point.threads},
-          {"seed", p.point.seed},   {"value", p.value},          {"unit", p.unit},
-          {"ops", p.ops},           {"events", p.events},        {"violations", p.violations}};
+          {"seed", p.point.seed},   {"value", p.value},         {"unit", p.unit},
+          {"ops", p.ops},           {"events", p.events},       {"violations", p.violations}};
 }
 
 PointResult point_from_json(const nlohmann::json& j, const std::string& where) {
@@ -83,9 +82,8 @@ JournalWriter::JournalWriter(std::string path, const Grid& grid, Shard shard, st
       throw InputError(fmt::format("cannot truncate '{}': {}", path_, std::strerror(err)));
     }
   } else {
-    const nlohmann::json header = {{"tlbsim_sweep", 1},
-                                   {"grid", grid_to_json(grid)},
-                                   {"shard", fmt::format("{}/{}", shard.index, shard.count)}};
+    const nlohmann::json header = {
+        {"tlbsim_sweep", 1}, {"grid", grid_to_json(grid)}, {"shard", fmt::format("{}/{}", shard.index, shard.count)}};
     try {
       write_line(header.dump());
     } catch (...) {

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sweep/grid.h"
 
@@ -16,8 +15,8 @@ namespace tlbsim::sweep {
 // What a sweep keeps of one simulated point.
 struct PointResult {
   GridPoint point;
-  double value = 0;   // the grid's metric
-  std::string unit;   // the workload's unit for its own figure, or the metric's dotted path
+  double value = 0;  // the grid's metric
+  std::string unit;  // the workload's unit for its own figure, or the metric's dotted path
   std::uint64_t ops = 0;
   std::uint64_t events = 0;
   std::uint64_t violations = 0;

@@ -68,8 +68,12 @@ nlohmann::json render_results_json(const Grid& grid, const std::vector<PointResu
   for (const PointResult& p : points) j["points"].push_back(point_to_json(p));
   j["summary"] = nlohmann::json::array();
   for (const Summary& s : summarize(grid, points)) {
-    j["summary"].push_back({{"kernel", s.kernel}, {"threads", s.threads}, {"seeds", s.n},
-                            {"min", s.min},       {"mean", s.mean},       {"max", s.max}});
+    j["summary"].push_back({{"kernel", s.kernel},
+                            {"threads", s.threads},
+                            {"seeds", s.n},
+                            {"min", s.min},
+                            {"mean", s.mean},
+                            {"max", s.max}});
   }
   return j;
 }
@@ -79,8 +83,8 @@ plot::LinePlot sweep_plot(const Grid& grid, const std::vector<PointResult>& poin
   const std::string label = metric_label(grid, points);
   p.title = fmt::format("{} on {}: {} against threads", grid.workload, grid.machine, label);
   p.x_label = "threads";
-  p.y_label = grid.seeds.size() > 1 ? fmt::format("{} (mean, min-max band over {} seeds)", label, grid.seeds.size())
-                                    : label;
+  p.y_label =
+      grid.seeds.size() > 1 ? fmt::format("{} (mean, min-max band over {} seeds)", label, grid.seeds.size()) : label;
   std::map<std::string, plot::Series> by_kernel;
   for (const Summary& s : summarize(grid, points)) {
     plot::Series& ser = by_kernel[s.kernel];

@@ -2,10 +2,9 @@
 // SVG plot (metric against threads, one line per kernel, a min-max band over seeds).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "plot/svg_plot.h"
 #include "sweep/journal.h"

@@ -157,7 +157,8 @@ std::size_t merge_sweeps(const std::string& out, const std::vector<std::string>&
   for (const std::string& dir : dirs) {
     const std::string path = dir + "/" + kJournalName;
     const std::optional<Journal> j = read_journal(path);
-    if (!j) throw InputError(fmt::format("sweep merge: '{}' has no {}: not a sweep's output directory", dir, kJournalName));
+    if (!j)
+      throw InputError(fmt::format("sweep merge: '{}' has no {}: not a sweep's output directory", dir, kJournalName));
     if (!grid) {
       grid = j->grid;
       first = path;
@@ -181,8 +182,8 @@ std::size_t merge_sweeps(const std::string& out, const std::vector<std::string>&
   }
   write_results(out, *grid, merged);
   const std::size_t expected = grid_points(*grid).size();
-  err << fmt::format("sweep merge: {} of {} points from {} directories into {}\n", merged.size(), expected,
-                     dirs.size(), out);
+  err << fmt::format("sweep merge: {} of {} points from {} directories into {}\n", merged.size(), expected, dirs.size(),
+                     out);
   if (merged.size() < expected) {
     err << fmt::format("sweep merge: {} points missing: a shard has not finished (rerun it with --resume)\n",
                        expected - merged.size());

@@ -13,8 +13,7 @@ struct sigaction g_previous;
 
 void on_sigint(int) {
   g_stop = true;
-  static const char kMessage[] =
-      "\ntlbsim: interrupted; finishing the running points (Ctrl-C again to abandon them)\n";
+  static const char kMessage[] = "\ntlbsim: interrupted; finishing the running points (Ctrl-C again to abandon them)\n";
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
 }
 

@@ -301,3 +301,23 @@ TEST(Cli, SweepAndReportBadInputExits2AndSaysWhat) {
 
 }  // namespace
 }  // namespace tlbsim::cli
+
+namespace tlbsim::cli {
+namespace {
+
+TEST(Cli, ReproducePlotAndHtmlWriteSvgsAndAPage) {
+  const std::string dir = (std::filesystem::temp_directory_path() / "tlbsim_cli_reproduce_html").string();
+  std::filesystem::remove_all(dir);
+  const Result r = run({"reproduce", "002", "--quick", "--jobs", "2", "--plot", dir + "/plots", "--html", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(read_file(dir + "/plots/seed-002.svg").find("<rect class=\"bar\""), std::string::npos);
+  const std::string html = read_file(dir + "/index.html");
+  EXPECT_NE(html.find("Seed 002: x86,tlb: update mm_cpumask lazily"), std::string::npos);
+  EXPECT_NE(html.find("<td>hackbench time after / before</td>"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/reproduce.json"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tlbsim::cli

@@ -17,7 +17,8 @@ inline std::string xml_problem(const std::string& xml) {
         const std::size_t semi = xml.find(';', i);
         if (semi == std::string::npos || semi - i > 6) return "bare & at " + std::to_string(i);
       }
-      if (open.empty() && !std::isspace(static_cast<unsigned char>(xml[i]))) return "text outside the root at " + std::to_string(i);
+      if (open.empty() && !std::isspace(static_cast<unsigned char>(xml[i])))
+        return "text outside the root at " + std::to_string(i);
       ++i;
       continue;
     }
@@ -28,7 +29,8 @@ inline std::string xml_problem(const std::string& xml) {
     if (tag.empty()) return "empty tag";
     if (tag[0] == '/') {
       const std::string name = tag.substr(1);
-      if (open.empty() || open.back() != name) return "</" + name + "> closes " + (open.empty() ? "nothing" : open.back());
+      if (open.empty() || open.back() != name)
+        return "</" + name + "> closes " + (open.empty() ? "nothing" : open.back());
       open.pop_back();
       continue;
     }
@@ -45,7 +47,8 @@ inline std::string xml_problem(const std::string& xml) {
   if (!open.empty()) return "<" + open.back() + "> never closed";
   if (roots != 1) return std::to_string(roots) + " root elements";
   for (const char* bad : {"nan", "inf", "NaN", "Inf"}) {
-    if (xml.find(std::string("\"") + bad) != std::string::npos || xml.find(std::string(",") + bad) != std::string::npos ||
+    if (xml.find(std::string("\"") + bad) != std::string::npos ||
+        xml.find(std::string(",") + bad) != std::string::npos ||
         xml.find(std::string(" ") + bad + ",") != std::string::npos) {
       return std::string("a non-finite number (") + bad + ")";
     }

@@ -7,8 +7,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "report/reproduce.h"
@@ -76,8 +76,8 @@ TEST(Report, PageHasTablesPlotsAndTraceLinksAndIsSelfContained) {
   EXPECT_NE(html.find("Seed 000: x86/mm/tlb: avoid reading mm_tlb_gen &lt;when possible&gt;"), std::string::npos);
   EXPECT_NE(html.find("<td>778913 / 614363 = 1.268</td>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"no\">NO</td>"), std::string::npos);  // 0.9 is outside 0.97 .. 1.03
-  EXPECT_EQ(count(html, "<svg"), 2u);                                  // the seed's plot and the sweep's
-  EXPECT_EQ(count(html, "<table"), 4u);                                // published, simulated, headlines, sweep
+  EXPECT_EQ(count(html, "<svg"), 2u);                                   // the seed's plot and the sweep's
+  EXPECT_EQ(count(html, "<table"), 4u);                                 // published, simulated, headlines, sweep
   EXPECT_NE(html.find("<a href=\"run1.trace.json\">"), std::string::npos);
   EXPECT_NE(html.find("<a href=\"sweep-a/results.csv\">"), std::string::npos);
   // Self-contained: nothing to fetch.
@@ -87,7 +87,7 @@ TEST(Report, PageHasTablesPlotsAndTraceLinksAndIsSelfContained) {
   EXPECT_EQ(html.find("<link"), std::string::npos);
   EXPECT_EQ(html.find("@import"), std::string::npos);
   EXPECT_EQ(html.find(dir), std::string::npos);  // no absolute paths
-  EXPECT_EQ(render_report_page(dir), html);       // deterministic
+  EXPECT_EQ(render_report_page(dir), html);      // deterministic
   fs::remove_all(dir);
 }
 
@@ -136,8 +136,10 @@ TEST(ReportChromium, HeadlessChromiumRendersTheTablesAndPlotsAndLoadsNothing) {
   html.insert(html.rfind("</body>"), kCheckScript);
   const std::string checked = dir + "/check.html", dom = dir + "/dom.txt", log = dir + "/chromium.log";
   write_file_atomic(checked, html);
-  const std::string chromium = "timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run "
-                               "--disable-extensions --virtual-time-budget=5000 --user-data-dir=" + dir + "/profile";
+  const std::string chromium =
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run "
+      "--disable-extensions --virtual-time-budget=5000 --user-data-dir=" +
+      dir + "/profile";
   ASSERT_EQ(shell(chromium + " --dump-dom file://" + checked + " >" + dom + " 2>" + log), 0) << read_file(log);
   const std::string rendered = read_file(dom);
   EXPECT_NE(rendered.find("<h1>tlbsim report</h1>"), std::string::npos) << rendered.substr(0, 2000);
@@ -155,7 +157,8 @@ TEST(ReportChromium, HeadlessChromiumRendersTheTablesAndPlotsAndLoadsNothing) {
   EXPECT_GE(check["rows"].get<int>(), 10);
   EXPECT_EQ(read_file(log).find("net::ERR"), std::string::npos) << read_file(log);
   const std::string png = dir + "/page.png";
-  EXPECT_EQ(shell(chromium + " --window-size=1200,2600 --screenshot=" + png + " file://" + page + " >/dev/null 2>&1"), 0);
+  EXPECT_EQ(shell(chromium + " --window-size=1200,2600 --screenshot=" + png + " file://" + page + " >/dev/null 2>&1"),
+            0);
   EXPECT_GT(fs::exists(png) ? fs::file_size(png) : 0, 10000u);
   if (std::getenv("TLBSIM_KEEP_REPORT") == nullptr) fs::remove_all(dir);
 }
