@@ -84,6 +84,7 @@ SweepOutcome run_sweep(const SweepOptions& o, std::ostream& progress, const std:
   make_directories(o.out_dir);
   const std::string journal_path = o.out_dir + "/" + kJournalName;
   std::optional<Journal> old = read_journal(journal_path);
+  if (old && !o.resume && old->points.empty()) old.reset();  // stopped before its first point: start afresh
   if (old && !o.resume) {
     throw InputError(fmt::format(
         "'{}' already holds a sweep ({} points finished); pass --resume to continue it, or choose another --out",
