@@ -81,6 +81,15 @@ std::vector<PointResult> sorted_unique(std::vector<PointResult> points) {
 SweepOutcome run_sweep(const SweepOptions& o, std::ostream& progress, const std::atomic<bool>* stop) {
   validate_grid(o.grid);
   const hw::Machine machine = hw::load_machine(o.grid.machine);
+  {
+    // Fail fast on what only a run detects (a workload's own limits, e.g. one thread per core): a 1us run of each
+    // kernel at the most threads, before hours of simulation.
+    Grid probe = o.grid;
+    probe.duration = "1us";
+    for (const std::string& k : o.grid.kernels) {
+      run_point(machine, probe, GridPoint{0, k, *std::max_element(o.grid.threads.begin(), o.grid.threads.end()), 1});
+    }
+  }
   make_directories(o.out_dir);
   const std::string journal_path = o.out_dir + "/" + kJournalName;
   std::optional<Journal> old = read_journal(journal_path);

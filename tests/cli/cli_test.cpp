@@ -286,6 +286,8 @@ TEST(Cli, SweepAndReportBadInputExits2AndSaysWhat) {
       {{"sweep", "--shard", "3/2", "--out", "/tmp/x"}, "--shard: '3/2' is not i/N"},
       {{"sweep", "--duration", "1h", "--out", "/tmp/x"}, "--duration"},
       {{"sweep", "--jobs", "999", "--out", "/tmp/x"}, "--jobs: 999 is outside 1..256"},
+      {{"sweep", "--machine", "small-2s2c", "--threads", "1..5", "--out", "/tmp/tlbsim_cli_sweep_bad"},
+       "--threads: tlb_flush1 pins one thread per core; this machine has 4 cores"},
       {{"sweep"}, "--out DIR is required"},
       {{"sweep", "--machine", "small-2s2c", "--out", "/proc/tlbsim/x"}, "cannot create directory '/proc/tlbsim/x'"},
       {{"sweep", "merge", "/tmp/tlbsim_merged", "/nonexistent/shard"}, "'/nonexistent/shard' has no points.jsonl"},
