@@ -97,7 +97,10 @@ plot::LinePlot sweep_plot(const Grid& grid, const std::vector<PointResult>& poin
     auto it = by_kernel.find(k);
     if (it == by_kernel.end()) continue;
     it->second.name = k;
-    if (grid.seeds.size() < 2) it->second.lo.clear(), it->second.hi.clear();
+    if (grid.seeds.size() < 2) {  // one seed: no band to draw
+      it->second.lo.clear();
+      it->second.hi.clear();
+    }
     p.series.push_back(std::move(it->second));
   }
   return p;
