@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
-          libfmt-dev clang libclang-rt-14-dev)
+          libfmt-dev clang libclang-rt-14-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

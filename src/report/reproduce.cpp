@@ -1,15 +1,13 @@
 #include "report/reproduce.h"
 
-#include <atomic>
-#include <chrono>
-#include <mutex>
 #include <ostream>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "hw/machine.h"
 #include "util/error.h"
+#include "util/parallel.h"
+#include "util/progress.h"
 #include "util/registry.h"
 
 namespace tlbsim::report {
@@ -51,35 +49,17 @@ std::vector<SeedReport> reproduce(const ReproduceOptions& o, std::ostream& progr
   std::vector<hw::Machine> machines;
   for (const Job& j : jobs) machines.push_back(hw::load_machine(j.point.machine));
 
-  std::atomic<std::size_t> next{0}, done{0};
-  std::mutex mu;
-  std::exception_ptr error;
-  const auto start = std::chrono::steady_clock::now();
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= jobs.size()) return;
-      try {
-        workloads::RunOutput r = workloads::run_workload(machines[i], jobs[i].point.spec);
-        std::lock_guard lock(mu);
-        results[jobs[i].seed][jobs[i].index] = std::move(r);
-        const std::size_t n = ++done;
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        progress << fmt::format("reproduce: {}/{} points ({} {} {} threads) {:.0f} s elapsed, about {:.0f} s left\n",
-                                n, jobs.size(), seeds[jobs[i].seed], jobs[i].point.spec.kernel,
-                                jobs[i].point.spec.threads, elapsed, elapsed / n * (jobs.size() - n));
-      } catch (...) {
-        std::lock_guard lock(mu);
-        if (!error) error = std::current_exception();
-        next = jobs.size();
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < std::max(1u, o.jobs); ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+  Progress bar(progress, "reproduce", jobs.size(), 0, o.progress_bar);
+  run_parallel(
+      jobs.size(), o.jobs,
+      [&](std::size_t i) {
+        results[jobs[i].seed][jobs[i].index] = workloads::run_workload(machines[i], jobs[i].point.spec);
+      },
+      [&](std::size_t i) {
+        bar.point_done(fmt::format("{} {} {} threads", seeds[jobs[i].seed], jobs[i].point.spec.kernel,
+                                   jobs[i].point.spec.threads));
+      });
+  bar.finish();
 
   std::vector<SeedReport> out;
   for (std::size_t s = 0; s < repros.size(); ++s) out.push_back(repros[s]->evaluate(results[s], o.quick));

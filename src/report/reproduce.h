@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plot/svg_plot.h"
 #include "workloads/run.h"
 
 namespace tlbsim::report {
@@ -45,6 +46,8 @@ struct SeedReport {
   Table simulated;
   std::vector<Headline> headlines;
   std::vector<std::string> notes;
+  plot::LinePlot curves;  // the figure against threads, published and simulated, when the seed measures one
+  plot::BarChart bars;    // otherwise: published beside simulated, before and after
 };
 
 // One simulation a seed needs.
@@ -77,10 +80,15 @@ std::string count_cell(double v);
 Headline banded(std::string name, std::string published_text, double published, double simulated, double low,
                 double high);
 
+// A bar chart of published beside simulated figures per category (NaN: no bar).
+plot::BarChart published_vs_simulated(std::string title, std::string y_label, std::vector<std::string> categories,
+                                      std::vector<double> published, std::vector<double> simulated);
+
 struct ReproduceOptions {
   std::vector<std::string> seeds;  // empty: all
   bool quick = false;
   unsigned jobs = 1;               // simulations run in parallel
+  bool progress_bar = false;       // redraw a bar (stderr is a terminal) instead of a line per point
 };
 
 // Runs every point of the chosen seeds on `jobs` threads, printing progress to `progress`.
@@ -89,5 +97,10 @@ std::vector<SeedReport> reproduce(const ReproduceOptions& o, std::ostream& progr
 std::string render_table(const std::vector<SeedReport>& reports);
 std::string render_markdown(const std::vector<SeedReport>& reports);
 nlohmann::json render_json(const std::vector<SeedReport>& reports);
+
+// The seed's plot (its curves, else its bars) as SVG; empty when the seed has neither.
+std::string render_seed_svg(const SeedReport& s);
+// Writes DIR/seed-NNN.svg for each seed that has a plot, atomically; returns the files' names.
+std::vector<std::string> write_seed_plots(const std::vector<SeedReport>& reports, const std::string& dir);
 
 }  // namespace tlbsim::report

@@ -73,6 +73,9 @@ class Seed001 final : public Reproduction {
       }
       s.headlines.push_back(banded("sys time after / before (lru-file-mmap-read)", "382m35 / 433m26 = 0.883",
                                    382.58 / 433.44, sys[1] / sys[0], 0.80, 0.95));
+      s.bars = published_vs_simulated("seed 001: lru-file-mmap-read on power9-2s16c-smt4", "sys time, relative to before",
+                                      {"before", "after", "LPID variant"}, {1, 382.58 / 433.44, 393.25 / 433.44},
+                                      {1, sys[1] / sys[0], sys[2] / sys[0]});
     } else {
       s.headlines.push_back(missing("sys time after / before (lru-file-mmap-read)", "382m35 / 433m26 = 0.883",
                                     382.58 / 433.44, "not simulated: the lru_file_mmap_read workload is not modeled yet"));
@@ -122,6 +125,8 @@ class Seed004 final : public Reproduction {
                         std::numeric_limits<double>::infinity());
     h.target = "at least 30";
     s.headlines.push_back(h);
+    s.bars = published_vs_simulated("seed 004: context_switch1 -t 768 on power8-16s192c-smt8",
+                                    "context switches/s, relative to before", {"before", "after"}, {1, 118}, {1, a / b});
     if (have("kernel_build")) {
       const double p14 = counter(r[2], "shoot_lazies", "ipis"), p5 = counter(r[3], "shoot_lazies", "ipis");
       s.simulated.rows.push_back({"lazy-mm shootdown IPIs, kernel build", count_cell(p14) + " (patches 1-4)", count_cell(p5) + " (patch 5)"});

@@ -70,6 +70,20 @@ class Seed000 final : public Reproduction {
                                  0.5, 2.0));
     s.headlines.push_back(banded("baseline ops/s at 55 threads, simulated / published", "614363", 614363,
                                  b55 / 614363, 0.5, 2.0));
+    s.curves.title = "seed 000: tlb_flush1 on skylake-sp-2s28c, published and simulated";
+    s.curves.x_label = "threads";
+    s.curves.y_label = "ops/s";
+    plot::Series pub_b{"published before", {}, {}, {}, {}, true, 0}, pub_a{"published after", {}, {}, {}, {}, true, 1};
+    plot::Series sim_b{"simulated before", {}, {}, {}, {}, false, 0}, sim_a{"simulated after", {}, {}, {}, {}, false, 1};
+    for (const Row& p : kPublished) {
+      pub_b.x.push_back(p.threads), pub_b.y.push_back(p.before);
+      pub_a.x.push_back(p.threads), pub_a.y.push_back(p.after);
+    }
+    for (std::size_t i = 0; i < ts.size(); ++i) {
+      sim_b.x.push_back(ts[i]), sim_b.y.push_back(r[2 * i].metric);
+      sim_a.x.push_back(ts[i]), sim_a.y.push_back(r[2 * i + 1].metric);
+    }
+    s.curves.series = {pub_b, pub_a, sim_b, sim_a};
     std::uint64_t v = 0;
     for (const auto& x : r) v += x.violations;
     s.notes.push_back(fmt::format("{} simulated per point; {} oracle violations over all points", quick ? "10ms" : "50ms", v));
@@ -103,6 +117,8 @@ class Seed002 final : public Reproduction {
                                   r[i].json["counters"]["cache_lines"]["mm_cpumask"]["rmws"].dump()});
     }
     s.headlines.push_back(banded("hackbench time after / before", "4.2 / 4.5 = 0.933", 4.2 / 4.5, ta / tb, 0.88, 0.97));
+    s.bars = published_vs_simulated("seed 002: hackbench on milan-36c", "time for 80M messages (s)",
+                                    {"before", "after"}, {4.5, 4.2}, {tb, ta});
     s.notes.push_back(fmt::format("time = 80M messages / simulated messages per second over {} of steady state",
                                   quick ? "5ms" : "20ms"));
     return s;
@@ -142,6 +158,8 @@ class Seed003 final : public Reproduction {
     Headline after = banded("cr3 loads in leave_mm, 5 s idle, after", "9", 9, loads(1), 0, 50);
     after.target = "at most 50";
     s.headlines.push_back(after);
+    s.bars = published_vs_simulated("seed 003: idle sandybridge-ep-2s8c2t", "cr3 loads in leave_mm, 5 s idle",
+                                    {names[0], names[1], names[2]}, {2988, 9, NAN}, {loads(0), loads(1), loads(2)});
     s.notes.push_back("the before figure scales with the idle wakeup rate, an assumption of the idle workload (docs/model.md)");
     return s;
   }

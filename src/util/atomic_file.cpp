@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -50,6 +51,14 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     int err = errno;
     ::unlink(tmp.c_str());
     fail("rename into place", path, err);
+  }
+}
+
+void make_directories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    throw InputError("cannot create directory '" + dir + "': " + (ec ? ec.message() : "not a directory"));
   }
 }
 

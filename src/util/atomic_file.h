@@ -10,6 +10,9 @@ namespace tlbsim {
 // Throws InputError naming the path and the system's reason when the directory is missing, unwritable or full.
 void write_file_atomic(const std::string& path, std::string_view content);
 
+// Creates a directory and its parents unless they exist; throws InputError naming it when it cannot.
+void make_directories(const std::string& dir);
+
 // Reads a whole file; throws InputError naming the path when it cannot.
 std::string read_file(const std::string& path);
 

@@ -34,6 +34,9 @@ std::vector<std::uint32_t> parse_int_list(const std::string& text, const std::st
       step_text = item.substr(colon + 1);
     }
     std::uint64_t lo, hi, step = 1;
+    if (auto dots = range.find(".."); dots != std::string::npos) {
+      range = range.substr(0, dots) + "-" + range.substr(dots + 2);  // 1..55 reads as 1-55
+    }
     if (auto dash = range.find('-'); dash != std::string::npos) {
       lo = parse_number(range.substr(0, dash), what, item);
       hi = parse_number(range.substr(dash + 1), what, item);

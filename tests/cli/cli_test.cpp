@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -237,6 +238,87 @@ TEST(Cli, CheckOfTheCorrectKernelFindsNothingAndSaysHowMuchItExplored) {
   const Result r = run({"check", "--scenario", "madvise_vs_access", "--strategy", "exhaustive", "--preemptions", "1"});
   EXPECT_EQ(r.status, 0) << r.err;
   expect_golden("check_madvise_exhaustive.txt", r.out);
+}
+
+}  // namespace
+}  // namespace tlbsim::cli
+
+namespace tlbsim::cli {
+namespace {
+
+TEST(Cli, SweepStopsWithStatus130ResumesAndReports) {
+  const std::string dir = (std::filesystem::temp_directory_path() / "tlbsim_cli_sweep").string();
+  std::filesystem::remove_all(dir);
+  const std::vector<std::string> args = {"sweep", "--machine", "small-2s2c", "--kernel", "linux-5.17,linux-5.17-seed000",
+                                         "--threads", "1..4:3", "--seeds", "1..2", "--duration", "50us", "--jobs", "2",
+                                         "--out", dir};
+  std::vector<std::string> first = args;
+  first.insert(first.end(), {"--max-points", "3"});
+  Result r = run(first);
+  EXPECT_EQ(r.status, 130) << r.err;
+  EXPECT_NE(r.err.find("3 of 8 points finished, kept in " + dir + "/points.jsonl"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rerun the same command with --resume"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sweep: 3/8 points (linux-5.17 "), std::string::npos) << r.err;  // a plain line per point
+  r = run(args);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("already holds a sweep (3 points finished); pass --resume"), std::string::npos) << r.err;
+  std::vector<std::string> resume = args;
+  resume.push_back("--resume");
+  r = run(resume);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, dir + "/results.csv\n" + dir + "/results.json\n" + dir + "/results.svg\n");
+  const std::string csv = read_file(dir + "/results.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 9);
+  r = run({"report", dir});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(read_file(dir + "/index.html").find("<svg"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, SweepAndReportBadInputExits2AndSaysWhat) {
+  const std::vector<BadInput> cases = {
+      {{"sweep", "--threads", "1..9", "--machine", "small-2s2c", "--out", "/tmp/x"}, "--threads: 9 is outside 1..8"},
+      {{"sweep", "--threads", "5..1", "--out", "/tmp/x"}, "--threads: '5..1': range is backwards"},
+      {{"sweep", "--threads", "1,x", "--out", "/tmp/x"}, "--threads: 'x' is not a number"},
+      {{"sweep", "--seeds", "", "--out", "/tmp/x"}, "--seeds: empty list"},
+      {{"sweep", "--kernel", "linux-5.17,,x", "--out", "/tmp/x"}, "--kernel: empty name"},
+      {{"sweep", "--kernel", "linux-9.9", "--out", "/tmp/x"}, "linux-9.9"},
+      {{"sweep", "--shard", "3/2", "--out", "/tmp/x"}, "--shard: '3/2' is not i/N"},
+      {{"sweep", "--duration", "1h", "--out", "/tmp/x"}, "--duration"},
+      {{"sweep", "--jobs", "999", "--out", "/tmp/x"}, "--jobs: 999 is outside 1..256"},
+      {{"sweep", "--machine", "small-2s2c", "--threads", "1..5", "--out", "/tmp/tlbsim_cli_sweep_bad"},
+       "--threads: tlb_flush1 pins one thread per core; this machine has 4 cores"},
+      {{"sweep"}, "--out DIR is required"},
+      {{"sweep", "--machine", "small-2s2c", "--out", "/proc/tlbsim/x"}, "cannot create directory '/proc/tlbsim/x'"},
+      {{"sweep", "merge", "/tmp/tlbsim_merged", "/nonexistent/shard"}, "'/nonexistent/shard' has no points.jsonl"},
+      {{"report", "/nonexistent/dir"}, "report: '/nonexistent/dir' is not a directory"},
+      {{"reproduce", "003", "--plot", "/proc/tlbsim/plots"}, "cannot create directory '/proc/tlbsim/plots'"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.status, 2) << c.message << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << "expected '" << c.message << "' in:\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace tlbsim::cli
+
+namespace tlbsim::cli {
+namespace {
+
+TEST(Cli, ReproducePlotAndHtmlWriteSvgsAndAPage) {
+  const std::string dir = (std::filesystem::temp_directory_path() / "tlbsim_cli_reproduce_html").string();
+  std::filesystem::remove_all(dir);
+  const Result r = run({"reproduce", "002", "--quick", "--jobs", "2", "--plot", dir + "/plots", "--html", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(read_file(dir + "/plots/seed-002.svg").find("<rect class=\"bar\""), std::string::npos);
+  const std::string html = read_file(dir + "/index.html");
+  EXPECT_NE(html.find("Seed 002: x86,tlb: update mm_cpumask lazily"), std::string::npos);
+  EXPECT_NE(html.find("<td>hackbench time after / before</td>"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/reproduce.json"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,0 +1,109 @@
+// Grid parsing, validation and its JSON form.
+#include "sweep/grid.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <sstream>
+
+#include "hw/machine.h"
+#include "kernel/profile.h"
+#include "sim/time.h"
+#include "util/error.h"
+#include "util/int_list.h"
+#include "util/registry.h"
+#include "workloads/workload.h"
+
+namespace tlbsim::sweep {
+
+std::vector<GridPoint> grid_points(const Grid& g) {
+  std::vector<GridPoint> out;
+  for (const std::string& k : g.kernels) {
+    for (std::uint32_t t : g.threads) {
+      for (std::uint64_t s : g.seeds) out.push_back(GridPoint{out.size(), k, t, s});
+    }
+  }
+  return out;
+}
+
+void validate_grid(const Grid& g) {
+  const hw::Machine m = hw::load_machine(g.machine);
+  if (g.kernels.empty()) throw InputError("--kernel: no kernels given");
+  for (const std::string& k : g.kernels) kernel::load_kernel_profile(k);
+  Registry<workloads::Workload>::make("workload", g.workload);
+  for (std::uint32_t t : g.threads) {
+    if (t < 1 || t > m.cpu_count()) {
+      throw InputError(fmt::format("--threads: {} is outside 1..{} (the CPUs of {})", t, m.cpu_count(), m.name));
+    }
+  }
+  if (g.threads.empty()) throw InputError("--threads: empty list");
+  if (g.seeds.empty()) throw InputError("--seeds: empty list");
+  sim::Duration d;
+  try {
+    d = sim::parse_duration(g.duration);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("--duration: {}", e.what()));
+  }
+  if (d < sim::microseconds(1) || d > sim::milliseconds(60000)) {
+    throw InputError(fmt::format("--duration: {} is outside 1us..60s", g.duration));
+  }
+  if (!g.metric.empty() &&
+      (g.metric.front() == '.' || g.metric.back() == '.' || g.metric.find("..") != std::string::npos)) {
+    throw InputError(fmt::format("--metric: '{}' is not a dotted path such as counters.nr_tlb_remote_flush", g.metric));
+  }
+}
+
+nlohmann::json grid_to_json(const Grid& g) {
+  return {{"machine", g.machine}, {"workload", g.workload}, {"duration", g.duration}, {"kernels", g.kernels},
+          {"threads", g.threads}, {"seeds", g.seeds},       {"metric", g.metric}};
+}
+
+Grid grid_from_json(const nlohmann::json& j, const std::string& where) {
+  try {
+    Grid g;
+    g.machine = j.at("machine").get<std::string>();
+    g.workload = j.at("workload").get<std::string>();
+    g.duration = j.at("duration").get<std::string>();
+    g.kernels = j.at("kernels").get<std::vector<std::string>>();
+    g.threads = j.at("threads").get<std::vector<std::uint32_t>>();
+    g.seeds = j.at("seeds").get<std::vector<std::uint64_t>>();
+    g.metric = j.at("metric").get<std::string>();
+    return g;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: not a sweep grid: {}", where, e.what()));
+  }
+}
+
+std::vector<std::uint64_t> parse_seed_list(const std::string& text) {
+  std::vector<std::uint64_t> out;
+  for (std::uint32_t s : parse_int_list(text, "--seeds", 0, 1000000000)) out.push_back(s);
+  return out;
+}
+
+std::vector<std::string> parse_name_list(const std::string& text, const std::string& what) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) throw InputError(fmt::format("{}: empty name in '{}'", what, text));
+    out.push_back(item);
+  }
+  if (out.empty()) throw InputError(fmt::format("{}: empty list", what));
+  return out;
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  Shard s;
+  auto number = [&](std::string_view part, unsigned& v) {
+    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    return !part.empty() && ec == std::errc() && p == part.data() + part.size();
+  };
+  if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), s.index) ||
+      !number(std::string_view(text).substr(slash + 1), s.count) || s.count == 0 || s.index < 1 || s.index > s.count) {
+    throw InputError(fmt::format("--shard: '{}' is not i/N with 1 <= i <= N, e.g. 2/8", text));
+  }
+  return s;
+}
+
+}  // namespace tlbsim::sweep

@@ -1,0 +1,57 @@
+// A sweep's grid: one workload on one machine, every combination of kernel x threads x seed, in a fixed order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace tlbsim::sweep {
+
+struct Grid {
+  std::string machine = "skylake-sp-2s28c";
+  std::string workload = "tlb_flush1";
+  std::string duration = "10ms";  // simulated time per point, as sim::parse_duration reads it
+  std::vector<std::string> kernels = {"linux-5.17"};
+  std::vector<std::uint32_t> threads = {1};
+  std::vector<std::uint64_t> seeds = {1};
+  // "" for the workload's own figure (ops/s, messages/s, ...); otherwise a dotted path into `tlbsim run --format
+  // json`'s object, e.g. "counters.nr_tlb_remote_flush".
+  std::string metric;
+};
+
+// One point of the grid; `index` is its place in grid_points() order.
+struct GridPoint {
+  std::size_t index = 0;
+  std::string kernel;
+  std::uint32_t threads = 1;
+  std::uint64_t seed = 1;
+};
+
+// Kernel-major, then threads, then seed: the order shards and journals refer to.
+std::vector<GridPoint> grid_points(const Grid& g);
+
+// Checks every name and number (machine, kernels, workload, threads against the machine's CPUs, duration, metric
+// path) before any point runs. Throws InputError saying which option and what is wrong.
+void validate_grid(const Grid& g);
+
+// The grid as recorded in journals and results; equal grids give equal JSON.
+nlohmann::json grid_to_json(const Grid& g);
+// Throws InputError naming `where` when the JSON is not a grid.
+Grid grid_from_json(const nlohmann::json& j, const std::string& where);
+
+// Parses a list of seeds as parse_int_list does ("1..5", "1,3,7", "1-9:2").
+std::vector<std::uint64_t> parse_seed_list(const std::string& text);
+// Splits "A,B" into names; throws InputError for an empty name.
+std::vector<std::string> parse_name_list(const std::string& text, const std::string& what);
+
+// A slice of the grid: points whose index % count == index - 1.
+struct Shard {
+  unsigned index = 1, count = 1;
+  bool owns(std::size_t point) const { return point % count == index - 1; }
+};
+// Parses "i/N" with 1 <= i <= N; throws InputError otherwise.
+Shard parse_shard(const std::string& text);
+
+}  // namespace tlbsim::sweep

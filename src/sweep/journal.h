@@ -1,0 +1,60 @@
+// The points journal of a sweep (DIR/points.jsonl): a header line naming the grid, then one JSON line per finished
+// point, appended and flushed to disk as each point finishes, so an interrupted sweep keeps every finished point.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sweep/grid.h"
+
+namespace tlbsim::sweep {
+
+// What a sweep keeps of one simulated point.
+struct PointResult {
+  GridPoint point;
+  double value = 0;  // the grid's metric
+  std::string unit;  // the workload's unit for its own figure, or the metric's dotted path
+  std::uint64_t ops = 0;
+  std::uint64_t events = 0;
+  std::uint64_t violations = 0;
+};
+
+nlohmann::json point_to_json(const PointResult& p);
+PointResult point_from_json(const nlohmann::json& j, const std::string& where);
+
+struct Journal {
+  Grid grid;
+  Shard shard;
+  std::vector<PointResult> points;  // in the order they finished
+  std::size_t valid_bytes = 0;      // up to the last complete line (a killed writer may leave half a line)
+};
+
+// The journal in `path`, or nullopt when there is none. Throws InputError naming the file and line when a complete
+// line is not what a sweep writes.
+std::optional<Journal> read_journal(const std::string& path);
+
+// Appends points to a journal. Contract: append() is called under one lock; each line is written with a single
+// write() and fsync()ed before append() returns. Errors (a full disk) throw InputError naming the path.
+class JournalWriter {
+ public:
+  // keep_bytes == 0: a new journal with a header for grid and shard; otherwise an existing one, cut to
+  // keep_bytes (its complete lines) and appended to.
+  JournalWriter(std::string path, const Grid& grid, Shard shard, std::size_t keep_bytes);
+  ~JournalWriter();
+  JournalWriter(const JournalWriter&) = delete;
+  JournalWriter& operator=(const JournalWriter&) = delete;
+  void append(const PointResult& p);
+
+ private:
+  void write_line(const std::string& line);
+  std::string path_;
+  int fd_ = -1;
+};
+
+// "points.jsonl", the journal's name inside a sweep's output directory.
+inline constexpr const char* kJournalName = "points.jsonl";
+
+}  // namespace tlbsim::sweep
