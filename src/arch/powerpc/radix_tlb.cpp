@@ -11,6 +11,7 @@
 #include "kernel/mutation.h"
 #include "kernel/sched.h"
 #include "kernel/smp.h"
+#include "trace/tracer.h"
 
 namespace tlbsim::powerpc {
 
@@ -62,6 +63,7 @@ sim::Task<void> RadixMmu::radix__switch_mmu_context(PerCpu& self, MmStruct& next
 }
 
 sim::Task<void> RadixMmu::switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "switch_mm_irqs_off", "mm");
   if (next.context.id == MMU_NO_CONTEXT) alloc_pid(next);
   hw::Memory& m = mem(self);
   // Mark this context as having been used on the new CPU; prev's bit is never cleared here.

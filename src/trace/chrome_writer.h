@@ -1,0 +1,39 @@
+// The Chrome trace-event JSON writer: the file Perfetto's UI and chrome://tracing open, one track per CPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/event.h"
+
+namespace tlbsim::trace {
+
+struct ChromeTraceInfo {
+  std::string title;  // the process name shown above the CPU tracks
+  std::uint32_t ncpus = 0;
+  std::vector<bool> cpus;  // the CPUs that get a named track (empty: all)
+  std::string about;       // a line on what was run, kept in "otherData"
+};
+
+// Contract: {"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}; pid 1 is the machine, tid the CPU;
+// ts in microseconds with six decimals (exact picoseconds); spans as B/E, instants as "i", IPI arrows as s/f
+// pairs with one id, counters as "C" on tid 0; thread_name/process_name metadata first.
+class ChromeWriter final : public TraceWriter {
+ public:
+  explicit ChromeWriter(ChromeTraceInfo info);
+  void write(const TraceEvent& e) override;
+  std::string finish() override;
+
+ private:
+  void open(char ph, std::uint32_t tid, sim::SimTime ts, std::string_view name, std::string_view cat);
+
+  ChromeTraceInfo info_;
+  std::string out_;
+  std::string notes_;
+};
+
+// A JSON string literal for `s` (quotes included).
+std::string json_quote(std::string_view s);
+
+}  // namespace tlbsim::trace
