@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "hw/coherence.h"
@@ -137,8 +138,10 @@ void Tracer::sample(sim::SimTime ts) {
   if (ts > last_sample_) {
     // Transfers per microsecond since the previous sample, split into those within a socket and across.
     const double us = static_cast<double>((ts - last_sample_).count()) / 1e6;
-    const double r = static_cast<double>(remote - last_remote_) / us;
-    const double l = static_cast<double>((all - last_transfers_) - (remote - last_remote_)) / us;
+    // Rounded to thousandths: shorter files, and the figure means no more than that.
+    const double r = std::round(static_cast<double>(remote - last_remote_) / us * 1000) / 1000;
+    const double l =
+        std::round(static_cast<double>((all - last_transfers_) - (remote - last_remote_)) / us * 1000) / 1000;
     TraceEvent e;
     e.kind = EventKind::kCounter;
     e.ts = ts;
