@@ -284,6 +284,8 @@ TEST(Cli, TraceToAnUnwritablePlaceOrWithBadFiltersExits2AndSaysWhy) {
       {{"run", "--machine", "small-2s2c", "--duration", "10us", "--trace", "/tmp/t.json", "--trace-cpus", "8"},
        "--trace-cpus"},
       {{"check", "--scenario", "madvise_vs_access", "--trace", "/tmp/t.json"}, "use them with --replay FILE"},
+      // Refused before the run (not writable) or when the file is written after it (cannot create it).
+      {{"run", "--duration", "10us", "--trace", "/proc/tlbsim_trace.json"}, "/proc/tlbsim_trace.json"},
   };
   for (const auto& c : cases) {
     const Result r = run(c.args);
