@@ -263,6 +263,8 @@ TEST(TraceRun, OtherErasAndArchitecturesGiveValidTraces) {
     EXPECT_TRUE(c.errors.empty()) << kernel << "\n" << errors(c);
     if (std::string(kernel) == "linux-3.3") {
       EXPECT_GT(c.flows, 0u) << kernel;  // powerpc flushes by tlbie, without IPIs
+    } else {
+      EXPECT_NE(t.chrome.dump().find("\"_tlbie_"), std::string::npos) << kernel;
     }
   }
 }
