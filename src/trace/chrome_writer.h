@@ -1,6 +1,8 @@
 // The Chrome trace-event JSON writer: the file Perfetto's UI and chrome://tracing open, one track per CPU.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,13 +29,16 @@ class ChromeWriter final : public TraceWriter {
 
  private:
   void open(char ph, std::uint32_t tid, sim::SimTime ts, std::string_view name, std::string_view cat);
+  void put(std::string_view s) { out_.append(s.data(), s.data() + s.size()); }
 
   ChromeTraceInfo info_;
-  std::string out_;
+  std::vector<std::string> chunks_;  // the file so far, in pieces of about 1 MB
+  fmt::memory_buffer out_;           // the piece being written
   std::string notes_;
 };
 
-// A JSON string literal for `s` (quotes included).
+// A JSON string literal for `s` (quotes included), returned or appended to `out`.
 std::string json_quote(std::string_view s);
+void quote_into(fmt::memory_buffer& out, std::string_view s);
 
 }  // namespace tlbsim::trace
