@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 
 namespace tlbsim::trace {
 
@@ -13,8 +14,10 @@ void FtraceWriter::add(const TraceEvent& e, std::string_view event, std::string_
   const std::string_view comm = e.pid == 0 ? std::string_view("<idle>") : e.comm.substr(0, 15);
   const std::int64_t ps = e.ts.time_since_epoch().count();
   const std::string flags = fmt::format("{}.{}..", e.irqs_off ? 'd' : '.', e.in_irq ? 'h' : '.');
-  lines_.push_back(Line{ps, fmt::format("{:>16}-{:<7} [{:03}] {} {:>5}.{:06}: {}: {}\n", comm, e.pid, e.cpu, flags,
-                                        ps / 1'000'000'000'000, ps / 1'000'000 % 1'000'000, event, fields)});
+  const std::size_t at = text_.size();
+  fmt::format_to(std::back_inserter(text_), "{:>16}-{:<7} [{:03}] {} {:>5}.{:06}: {}: {}\n", comm, e.pid, e.cpu, flags,
+                 ps / 1'000'000'000'000, ps / 1'000'000 % 1'000'000, event, fields);
+  lines_.push_back(Line{ps, at, text_.size() - at});
 }
 
 void FtraceWriter::write(const TraceEvent& e) {
@@ -48,7 +51,9 @@ void FtraceWriter::write(const TraceEvent& e) {
 }
 
 std::string FtraceWriter::finish() {
-  std::stable_sort(lines_.begin(), lines_.end(), [](const Line& a, const Line& b) { return a.ts_ps < b.ts_ps; });
+  const auto earlier = [](const Line& a, const Line& b) { return a.ts_ps < b.ts_ps; };
+  const bool in_order = std::is_sorted(lines_.begin(), lines_.end(), earlier);  // a timed run's usual case
+  if (!in_order) std::stable_sort(lines_.begin(), lines_.end(), earlier);
   std::string out = "# tracer: nop\n#\n";
   out += fmt::format("# entries-in-buffer/entries-written: {}/{}   #P:{}\n", lines_.size(), lines_.size(), ncpus_);
   out += notes_;
@@ -62,8 +67,14 @@ std::string FtraceWriter::finish() {
       "#                              |||| /     delay\n"
       "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
       "#              | |         |   |||||     |         |\n";
-  for (Line& l : lines_) out += l.text;
+  if (in_order) {
+    out += text_;
+  } else {
+    out.reserve(out.size() + text_.size());
+    for (const Line& l : lines_) out.append(text_, l.at, l.size);
+  }
   lines_.clear();
+  text_.clear();
   return out;
 }
 

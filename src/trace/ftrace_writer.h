@@ -22,12 +22,13 @@ class FtraceWriter final : public TraceWriter {
  private:
   struct Line {
     std::int64_t ts_ps;
-    std::string text;
+    std::size_t at, size;  // in text_
   };
   void add(const TraceEvent& e, std::string_view event, std::string_view fields);
 
   std::uint32_t ncpus_;
   std::vector<Line> lines_;
+  std::string text_;  // every line, in recording order
   std::string notes_;
 };
 
