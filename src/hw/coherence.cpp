@@ -7,18 +7,12 @@ namespace tlbsim::hw {
 
 sim::Duration CoherenceLatencies::transfer(Distance d) const {
   switch (d) {
-    case Distance::kSame:
-      return l1_hit;
-    case Distance::kSmt:
-      return smt_transfer;
-    case Distance::kLlc:
-      return llc_transfer;
-    case Distance::kSocket:
-      return socket_transfer;
-    case Distance::kRemote:
-      return remote_transfer;
-    case Distance::kFar:
-      return far_transfer;
+    case Distance::kSame: return l1_hit;
+    case Distance::kSmt: return smt_transfer;
+    case Distance::kLlc: return llc_transfer;
+    case Distance::kSocket: return socket_transfer;
+    case Distance::kRemote: return remote_transfer;
+    case Distance::kFar: return far_transfer;
   }
   return far_transfer;
 }
@@ -38,16 +32,11 @@ LineStats& LineStats::operator+=(const LineStats& o) {
 CoherenceModel::CoherenceModel(const Topology& topo, const CoherenceLatencies& lat)
     : topo_(topo), lat_(lat), words_((topo.cpu_count() + 63) / 64) {
   const auto& p = topo.params();
-  if (p.sockets_per_group < p.sockets)
-    max_distance_ = Distance::kFar;
-  else if (p.sockets > 1)
-    max_distance_ = Distance::kRemote;
-  else if (p.cores_per_llc < p.cores_per_socket)
-    max_distance_ = Distance::kSocket;
-  else if (p.cores_per_socket > 1)
-    max_distance_ = Distance::kLlc;
-  else
-    max_distance_ = Distance::kSmt;
+  if (p.sockets_per_group < p.sockets) max_distance_ = Distance::kFar;
+  else if (p.sockets > 1) max_distance_ = Distance::kRemote;
+  else if (p.cores_per_llc < p.cores_per_socket) max_distance_ = Distance::kSocket;
+  else if (p.cores_per_socket > 1) max_distance_ = Distance::kLlc;
+  else max_distance_ = Distance::kSmt;
 }
 
 LineId CoherenceModel::add_line(std::string_view name) {
@@ -158,10 +147,8 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
   }
 
   const bool rmw = kind == Access::kRmw;
-  if (rmw)
-    ++st.rmws;
-  else
-    ++st.stores;
+  if (rmw) ++st.rmws;
+  else ++st.stores;
   const sim::Duration op = rmw ? lat_.local_rmw : lat_.l1_hit;
   if (l.owner >= 0 && static_cast<std::uint32_t>(l.owner) == c) {
     ++st.hits;
