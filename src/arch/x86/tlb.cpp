@@ -274,6 +274,7 @@ sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, con
 
 sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
                                    std::uint8_t stride_shift, bool freed_tables) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "flush_tlb_mm_range", "tlb");
   hw::Memory& m = mem(self);
   // get_cpu(): preemption off (no preemption is modeled yet).
   if (end == TLB_FLUSH_ALL || ((end - start) >> stride_shift) > tlb_single_page_flush_ceiling) {
@@ -313,6 +314,7 @@ sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch
 }
 
 sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "arch_tlbbatch_flush", "tlb");
   FlushTlbInfo& info = self.flush_tlb_info;
   info = FlushTlbInfo{nullptr, 0, TLB_FLUSH_ALL, 0, self.id.get(), 0, false};
   if (batch.cpumask.any_but(self.id) < batch.cpumask.size()) {
