@@ -109,6 +109,7 @@ TEST(TraceRun, TlbFlush1On8CpusIsAValidChromeTraceWithArrowsFromSendersToHandler
     EXPECT_GT(depth, 0) << "arrow start outside any span " << e.dump();
   }
   EXPECT_EQ(arrows, c.flows);
+  EXPECT_EQ(names.count("process_name"), 1u);
   EXPECT_EQ(thread_names.count("CPU 0"), 1u);
   EXPECT_EQ(thread_names.count("CPU 7"), 1u);
   for (const char* n :
