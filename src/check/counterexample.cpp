@@ -9,6 +9,7 @@
 
 #include "check/explore.h"
 #include "kernel/kernel.h"
+#include "trace/tracer.h"
 #include "util/error.h"
 
 namespace tlbsim::check {
@@ -179,9 +180,19 @@ class TraceRecorder final : public sim::ActionObserver, public hw::AccessObserve
 
 }  // namespace
 
-Replay replay(const Counterexample& cx) {
+Replay replay(const Counterexample& cx, trace::Tracer* tracer) {
   TraceRecorder rec;
-  RunHooks hooks{&rec, &rec, [&rec](kernel::Kernel& k) { rec.k = &k; }};
+  RunHooks hooks{&rec, &rec, [&rec](kernel::Kernel& k) { rec.k = &k; }, nullptr, nullptr};
+  if (tracer != nullptr) {
+    hooks.before_setup = [tracer](kernel::Kernel& k) {
+      k.tracer = tracer;
+      tracer->set_coherence(&k.sys().coherence());
+    };
+    hooks.on_end = [tracer](kernel::Kernel& k) {
+      tracer->close(k.sys().scheduler().now());
+      k.tracer = nullptr;
+    };
+  }
   const Outcome o = rerun(cx.target, cx.decisions, hooks);
   const std::uint32_t ncpus = cx.target.machine.cpu_count();
   constexpr std::size_t kWidth = 58;

@@ -8,6 +8,10 @@
 
 #include "check/run.h"
 
+namespace tlbsim::trace {
+class Tracer;
+}
+
 namespace tlbsim::check {
 
 struct Counterexample {
@@ -31,7 +35,8 @@ struct Replay {
   std::string what;
   std::string text;  // the interleaving, one row per step, one column per CPU
 };
-// Replays deterministically; the same decisions give the same text.
-Replay replay(const Counterexample& cx);
+// Replays deterministically; the same decisions give the same text. With a tracer, the run (setup included) is
+// also recorded as a timeline, closed at the run's end.
+Replay replay(const Counterexample& cx, trace::Tracer* tracer = nullptr);
 
 }  // namespace tlbsim::check

@@ -145,6 +145,15 @@ Outcome run_schedule(const CheckTarget& target, sim::Chooser& chooser, const Run
   Run run(target, phases);
   kernel::Kernel& k = run.kernel();
   const auto scenario = Registry<CheckScenario>::make("scenario", target.scenario);
+  // Runs on_end on every way out, before the run's kernel and machine are destroyed.
+  struct EndHook {
+    const RunHooks& hooks;
+    kernel::Kernel& k;
+    ~EndHook() {
+      if (hooks.on_end) hooks.on_end(k);
+    }
+  } end_hook{hooks, k};
+  if (hooks.before_setup) hooks.before_setup(k);
   Outcome out;
   // The setup runs in the default order: a violation there needs no interleaving at all (zero decisions).
   try {

@@ -67,6 +67,10 @@ struct RunHooks {
   hw::AccessObserver* accesses = nullptr;
   // Called once the kernel exists (the trace names lines and mms through it).
   std::function<void(kernel::Kernel&)> on_kernel;
+  // Called before the scenario's setup runs, and when the run is over (also after a failed setup) while the
+  // kernel still exists: a timeline trace attaches and closes here.
+  std::function<void(kernel::Kernel&)> before_setup;
+  std::function<void(kernel::Kernel&)> on_end;
 };
 
 // The default order, against which a schedule is written as decisions: the CPU that ran last keeps running

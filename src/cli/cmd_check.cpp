@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <memory>
 #include <ostream>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "check/mutation_suite.h"
 #include "check/scenario.h"
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "kernel/mutation.h"
 #include "sim/time.h"
 #include "util/atomic_file.h"
@@ -67,6 +69,7 @@ class CheckCommand final : public Command {
     c->add_option("--out", out_, "Where to write a counterexample")->capture_default_str();
     c->add_flag("--no-shrink", no_shrink_, "Keep the counterexample as found");
     c->add_option("--replay", replay_, "Replay a counterexample file and print its interleaving");
+    trace_.define(c);
     c->add_option("--mutations", suite_, "Run the mutation suite: all, or mutation names")->expected(0, -1);
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
     suite_opt_ = c->get_option("--mutations");
@@ -84,6 +87,7 @@ class CheckCommand final : public Command {
     }
     if (hardware_ > 1000) throw InputError("--hardware must be at most 1000");
     if (!replay_.empty()) return run_replay(io);
+    if (trace_.enabled()) throw InputError("--trace and --ftrace apply to a run: use them with --replay FILE");
     if (suite_opt_->count() > 0) return run_suite(io);
     return run_explore(io);
   }
@@ -91,7 +95,15 @@ class CheckCommand final : public Command {
  private:
   int run_replay(Streams& io) {
     const check::Counterexample cx = check::parse_counterexample(read_text_file(replay_), replay_);
-    const check::Replay r = check::replay(cx);
+    trace_.validate();
+    std::unique_ptr<TraceSession> session;
+    if (trace_.enabled()) {
+      session = std::make_unique<TraceSession>(trace_, cx.target.machine.cpu_count(),
+                                               fmt::format("tlbsim check replay of {}", cx.target.scenario),
+                                               fmt::format("tlbsim check --replay {}", replay_));
+    }
+    const check::Replay r = check::replay(cx, session ? &session->tracer() : nullptr);
+    if (session) session->write_files(io.err);
     if (format_ == "json") {
       io.out << nlohmann::json{{"violation", r.violation}, {"what", r.what}, {"trace", r.text}}.dump(2) << "\n";
     } else {
@@ -169,6 +181,7 @@ class CheckCommand final : public Command {
   std::string machine_;
   std::string out_ = "counterexample.json";
   bool no_shrink_ = false;
+  TraceOptions trace_;
   std::string replay_;
   std::vector<std::string> suite_;
   CLI::Option* suite_opt_ = nullptr;

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <ostream>
 
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "hw/machine.h"
 #include "kernel/arch_mmu.h"
 #include "kernel/options.h"
@@ -73,6 +75,7 @@ class RunCommand final : public Command {
     c->add_option("--seed", spec_.seed, "Random seed")->capture_default_str();
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
     c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
+    trace_.define(c);
     return c;
   }
 
@@ -86,7 +89,16 @@ class RunCommand final : public Command {
     if (spec_.duration < sim::microseconds(1) || spec_.duration > sim::milliseconds(60000)) {
       throw InputError(fmt::format("--duration: {} is outside 1us..60s", duration_));
     }
-    const workloads::RunOutput r = workloads::run_workload(m, spec_);
+    trace_.validate();
+    std::unique_ptr<TraceSession> session;
+    if (trace_.enabled()) {
+      session = std::make_unique<TraceSession>(
+          trace_, m.cpu_count(), fmt::format("tlbsim {} on {}", spec_.workload, m.name),
+          fmt::format("tlbsim run --machine {} --kernel {} --workload {} --threads {} --duration {} --seed {}", machine_,
+                      spec_.kernel, spec_.workload, spec_.threads, duration_, spec_.seed));
+    }
+    const workloads::RunOutput r = workloads::run_workload(m, spec_, session ? &session->tracer() : nullptr);
+    if (session) session->write_files(io.err);
     std::string text;
     if (format_ == "json") {
       nlohmann::json j = r.json;
@@ -139,6 +151,7 @@ class RunCommand final : public Command {
   std::string duration_ = "10ms";
   std::string format_ = "table";
   std::string output_;
+  TraceOptions trace_;
 };
 
 TLBSIM_REGISTER(Command, RunCommand, "run", "run a workload on the modeled kernel");

@@ -119,7 +119,11 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
       sh[c / 64] |= bit;
       ++l.sharer_count;
       ++st.transfers;
-      if (d >= Distance::kRemote) ++st.remote_transfers;
+      ++total_transfers_;
+      if (d >= Distance::kRemote) {
+        ++st.remote_transfers;
+        ++total_remote_transfers_;
+      }
       st.transfer_time += cost;
       return sim::SimTime{sim::Duration{std::max(now.time_since_epoch().count(), l.busy_until_ps) + cost.count()}};
     } else {
@@ -132,7 +136,11 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
     const std::int64_t done = start + cost.count();
     l.busy_until_ps = done;
     ++st.transfers;
-    if (d >= Distance::kRemote) ++st.remote_transfers;
+    ++total_transfers_;
+    if (d >= Distance::kRemote) {
+      ++st.remote_transfers;
+      ++total_remote_transfers_;
+    }
     st.wait += sim::Duration{start - now.time_since_epoch().count()};
     st.transfer_time += cost;
     return sim::SimTime{sim::Duration{done}};
@@ -171,7 +179,11 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
   const std::int64_t done = start + cost.count() + op.count();
   l.busy_until_ps = done;
   ++st.transfers;
-  if (d >= Distance::kRemote) ++st.remote_transfers;
+  ++total_transfers_;
+  if (d >= Distance::kRemote) {
+    ++st.remote_transfers;
+    ++total_remote_transfers_;
+  }
   st.wait += sim::Duration{start - now.time_since_epoch().count()};
   st.transfer_time += cost;
   return sim::SimTime{sim::Duration{done}};

@@ -76,6 +76,9 @@ class CoherenceModel {
   const LineStats& stats(LineId line) const { return lines_[line.get()].stats; }
   // Statistics summed over lines of one name, in order of first registration.
   std::vector<std::pair<std::string, LineStats>> stats_by_name() const;
+  // Transfers of every line so far, and those that crossed a socket (the timeline trace's counter track).
+  std::uint64_t total_transfers() const { return total_transfers_; }
+  std::uint64_t total_remote_transfers() const { return total_remote_transfers_; }
   const CoherenceLatencies& latencies() const { return lat_; }
   const Topology& topology() const { return topo_; }
 
@@ -103,6 +106,8 @@ class CoherenceModel {
   std::vector<std::uint64_t> sharer_words_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_index_;
+  std::uint64_t total_transfers_ = 0;
+  std::uint64_t total_remote_transfers_ = 0;
 };
 
 }  // namespace tlbsim::hw

@@ -4,13 +4,13 @@
 
 #include <coroutine>
 #include <cstdint>
-#include "sim/source_site.h"
 #include <span>
 #include <vector>
 
 #include "hw/topology.h"
 #include "sim/cpu.h"
 #include "sim/scheduler.h"
+#include "sim/source_site.h"
 
 namespace tlbsim::hw {
 
@@ -19,7 +19,7 @@ struct IpiParams {
   // CPUs one send operation can reach: 1 sends one IPI per target; 16 is x2APIC cluster mode, where one ICR
   // write carries a logical-destination bitmap for a cluster of 16 consecutive CPUs of one package.
   std::uint32_t cluster_size = 1;
-  sim::Duration send{0};           // sender-side cost of one send operation
+  sim::Duration send{0};            // sender-side cost of one send operation
   sim::Duration deliver_socket{0};  // send to interrupt taken, target in the sender's socket
   sim::Duration deliver_remote{0};  // target in another socket
   sim::Duration handler_entry{0};   // interrupt entry on the target before the handler body
@@ -50,11 +50,13 @@ class IpiFabric {
   }
 
   const IpiParams& params() const { return p_; }
+  // When each target's interrupt arrives for a send from `from` starting at `start` (what send() schedules).
+  void arrivals(CpuId from, std::span<const CpuId> targets, sim::SimTime start, std::vector<sim::SimTime>& out) const;
   // Which send cluster a CPU belongs to: consecutive CPUs of one package, cluster_size at a time.
   std::uint64_t cluster_of(CpuId c) const {
     const auto& p = topo_.params();
-    const std::uint64_t in_socket = std::uint64_t{topo_.core_of(c) % p.cores_per_socket} * p.threads_per_core +
-                                    topo_.thread_of(c);
+    const std::uint64_t in_socket =
+        std::uint64_t{topo_.core_of(c) % p.cores_per_socket} * p.threads_per_core + topo_.thread_of(c);
     return std::uint64_t{topo_.socket_of(c)} << 32 | in_socket / p_.cluster_size;
   }
   sim::Duration delivery(CpuId from, CpuId to) const {

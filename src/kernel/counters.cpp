@@ -19,6 +19,19 @@ std::string_view to_string(TlbFlushReason r) {
   return "?";
 }
 
+std::string_view trace_name(TlbFlushReason r) {
+  switch (r) {
+    case TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH: return "flush on task switch";
+    case TlbFlushReason::TLB_REMOTE_SHOOTDOWN: return "remote shootdown";
+    case TlbFlushReason::TLB_LOCAL_SHOOTDOWN: return "local shootdown";
+    case TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN: return "local mm shootdown";
+    case TlbFlushReason::TLB_REMOTE_SEND_IPI: return "remote ipi send";
+    case TlbFlushReason::TLB_REMOTE_WRONG_CPU: return "remote wrong CPU";
+    case TlbFlushReason::kCount: break;
+  }
+  return "?";
+}
+
 std::string_view to_string(VmTlbEvent e) {
   switch (e) {
     case VmTlbEvent::NR_TLB_REMOTE_FLUSH: return "nr_tlb_remote_flush";

@@ -25,6 +25,8 @@ enum class TlbFlushReason : std::uint8_t {
   kCount,
 };
 std::string_view to_string(TlbFlushReason r);
+// The reason as the tlb:tlb_flush event prints it ("remote shootdown").
+std::string_view trace_name(TlbFlushReason r);
 
 // enum vm_event_item's TLB entries (count_vm_tlb_event).
 enum class VmTlbEvent : std::uint8_t {

@@ -5,19 +5,35 @@
 
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "kernel/mmu_gather.h"
 #include "kernel/mutation.h"
 #include "kernel/options.h"
 #include "kernel/smp.h"
+#include "trace/tracer.h"
 
 namespace tlbsim::kernel {
 
+namespace {
+
+// The trace's "mm N mm_count" counter track, after a change.
+void trace_mm_count(PerCpu& self, const MmStruct& mm, std::int64_t count) {
+  if (self.k.tracer == nullptr) return;
+  self.k.tracer->counter(self.cpu.now(), fmt::format("mm {} mm_count", mm.id()), "mm_count",
+                         static_cast<double>(count));
+}
+
+}  // namespace
+
 sim::Task<void> mmgrab(PerCpu& self, MmStruct& mm) {
-  co_await self.k.mem().rmw(self.cpu, mm.mm_count, [](std::int64_t v) { return v + 1; });
+  const std::int64_t old = co_await self.k.mem().rmw(self.cpu, mm.mm_count, [](std::int64_t v) { return v + 1; });
+  trace_mm_count(self, mm, old + 1);
 }
 
 sim::Task<void> mmdrop(PerCpu& self, MmStruct& mm) {
   const std::int64_t old = co_await self.k.mem().rmw(self.cpu, mm.mm_count, [](std::int64_t v) { return v - 1; });
+  trace_mm_count(self, mm, old - 1);
   if (old <= 0) {
     self.k.oracle().report_refcount(self.id, mm.id(), "mm_count", old - 1, self.cpu.now());
     co_return;

@@ -1,10 +1,22 @@
 #include "kernel/kernel.h"
 
+#include <fmt/format.h>
+
 #include "kernel/sched.h"
 #include "kernel/smp.h"
+#include "trace/tracer.h"
 #include "util/error.h"
 
 namespace tlbsim::kernel {
+
+std::string_view irq_row(int vector) {
+  switch (vector) {
+    case CALL_FUNCTION_VECTOR: return "Function call interrupts";
+    case CALL_FUNCTION_SINGLE_VECTOR: return "Single function call interrupts";
+    case LOCAL_TIMER_VECTOR: return "Local timer interrupts";
+    default: return "TLB shootdowns";  // v3.3's INVALIDATE_TLB_VECTOR_START + n
+  }
+}
 
 PerCpu::PerCpu(Kernel& kernel, sim::Cpu& c, const hw::TlbParams& tlb_params, hw::CoherenceModel& model,
                std::uint32_t ncpus)
@@ -98,6 +110,11 @@ void Kernel::speculative_walks(PerCpu& self) {
 sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
   PerCpu& self = percpu(cpu.id());
   const sim::SimTime entered = cpu.now();
+  const bool ipi = vector != LOCAL_TIMER_VECTOR;
+  if (tracer != nullptr) {
+    tracer->irq_entry(cpu, vector, ipi ? fmt::format("IPI handler ({})", irq_row(vector)) : "local timer interrupt",
+                      irq_row(vector), ipi);
+  }
   speculative_walks(self);
   co_await cpu.delay(sys_.ipi().params().handler_entry);
   if (vector == CALL_FUNCTION_VECTOR || vector == CALL_FUNCTION_SINGLE_VECTOR) {
@@ -111,6 +128,19 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
   }
   co_await cpu.delay(sys_.ipi().params().handler_exit);
   counters_.irq_time[cpu.id().get()] += cpu.now() - entered;
+  if (tracer != nullptr) tracer->irq_exit(cpu, vector, irq_row(vector), ipi);
+}
+
+void Kernel::trace_tlb_flush(PerCpu& self, TlbFlushReason reason, std::int64_t pages) {
+  counters_.trace(reason);
+  if (tracer != nullptr) tracer->tlb_flush(self.cpu, static_cast<int>(reason), trace_name(reason), pages);
+}
+
+void Kernel::trace_ipi_send(PerCpu& self, std::span<const CpuId> targets, int vector) {
+  if (tracer == nullptr) return;
+  std::vector<sim::SimTime> arrivals;
+  sys_.ipi().arrivals(self.id, targets, self.cpu.now(), arrivals);
+  tracer->ipi_send(self.cpu, targets, arrivals, vector, irq_row(vector));
 }
 
 }  // namespace tlbsim::kernel

@@ -4,17 +4,23 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "arch/x86/tlb_state.h"
 #include "check/oracle.h"
-#include "kernel/arch_mmu.h"
-#include "kernel/config.h"
 #include "hw/system.h"
 #include "hw/tlb.h"
+#include "kernel/arch_mmu.h"
+#include "kernel/config.h"
 #include "kernel/counters.h"
 #include "kernel/mm.h"
 #include "sim/task.h"
+
+namespace tlbsim::trace {
+class Tracer;
+}
 
 namespace tlbsim::kernel {
 
@@ -25,6 +31,8 @@ class PerCpu;
 inline constexpr int CALL_FUNCTION_VECTOR = 1;
 inline constexpr int CALL_FUNCTION_SINGLE_VECTOR = 2;
 inline constexpr int LOCAL_TIMER_VECTOR = 3;
+// The /proc/interrupts row an interrupt vector counts in ("Function call interrupts", "TLB shootdowns", ...).
+std::string_view irq_row(int vector);
 
 // A cross-call function (smp_call_func_t) and a filter (smp_cond_func_t), as plain function pointers.
 using SmpCallFunc = sim::Task<void> (*)(PerCpu& self, const void* info);
@@ -93,11 +101,17 @@ class Kernel final : public sim::IrqHandler {
   // The scheduler of this run, when the workload uses one (for the oracle's active_mm check and timer
   // interrupts).
   class Sched* sched = nullptr;
+  // The timeline trace of this run (trace/tracer.h), when one is recorded; not owned. Tracing only observes.
+  trace::Tracer* tracer = nullptr;
   // mm_alloc + init_new_context: a fresh address space with a new ctx_id.
   MmStruct& new_mm();
   File& new_file(std::uint64_t size);
 
   sim::Task<void> handle_irq(sim::Cpu& cpu, int vector) override;
+  // tlb:tlb_flush: counts the event and, when tracing, records it with its pages (-1: TLB_FLUSH_ALL).
+  void trace_tlb_flush(PerCpu& self, TlbFlushReason reason, std::int64_t pages);
+  // Records an IPI send to `targets` (starting now) in the trace, when tracing.
+  void trace_ipi_send(PerCpu& self, std::span<const CpuId> targets, int vector);
   // Hardware, not kernel code: the CPU re-walks its recently used user addresses speculatively (at each
   // interrupt entry here; at any moment under the checker).
   void speculative_walks(PerCpu& self);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernel/fork.h"
+#include "trace/tracer.h"
 
 namespace tlbsim::kernel {
 
@@ -59,6 +60,7 @@ void Sched::start() {
     Rq& r = rq(CpuId{c});
     r.idle = idle.get();
     r.curr = idle.get();
+    if (k.tracer != nullptr) k.tracer->set_task(k.percpu(CpuId{c}).cpu, idle->comm, idle->pid);
     k.percpu(CpuId{c}).cpu.start(idle_loop(*idle));
     tasks_.push_back(std::move(idle));
   }
@@ -117,11 +119,15 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
       if (states[i].target_residency <= r.last_idle) pick = static_cast<int>(i);
     }
     ++usage[static_cast<std::size_t>(pick + 1)];
+    if (k.tracer != nullptr) {
+      k.tracer->begin(pc.cpu, pick >= 0 ? "idle: " + states[static_cast<std::size_t>(pick)].name : "idle: poll", "idle");
+    }
     // cpuidle_enter_state(): a state that loses the TLB is entered only after leaving the mm.
     if (pick >= 0 && states[static_cast<std::size_t>(pick)].flushes_tlb) co_await k.arch().leave_mm(pc);
     const sim::SimTime start = pc.cpu.now();
     const sim::Duration exit_latency = pick >= 0 ? states[static_cast<std::size_t>(pick)].exit_latency : sim::Duration{0};
     co_await mem.idle_poll(pc.cpu, r.need_resched.line, exit_latency);
+    if (k.tracer != nullptr) k.tracer->end(pc.cpu);
     r.last_idle = pc.cpu.now() - start;
     update_avg_idle(r, r.last_idle);
   }
@@ -161,11 +167,20 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   }
   ++r.nr_switches;
   ++k.counters().context_switches;
+  if (k.tracer != nullptr) {
+    // sched:sched_switch, with prev_state as ftrace prints it (R+: preempted while runnable).
+    const char* prev_state = current.is_idle                          ? "R"
+                             : current.state == TaskState::TASK_RUNNING ? "R+"
+                             : current.state == TaskState::TASK_DEAD    ? "X"
+                                                                       : "S";
+    k.tracer->sched_switch(pc.cpu, current.comm, current.pid, prev_state, next->comm, next->pid);
+  }
   co_await context_switch(r, current, *next);
 }
 
 sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next) {
   PerCpu& pc = cpu_of(prev);
+  if (k.tracer != nullptr) k.tracer->begin(pc.cpu, "context_switch", "sched");
   // From here until the switch is done no user code runs on this CPU (prev's entries are reached again only
   // through switch_mm's generation check).
   k.oracle().set_user_context(pc.id, 0);
@@ -196,6 +211,7 @@ sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next)
                            ", cpu " + std::to_string(next.cpu.get()) + ")");
   }
   k.oracle().set_user_context(pc.id, next.mm != nullptr ? next.mm->id() : 0);
+  if (k.tracer != nullptr) k.tracer->end(pc.cpu);
   co_await SwitchTo{prev, next};
   // prev runs again here, switched back in (perhaps much later) by some CPU's schedule().
   co_await finish_task_switch(prev);

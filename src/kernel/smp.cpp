@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernel/mutation.h"
+#include "trace/tracer.h"
 
 namespace tlbsim::kernel {
 
@@ -34,6 +35,7 @@ sim::Task<void> csd_unlock(PerCpu& self, Csd& csd) { co_await self.k.mem().write
 sim::Task<void> smp_call_function_many_cond(PerCpu& self, const Cpumask& mask, SmpCallFunc func, const void* info,
                                             unsigned scf_flags, SmpCondFunc cond) {
   Kernel& k = self.k;
+  const trace::TraceSpan span(k.tracer, self.cpu, "smp_call_function_many_cond", "ipi");
   hw::Memory& mem = k.mem();
   const CpuId this_cpu = self.id;
   const bool wait = scf_flags & SCF_WAIT;
@@ -68,6 +70,7 @@ sim::Task<void> smp_call_function_many_cond(PerCpu& self, const Cpumask& mask, S
       k.counters().ipis_sent += ipi_targets.size();
       (vector == CALL_FUNCTION_VECTOR ? k.counters().ipis_call_function : k.counters().ipis_call_function_single) +=
           ipi_targets.size();
+      k.trace_ipi_send(self, ipi_targets, vector);
       co_await k.sys().ipi().send(self.cpu, ipi_targets, vector);
     }
   }

@@ -10,12 +10,33 @@
 #include "kernel/options.h"
 #include "kernel/profile.h"
 #include "sim/timed_scheduler.h"
+#include "trace/tracer.h"
 #include "util/registry.h"
 #include "workloads/workload.h"
 
 namespace tlbsim::workloads {
 
-RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
+namespace {
+
+// Closes the trace on every way out of a run, before the kernel and machine (and the coroutine frames whose spans
+// are still open) are destroyed.
+class TraceCloser {
+ public:
+  TraceCloser(trace::Tracer* t, hw::System& sys) : t_(t), sys_(sys) {}
+  ~TraceCloser() {
+    if (t_ != nullptr) t_->close(sys_.scheduler().now());
+  }
+  TraceCloser(const TraceCloser&) = delete;
+  TraceCloser& operator=(const TraceCloser&) = delete;
+
+ private:
+  trace::Tracer* t_;
+  hw::System& sys_;
+};
+
+}  // namespace
+
+RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::Tracer* tracer) {
   const kernel::KernelProfile profile = kernel::load_kernel_profile(spec.kernel);
   kernel::KernelConfig cfg = profile.config;
   for (const std::string& o : spec.options) kernel::apply_option_override(cfg, o);
@@ -29,13 +50,19 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec) {
   for (const std::string& m : spec.mutations) kernel::set_mutation(cfg, m, "--mutation");
   hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
   kernel::Kernel k(sys, cfg);
+  if (tracer != nullptr) {
+    k.tracer = tracer;
+    tracer->set_coherence(&sys.coherence());
+  }
   // Made after the kernel so that it (and any scheduler it owns) is destroyed before the kernel.
   const auto workload = Registry<Workload>::make("workload", spec.workload);
+  TraceCloser closer(tracer, sys);
   std::vector<std::uint64_t> ops;
   const sim::Duration warmup = spec.warmup.count() < 0 ? spec.duration / 10 : spec.warmup;
   workload->start(k, WorkloadParams{spec.threads, warmup, spec.duration, spec.seed}, ops);
   const sim::RunResult r = sys.scheduler().run(sim::kTimeZero + warmup + spec.duration);
   workload->finish(k, sim::kTimeZero + warmup + spec.duration);
+  if (tracer != nullptr) tracer->close(sim::kTimeZero + warmup + spec.duration);
 
   RunOutput out;
   const std::uint64_t total = std::accumulate(ops.begin(), ops.end(), std::uint64_t{0});

@@ -12,6 +12,10 @@
 #include "kernel/kernel.h"
 #include "sim/time.h"
 
+namespace tlbsim::trace {
+class Tracer;
+}
+
 namespace tlbsim::workloads {
 
 struct RunSpec {
@@ -33,7 +37,8 @@ struct RunOutput {
   double wall_seconds = 0;
 };
 
-// Throws InputError for unknown kernels or workloads and impossible parameters.
-RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec);
+// Throws InputError for unknown kernels or workloads and impossible parameters. With a tracer, the run is also
+// recorded as a timeline (closed at the run's end); the results are the same as without.
+RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::Tracer* tracer = nullptr);
 
 }  // namespace tlbsim::workloads

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "kernel/mm_ops.h"
+#include "trace/tracer.h"
 #include "util/registry.h"
 #include "workloads/tlb_flush.h"
 #include "workloads/workload.h"
@@ -55,6 +56,7 @@ void start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p, std::vecto
     const std::uint32_t core = i % cores;
     const CpuId cpu = topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
     kernel::PerCpu& pc = k.percpu(cpu);
+    if (k.tracer != nullptr) k.tracer->set_task(pc.cpu, workload, i + 1);  // no scheduler: pid i + 1, for the trace
     pc.cpu.start(body(pc, mm, i, from, end, ops[i]));
   }
 }

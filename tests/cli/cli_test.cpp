@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/chrome_validate.h"
 #include "util/atomic_file.h"
 
 namespace tlbsim::cli {
@@ -231,6 +232,15 @@ TEST(Cli, CheckFindsAMutationWritesACounterexampleAndReplaysIt) {
   r = run({"check", "--replay", path});
   EXPECT_EQ(r.status, 1) << r.err;
   expect_golden("check_replay_switch_mutation.txt", r.out);
+  // The replay as a timeline: the same text, and a trace file of the run.
+  const std::string trace = (std::filesystem::temp_directory_path() / "tlbsim_cli_replay.json").string();
+  const Result traced = run({"check", "--replay", path, "--trace", trace});
+  EXPECT_EQ(traced.status, 1) << traced.err;
+  EXPECT_EQ(traced.out, r.out);
+  const auto check = trace::testing::validate_chrome_trace(nlohmann::json::parse(read_file(trace)));
+  EXPECT_TRUE(check.errors.empty()) << (check.errors.empty() ? "" : check.errors[0]);
+  EXPECT_GT(check.spans, 0u);
+  std::filesystem::remove(trace);
   std::filesystem::remove(path);
 }
 
@@ -293,6 +303,45 @@ TEST(Cli, SweepAndReportBadInputExits2AndSaysWhat) {
       {{"sweep", "merge", "/tmp/tlbsim_merged", "/nonexistent/shard"}, "'/nonexistent/shard' has no points.jsonl"},
       {{"report", "/nonexistent/dir"}, "report: '/nonexistent/dir' is not a directory"},
       {{"reproduce", "003", "--plot", "/proc/tlbsim/plots"}, "cannot create directory '/proc/tlbsim/plots'"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.status, 2) << c.message << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << "expected '" << c.message << "' in:\n" << r.err;
+  }
+}
+
+TEST(Cli, RunTraceWritesATimelineAndAnFtraceFileAndTheSameFigures) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string json = (dir / "tlbsim_cli_trace.json").string(), text = (dir / "tlbsim_cli_trace.txt").string();
+  const std::vector<std::string> args = {"run", "--machine", "small-2s2c", "--threads", "4", "--duration", "100us"};
+  std::vector<std::string> traced = args;
+  traced.insert(traced.end(), {"--trace", json, "--ftrace", text, "--trace-cpus", "0-7", "--trace-window", "10us:"});
+  const Result plain = run(args), t = run(traced);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(plain.out, t.out);
+  EXPECT_NE(t.err.find("tlbsim: trace " + json + ": "), std::string::npos) << t.err;
+  const auto check = trace::testing::validate_chrome_trace(nlohmann::json::parse(read_file(json)));
+  EXPECT_TRUE(check.errors.empty()) << (check.errors.empty() ? "" : check.errors[0]);
+  EXPECT_GT(check.flows, 0u);
+  EXPECT_EQ(read_file(text).rfind("# tracer: nop\n", 0), 0u);
+  std::filesystem::remove(json);
+  std::filesystem::remove(text);
+}
+
+TEST(Cli, TraceToAnUnwritablePlaceOrWithBadFiltersExits2AndSaysWhy) {
+  const std::vector<BadInput> cases = {
+      {{"run", "--duration", "10us", "--trace", "/nonexistent/dir/t.json"},
+       "--trace /nonexistent/dir/t.json: cannot write: directory '/nonexistent/dir' does not exist"},
+      {{"run", "--duration", "10us", "--ftrace", "/nonexistent/t.txt"}, "--ftrace /nonexistent/t.txt: cannot write"},
+      {{"run", "--duration", "10us", "--trace", "/tmp"}, "--trace /tmp: is a directory"},
+      {{"run", "--duration", "10us", "--trace-window", "1us:2us"}, "need --trace FILE.json or --ftrace FILE"},
+      {{"run", "--duration", "10us", "--trace", "/tmp/t.json", "--trace-window", "2us"}, "--trace-window: '2us' is not"},
+      {{"run", "--machine", "small-2s2c", "--duration", "10us", "--trace", "/tmp/t.json", "--trace-cpus", "8"},
+       "--trace-cpus"},
+      {{"check", "--scenario", "madvise_vs_access", "--trace", "/tmp/t.json"}, "use them with --replay FILE"},
+      // Refused before the run (not writable) or when the file is written after it (cannot create it).
+      {{"run", "--duration", "10us", "--trace", "/proc/tlbsim_trace.json"}, "/proc/tlbsim_trace.json"},
   };
   for (const auto& c : cases) {
     const Result r = run(c.args);

@@ -3,9 +3,12 @@
 // lines; cpu_tlbstate is plain per-CPU data.
 #include "arch/x86/tlb.h"
 
+#include <fmt/format.h>
+
 #include "kernel/mutation.h"
 #include "kernel/options.h"
 #include "kernel/smp.h"
+#include "trace/tracer.h"
 
 namespace tlbsim::x86 {
 
@@ -17,6 +20,12 @@ namespace {
 hw::Memory& mem(PerCpu& self) { return self.k.mem(); }
 const hw::TlbParams& tlbp(PerCpu& self) { return self.k.machine().tlb; }
 Asid current_pcid(PerCpu& self) { return Asid{self.hw_tag}; }
+
+// The trace's "mm N tlb_gen" counter track, after an increment.
+void trace_tlb_gen(PerCpu& self, const MmStruct& mm, std::uint64_t gen) {
+  if (self.k.tracer == nullptr) return;
+  self.k.tracer->counter(self.cpu.now(), fmt::format("mm {} tlb_gen", mm.id()), "tlb_gen", static_cast<double>(gen));
+}
 
 }  // namespace
 
@@ -60,6 +69,7 @@ sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_
 }
 
 sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "switch_mm_irqs_off", "mm");
   TlbState& ts = self.tlbstate;
   hw::Memory& m = mem(self);
   MmStruct* real_prev = ts.loaded_mm;
@@ -119,7 +129,7 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
   } else {
     co_await load_new_mm_cr3(self, next, new_asid, false);
   }
-  self.k.counters().trace(TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH);
+  self.k.trace_tlb_flush(self, TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH, need_flush ? -1 : 0);
   ts.loaded_mm = &next;
   ts.loaded_mm_asid = new_asid;
 }
@@ -156,6 +166,7 @@ sim::Task<void> flush_tlb_local(PerCpu& self) {
 
 sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   const FlushTlbInfo& f = *static_cast<const FlushTlbInfo*>(info);
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "flush_tlb_func", "tlb");
   TlbState& ts = self.tlbstate;
   hw::Memory& m = mem(self);
   kernel::KernelCounters& cnt = self.k.counters();
@@ -177,7 +188,7 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
       // Seed 002: the CPU was left in the mm_cpumask of the target mm; clear it.
       if (cfg.lazy_mm_cpumask) {
         co_await f.mm->cpumask.clear_cpu(m, self.cpu, self.id);
-        cnt.trace(TlbFlushReason::TLB_REMOTE_WRONG_CPU);  // the tracepoint of the series' patch 2/3
+        self.k.trace_tlb_flush(self, TlbFlushReason::TLB_REMOTE_WRONG_CPU, 0);  // the series' patch 2/3 tracepoint
       }
       co_return;
     }
@@ -223,9 +234,11 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
     // Both paths above update our state to mm_tlb_gen.
     ts.ctxs[loaded_mm_asid].tlb_gen = mm_tlb_gen;
   }
-  cnt.trace(!local                ? TlbFlushReason::TLB_REMOTE_SHOOTDOWN
-            : f.mm == nullptr     ? TlbFlushReason::TLB_LOCAL_SHOOTDOWN
-                                  : TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN);
+  self.k.trace_tlb_flush(self,
+                        !local            ? TlbFlushReason::TLB_REMOTE_SHOOTDOWN
+                        : f.mm == nullptr ? TlbFlushReason::TLB_LOCAL_SHOOTDOWN
+                                          : TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN,
+                        nr_invalidate == TLB_FLUSH_ALL ? -1 : static_cast<std::int64_t>(nr_invalidate));
 }
 
 namespace {
@@ -240,7 +253,8 @@ sim::Task<bool> tlb_is_not_lazy(PerCpu& self, CpuId cpu, const void*) {
 
 sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, const FlushTlbInfo& info) {
   self.k.counters().count(VmTlbEvent::NR_TLB_REMOTE_FLUSH);
-  self.k.counters().trace(TlbFlushReason::TLB_REMOTE_SEND_IPI);
+  self.k.trace_tlb_flush(self, TlbFlushReason::TLB_REMOTE_SEND_IPI,
+                         info.end == TLB_FLUSH_ALL ? -1 : static_cast<std::int64_t>((info.end - info.start) >> kernel::kPageShift));
   if (info.freed_tables && !self.k.config().mutated("flush_skips_lazy_cpus_freeing_tables")) {
     // Lazy CPUs must be flushed too: they may otherwise walk freed page tables speculatively.
     co_await kernel::on_each_cpu_cond_mask(self, nullptr, flush_tlb_func, &info, true, cpumask);
@@ -260,6 +274,7 @@ sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, con
 
 sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
                                    std::uint8_t stride_shift, bool freed_tables) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "flush_tlb_mm_range", "tlb");
   hw::Memory& m = mem(self);
   // get_cpu(): preemption off (no preemption is modeled yet).
   if (end == TLB_FLUSH_ALL || ((end - start) >> stride_shift) > tlb_single_page_flush_ceiling) {
@@ -268,6 +283,7 @@ sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t sta
   }
   // This is also a barrier that synchronizes with switch_mm(): the mask is read after the generation moves.
   const std::uint64_t new_tlb_gen = 1 + co_await m.rmw(self.cpu, mm.context.tlb_gen, [](std::uint64_t g) { return g + 1; });
+  trace_tlb_gen(self, mm, new_tlb_gen);
   FlushTlbInfo& info = self.flush_tlb_info;  // get_flush_tlb_info
   info = FlushTlbInfo{&mm, start, end, new_tlb_gen, self.id.get(), stride_shift, freed_tables};
 
@@ -291,12 +307,14 @@ sim::Task<void> flush_tlb_mm(PerCpu& self, MmStruct& mm) {
 
 sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm) {
   hw::Memory& m = mem(self);
-  co_await m.rmw(self.cpu, mm.context.tlb_gen, [](std::uint64_t g) { return g + 1; });  // inc_mm_tlb_gen
+  const std::uint64_t gen = 1 + co_await m.rmw(self.cpu, mm.context.tlb_gen, [](std::uint64_t g) { return g + 1; });
+  trace_tlb_gen(self, mm, gen);  // inc_mm_tlb_gen
   const Cpumask mask = co_await mm.cpumask.read(m, self.cpu);
   batch.cpumask |= mask;
 }
 
 sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "arch_tlbbatch_flush", "tlb");
   FlushTlbInfo& info = self.flush_tlb_info;
   info = FlushTlbInfo{nullptr, 0, TLB_FLUSH_ALL, 0, self.id.get(), 0, false};
   if (batch.cpumask.any_but(self.id) < batch.cpumask.size()) {

@@ -10,6 +10,7 @@
 
 #include "kernel/options.h"
 #include "kernel/smp.h"
+#include "trace/tracer.h"
 
 namespace tlbsim::x86::v3 {
 
@@ -84,6 +85,7 @@ sim::Task<void> flush_tlb_all_local(PerCpu& self) {
 // arch/x86/include/asm/mmu_context.h (v3.3) switch_mm, in the order the v3.0..v3.5 tlb.c comment documents
 // (1a1 clear prev's bit first; v3.6 and later clear it after load_cr3). Interrupts are off (context_switch).
 sim::Task<void> switch_mm(PerCpu& self, MmStruct& next) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "switch_mm", "mm");
   TlbState& ts = self.tlbstate;
   hw::Memory& m = mem(self);
   MmStruct& prev = *ts.active_mm;
@@ -95,7 +97,7 @@ sim::Task<void> switch_mm(PerCpu& self, MmStruct& next) {
     // Now the other CPUs send flush IPIs for next; then re-load the page tables.
     co_await next.cpumask.set_cpu(m, self.cpu, self.id);
     co_await load_cr3(self, next);
-    self.k.counters().trace(TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH);
+    self.k.trace_tlb_flush(self, TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH, -1);
     co_return;
   }
   ts.state = TLBSTATE_OK;
@@ -104,7 +106,7 @@ sim::Task<void> switch_mm(PerCpu& self, MmStruct& next) {
   const bool was_set = co_await next.cpumask.test_and_set_cpu(m, self.cpu, self.id);
   if (!was_set) {
     co_await load_cr3(self, next);
-    self.k.counters().trace(TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH);
+    self.k.trace_tlb_flush(self, TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH, -1);
   }
 }
 
@@ -143,6 +145,7 @@ sim::Task<void> leave_mm(PerCpu& self) {
 
 // arch/x86/mm/tlb.c (v3.3) smp_invalidate_interrupt. Runs with interrupts off, after the interrupt entry.
 sim::Task<void> smp_invalidate_interrupt(PerCpu& self, std::uint32_t sender) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "smp_invalidate_interrupt", "tlb");
   SmpFlushState& f = flush_globals(self).flush_state[sender];
   hw::Memory& m = mem(self);
   kernel::KernelCounters& cnt = self.k.counters();
@@ -158,7 +161,7 @@ sim::Task<void> smp_invalidate_interrupt(PerCpu& self, std::uint32_t sender) {
         } else {
           co_await flush_tlb_one(self, f.flush_va);
         }
-        cnt.trace(TlbFlushReason::TLB_REMOTE_SHOOTDOWN);
+        self.k.trace_tlb_flush(self, TlbFlushReason::TLB_REMOTE_SHOOTDOWN, f.flush_va == TLB_FLUSH_ALL ? -1 : 1);
       } else {
         co_await leave_mm(self);
       }
@@ -174,6 +177,7 @@ sim::Task<void> smp_invalidate_interrupt(PerCpu& self, std::uint32_t sender) {
 // arch/x86/mm/tlb.c (v3.3) flush_tlb_others_ipi, via native_flush_tlb_others (no UV). Preemption is off;
 // interrupts stay on while the sender spins, so two CPUs flushing each other both make progress.
 sim::Task<void> native_flush_tlb_others(PerCpu& self, SharedCpumask& cpumask, MmStruct& mm, std::uint64_t va) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "native_flush_tlb_others", "ipi");
   FlushGlobals& g = flush_globals(self);
   const std::uint32_t sender = g.tlb_vector_offset[self.id.get()];
   SmpFlushState& f = g.flush_state[sender];
@@ -204,11 +208,12 @@ sim::Task<void> native_flush_tlb_others(PerCpu& self, SharedCpumask& cpumask, Mm
   f.flush_cpumask = targets;
   if (!targets.empty()) {
     cnt.count(VmTlbEvent::NR_TLB_REMOTE_FLUSH);
-    cnt.trace(TlbFlushReason::TLB_REMOTE_SEND_IPI);
+    self.k.trace_tlb_flush(self, TlbFlushReason::TLB_REMOTE_SEND_IPI, va == TLB_FLUSH_ALL ? -1 : 1);
     // apic->send_IPI_mask(f->flush_cpumask, INVALIDATE_TLB_VECTOR_START + sender).
     std::vector<CpuId> to;
     targets.for_each([&to](CpuId c) { to.push_back(c); });
     cnt.ipis_sent += to.size();
+    self.k.trace_ipi_send(self, to, INVALIDATE_TLB_VECTOR_START + static_cast<int>(sender));
     co_await self.k.sys().ipi().send(self.cpu, to, INVALIDATE_TLB_VECTOR_START + static_cast<int>(sender));
     // while (!cpumask_empty(f->flush_cpumask)) cpu_relax();
     for (;;) {
@@ -240,7 +245,7 @@ sim::Task<void> flush_tlb_mm_or_page(PerCpu& self, MmStruct& mm, std::uint64_t v
         co_await flush_tlb_one(self, va);
         cnt.count(VmTlbEvent::NR_TLB_LOCAL_FLUSH_ONE);
       }
-      cnt.trace(TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN);
+      self.k.trace_tlb_flush(self, TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN, va == TLB_FLUSH_ALL ? -1 : 1);
     } else {
       co_await leave_mm(self);
     }
