@@ -109,7 +109,7 @@ QemuRuns run_in_qemu(const QemuSetup& s, std::uint32_t smp,
       "/bin/busybox mount -t proc proc /proc\n"
       "/bin/busybox mount -t sysfs sys /sys\n"
       "/bin/busybox mount -t devtmpfs dev /dev 2>/dev/null\n"
-      "/bin/busybox mount -t tmpfs tmp /tmp\n"
+      "/bin/busybox mount -t tmpfs -o size=90% tmp /tmp\n"  // the default half of RAM is too small at 8 threads
       "/bin/busybox mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null\n"
       "/tlbsim-native {}{}\n"
       "echo TLBSIM-DONE\n"
