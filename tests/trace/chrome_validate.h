@@ -41,6 +41,7 @@ inline ChromeCheck validate_chrome_trace(const nlohmann::json& doc) {
       if (!e.contains(key)) fail(where + ": no " + key);
     }
     if (!e.contains("ph") || !e["ph"].is_string() || !e.contains("ts") || !e["ts"].is_number()) continue;
+    if (!e.contains("pid") || !e.contains("tid") || !e.contains("name")) continue;  // reported above
     if (!e["pid"].is_number_integer() || !e["tid"].is_number_integer() || !e["name"].is_string()) {
       fail(where + ": pid/tid not integers or name not a string");
       continue;
