@@ -21,7 +21,6 @@ Progress::Progress(std::ostream& out, std::string label, std::size_t total, std:
       label_(std::move(label)),
       total_(total),
       done_(already),
-      already_(already),
       bar_(bar),
       work_left_(static_cast<double>(total - already)),
       start_(std::chrono::steady_clock::now()) {}

@@ -28,7 +28,7 @@ class Progress {
  private:
   std::ostream& out_;
   std::string label_;
-  std::size_t total_, done_, already_;
+  std::size_t total_, done_;
   bool bar_;
   double work_left_, work_done_ = 0;
   std::chrono::steady_clock::time_point start_;
