@@ -230,7 +230,7 @@ sim::Task<void> Sched::finish_task_switch(TaskStruct& current) {
 sim::Task<CpuId> Sched::select_task_rq(TaskStruct& waker, TaskStruct& p) {
   PerCpu& w = cpu_of(waker);
   hw::Memory& mem = k.mem();
-  const auto allowed = [&p](CpuId c) { return p.cpus_allowed.size() == 0 || p.cpus_allowed.test(c); };
+  const auto allowed = [&p](CpuId c) { return p.allowed_on(c); };
   const auto idle = [this](CpuId c) {
     Rq& r = rq(c);
     return r.curr == r.idle && r.queue.empty();

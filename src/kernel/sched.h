@@ -37,6 +37,8 @@ class TaskStruct {
   CpuId cpu;                         // the CPU it runs on or last ran on
   Cpumask cpus_allowed;              // affinity (sched_setaffinity); empty: any CPU
   bool is_idle = false;
+  // The affinity test of select_task_rq and can_migrate_task: cpus_allowed is empty or holds `c`.
+  bool allowed_on(CpuId c) const { return cpus_allowed.size() == 0 || cpus_allowed.test(c); }
   std::uint64_t nvcsw = 0;           // voluntary context switches
 
   // Where this task continues when switched to (its suspended coroutine chain, or its body not yet started).
@@ -132,6 +134,8 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Task<void> task_main(TaskStruct& t, sim::Task<void> body);
   sim::Task<void> context_switch(Rq& rq, TaskStruct& prev, TaskStruct& next);
   sim::Task<void> finish_task_switch(TaskStruct& current);
+  // detach_task (sched_balance.cpp): removes from `busiest` (its lock held) the last-queued task allowed on `to`.
+  static TaskStruct* detach_task(Rq& busiest, CpuId to);
   // newidle_balance (sched_balance.cpp): before idling, pull a queued task from the busiest runqueue nearby.
   sim::Task<void> newidle_balance(PerCpu& pc, Rq& r);
   // add_nr_running's rd->overload update after a wakeup queued a task behind a running one.

@@ -59,14 +59,7 @@ sim::Task<void> Sched::newidle_balance(PerCpu& pc, Rq& r) {
     // load_balance: drop this runqueue's lock, detach one task from the busiest, attach it here.
     co_await r.lock.unlock(mem, pc.cpu);
     co_await busiest->lock.lock(mem, pc.cpu);
-    TaskStruct* pulled = nullptr;
-    for (auto it = busiest->queue.rbegin(); it != busiest->queue.rend(); ++it) {
-      TaskStruct* t = *it;
-      if (t->cpus_allowed.size() != 0 && !t->cpus_allowed.test(pc.id)) continue;  // can_migrate_task
-      pulled = t;
-      busiest->queue.erase(std::next(it).base());
-      break;
-    }
+    TaskStruct* pulled = detach_task(*busiest, pc.id);
     co_await busiest->lock.unlock(mem, pc.cpu);
     co_await r.lock.lock(mem, pc.cpu);
     if (pulled != nullptr) {
@@ -78,6 +71,18 @@ sim::Task<void> Sched::newidle_balance(PerCpu& pc, Rq& r) {
   }
   // Nothing to pull anywhere: update_sd_lb_stats clears rd->overload.
   co_await mem.write(pc.cpu, rd_overload_, false);
+}
+
+TaskStruct* Sched::detach_task(Rq& busiest, CpuId to) {
+  // detach_tasks: from the tail of the runqueue's task list (the task that waited least), skipping the tasks
+  // can_migrate_task refuses for their affinity.
+  for (auto it = busiest.queue.rbegin(); it != busiest.queue.rend(); ++it) {
+    if (!(*it)->allowed_on(to)) continue;
+    TaskStruct* t = *it;
+    busiest.queue.erase(std::next(it).base());
+    return t;
+  }
+  return nullptr;
 }
 
 sim::Task<void> Sched::mark_overloaded(PerCpu& waker, Rq& target) {

@@ -117,7 +117,7 @@ sim::Task<Rq*> Sched::find_busiest_queue(PerCpu& pc, CpuId to) {
       Rq& other = rq(c);
       co_await mem.touch(pc.cpu, other.lock_line(), hw::Access::kLoad);
       const auto movable = std::count_if(other.queue.begin(), other.queue.end(), [to](const TaskStruct* t) {
-        return t->cpus_allowed.size() == 0 || t->cpus_allowed.test(to);  // can_migrate_task
+        return t->allowed_on(to);  // can_migrate_task
       });
       // A runqueue is busy when it has a task queued behind a running one (nr_running >= 2); one whose CPU is idle
       // with a task just queued is about to run it.
@@ -137,15 +137,7 @@ sim::Task<bool> Sched::pull_one_task(PerCpu& pc, Rq& busiest, CpuId to) {
   const bool irqs_were_off = pc.cpu.irqs_disabled();
   pc.cpu.local_irq_disable();
   co_await busiest.lock.lock(mem, pc.cpu);
-  TaskStruct* pulled = nullptr;
-  // detach_tasks: from the tail of the runqueue's task list (the task that waited least).
-  for (auto it = busiest.queue.rbegin(); it != busiest.queue.rend(); ++it) {
-    TaskStruct* t = *it;
-    if (t->cpus_allowed.size() != 0 && !t->cpus_allowed.test(to)) continue;
-    pulled = t;
-    busiest.queue.erase(std::next(it).base());
-    break;
-  }
+  TaskStruct* pulled = detach_task(busiest, to);
   co_await busiest.lock.unlock(mem, pc.cpu);
   if (pulled == nullptr) {
     if (!irqs_were_off) co_await pc.cpu.local_irq_enable();
