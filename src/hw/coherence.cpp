@@ -5,6 +5,20 @@
 
 namespace tlbsim::hw {
 
+namespace {
+
+// One line transfer: the line's own counts and the model's totals (the timeline trace's counter track).
+void count_transfer(LineStats& st, Distance d, std::uint64_t& total, std::uint64_t& total_remote) {
+  ++st.transfers;
+  ++total;
+  if (d >= Distance::kRemote) {
+    ++st.remote_transfers;
+    ++total_remote;
+  }
+}
+
+}  // namespace
+
 sim::Duration CoherenceLatencies::transfer(Distance d) const {
   switch (d) {
     case Distance::kSame: return l1_hit;
@@ -118,12 +132,7 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
       cost = lat_.transfer(d);
       sh[c / 64] |= bit;
       ++l.sharer_count;
-      ++st.transfers;
-      ++total_transfers_;
-      if (d >= Distance::kRemote) {
-        ++st.remote_transfers;
-        ++total_remote_transfers_;
-      }
+      count_transfer(st, d, total_transfers_, total_remote_transfers_);
       st.transfer_time += cost;
       return sim::SimTime{sim::Duration{std::max(now.time_since_epoch().count(), l.busy_until_ps) + cost.count()}};
     } else {
@@ -135,12 +144,7 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
     const std::int64_t start = std::max(now.time_since_epoch().count(), l.busy_until_ps);
     const std::int64_t done = start + cost.count();
     l.busy_until_ps = done;
-    ++st.transfers;
-    ++total_transfers_;
-    if (d >= Distance::kRemote) {
-      ++st.remote_transfers;
-      ++total_remote_transfers_;
-    }
+    count_transfer(st, d, total_transfers_, total_remote_transfers_);
     st.wait += sim::Duration{start - now.time_since_epoch().count()};
     st.transfer_time += cost;
     return sim::SimTime{sim::Duration{done}};
@@ -178,12 +182,7 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
   const std::int64_t start = std::max(now.time_since_epoch().count(), l.busy_until_ps);
   const std::int64_t done = start + cost.count() + op.count();
   l.busy_until_ps = done;
-  ++st.transfers;
-  ++total_transfers_;
-  if (d >= Distance::kRemote) {
-    ++st.remote_transfers;
-    ++total_remote_transfers_;
-  }
+  count_transfer(st, d, total_transfers_, total_remote_transfers_);
   st.wait += sim::Duration{start - now.time_since_epoch().count()};
   st.transfer_time += cost;
   return sim::SimTime{sim::Duration{done}};
