@@ -26,8 +26,10 @@ struct SwitchTo {
 
 }  // namespace
 
-TaskStruct::TaskStruct(std::uint32_t p, std::string c, MmStruct* m, CpuId on)
-    : pid(p), comm(std::move(c)), mm(m), cpu(on) {}
+TaskStruct::TaskStruct(hw::CoherenceModel& model, std::uint32_t p, std::string c, MmStruct* m, CpuId on)
+    : pid(p), comm(std::move(c)), mm(m), cpu(on), pi_lock(model, "task_struct.pi_lock") {
+  on_rq.line = on_cpu.line = model.add_line("task_struct.on_cpu");
+}
 
 TaskStruct::~TaskStruct() {
   if (body) body.destroy();
@@ -54,8 +56,9 @@ void Sched::start() {
   // Each idle task holds a reference to init_mm, its active_mm (mmgrab_lazy_tlb(&init_mm) when idle starts).
   if (!k.config().MMU_LAZY_TLB_SHOOTDOWN) k.init_mm().mm_count.value += k.ncpus();
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
-    auto idle = std::make_unique<TaskStruct>(0, "swapper/" + std::to_string(c), nullptr, CpuId{c});
+    auto idle = std::make_unique<TaskStruct>(k.sys().coherence(), 0, "swapper/" + std::to_string(c), nullptr, CpuId{c});
     idle->is_idle = true;
+    idle->on_rq.value = idle->on_cpu.value = true;
     idle->active_mm = &k.init_mm();
     Rq& r = rq(CpuId{c});
     r.idle = idle.get();
@@ -68,7 +71,7 @@ void Sched::start() {
 
 TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
                                const std::function<sim::Task<void>(TaskStruct&)>& make_body, bool runnable) {
-  tasks_.push_back(std::make_unique<TaskStruct>(next_pid_++, std::move(comm), mm, cpu));
+  tasks_.push_back(std::make_unique<TaskStruct>(k.sys().coherence(), next_pid_++, std::move(comm), mm, cpu));
   TaskStruct& t = *tasks_.back();
   t.active_mm = mm;
   sim::Task<void> main = task_main(t, make_body(t));
@@ -78,6 +81,7 @@ TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
   t.resume_point = t.body;
   if (runnable) {
     Rq& r = rq(cpu);
+    t.on_rq.value = true;
     r.queue.push_back(&t);
     if (r.curr == r.idle) r.need_resched.value = true;
   } else {
@@ -129,7 +133,6 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
     co_await mem.idle_poll(pc.cpu, r.need_resched.line, exit_latency);
     if (k.tracer != nullptr) k.tracer->end(pc.cpu);
     r.last_idle = pc.cpu.now() - start;
-    update_avg_idle(r, r.last_idle);
   }
 }
 
@@ -140,13 +143,17 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   pc.cpu.local_irq_disable();
   co_await r.lock.lock(mem, pc.cpu);
   if (r.need_resched.value) co_await mem.write(pc.cpu, r.need_resched, false);  // clear_tsk_need_resched(prev)
+  // prev_state: a task that is not TASK_RUNNING here leaves the runqueue (deactivate_task); a wake-up from now on
+  // finds it off the runqueue and waits for p->on_cpu to clear before queueing it anywhere.
+  const bool prev_runnable = current.is_idle || current.state == TaskState::TASK_RUNNING;
+  if (!prev_runnable) co_await mem.write(pc.cpu, current.on_rq, false);
   TaskStruct* next = nullptr;
-  if (r.queue.empty() && current.state != TaskState::TASK_RUNNING && !current.is_idle) co_await newidle_balance(pc, r);
+  if (r.queue.empty() && !prev_runnable) co_await newidle_balance(pc, r);
   if (!r.queue.empty()) {
     next = r.queue.front();
     r.queue.pop_front();
-    if (current.state == TaskState::TASK_RUNNING && !current.is_idle) r.queue.push_back(&current);
-  } else if (current.state == TaskState::TASK_RUNNING) {
+    if (prev_runnable && !current.is_idle) r.queue.push_back(&current);
+  } else if (prev_runnable) {
     next = &current;
   } else {
     next = r.idle;
@@ -156,7 +163,7 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
     co_await pc.cpu.local_irq_enable();
     co_return;
   }
-  if (current.state != TaskState::TASK_RUNNING) ++current.nvcsw;
+  if (!prev_runnable) ++current.nvcsw;
   r.curr = next;
   next->cpu = current.cpu;
   r.exec_start = pc.cpu.now();
@@ -169,9 +176,9 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   ++k.counters().context_switches;
   if (k.tracer != nullptr) {
     // sched:sched_switch, with prev_state as ftrace prints it (R+: preempted while runnable).
-    const char* prev_state = current.is_idle                          ? "R"
-                             : current.state == TaskState::TASK_RUNNING ? "R+"
-                             : current.state == TaskState::TASK_DEAD    ? "X"
+    const char* prev_state = current.is_idle                         ? "R"
+                             : prev_runnable                           ? "R+"
+                             : current.state == TaskState::TASK_DEAD   ? "X"
                                                                        : "S";
     k.tracer->sched_switch(pc.cpu, current.comm, current.pid, prev_state, next->comm, next->pid);
   }
@@ -184,6 +191,7 @@ sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next)
   // From here until the switch is done no user code runs on this CPU (prev's entries are reached again only
   // through switch_mm's generation check).
   k.oracle().set_user_context(pc.id, 0);
+  co_await k.mem().write(pc.cpu, next.on_cpu, true);  // prepare_task_switch -> prepare_task
   if (next.mm == nullptr) {
     // To a kernel thread (or idle): keep the previous mm loaded, lazily.
     co_await k.arch().enter_lazy_tlb(pc, *prev.active_mm);
@@ -221,7 +229,9 @@ sim::Task<void> Sched::finish_task_switch(TaskStruct& current) {
   PerCpu& pc = cpu_of(current);
   Rq& r = rq(current.cpu);
   MmStruct* mm = std::exchange(r.prev_mm, nullptr);
-  r.prev_task = nullptr;
+  TaskStruct* prev = std::exchange(r.prev_task, nullptr);
+  // finish_task: prev may now be woken and run elsewhere (smp_store_release(&prev->on_cpu, 0)).
+  if (prev != nullptr) co_await k.mem().write(pc.cpu, prev->on_cpu, false);
   co_await r.lock.unlock(k.mem(), pc.cpu);  // finish_lock_switch
   co_await pc.cpu.local_irq_enable();
   if (mm != nullptr) co_await mmdrop_lazy_tlb_sched(pc, *mm);
@@ -257,37 +267,57 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, bool for
   hw::Memory& mem = k.mem();
   const bool irqs_were_off = w.cpu.irqs_disabled();
   w.cpu.local_irq_disable();
-  // task_rq_lock: p may move to another runqueue while this CPU waits for the lock, so re-check under it.
-  Rq* locked = nullptr;
-  for (;;) {
-    const CpuId seen = p.cpu;
-    locked = &rq(seen);
-    co_await locked->lock.lock(mem, w.cpu);
-    if (p.cpu == seen) break;
-    co_await locked->lock.unlock(mem, w.cpu);
-  }
-  Rq& old = *locked;
-  if (p.state == TaskState::TASK_RUNNING || old.curr == &p) {
-    // Already awake, or still on its CPU on the way to sleep (ttwu_runnable): it need only keep running.
-    p.state = TaskState::TASK_RUNNING;
-    co_await old.lock.unlock(mem, w.cpu);
+  co_await p.pi_lock.lock(mem, w.cpu);  // raw_spin_lock_irqsave(&p->pi_lock)
+  const auto done = [&]() -> sim::Task<void> {
+    co_await p.pi_lock.unlock(mem, w.cpu);
     if (!irqs_were_off) co_await w.cpu.local_irq_enable();
+  };
+  // ttwu_state_match: a task already running needs nothing (no runqueue lock is taken).
+  if (p.state == TaskState::TASK_RUNNING) {
+    co_await done();
     co_return;
   }
-  p.state = TaskState::TASK_RUNNING;  // claimed: no other waker will queue it
-  co_await old.lock.unlock(mem, w.cpu);
+  const bool queued = co_await mem.read(w.cpu, p.on_rq);
+  if (queued) {
+    // ttwu_runnable: still on its runqueue, on the way to sleep; under the runqueue lock (which p's CPU may move
+    // it away from while this CPU waits), it need only be marked running again.
+    Rq* locked = nullptr;
+    for (;;) {
+      const CpuId seen = p.cpu;
+      locked = &rq(seen);
+      co_await locked->lock.lock(mem, w.cpu);
+      if (p.cpu == seen) break;
+      co_await locked->lock.unlock(mem, w.cpu);
+    }
+    const bool still = co_await mem.read(w.cpu, p.on_rq);
+    if (still) p.state = TaskState::TASK_RUNNING;
+    co_await locked->lock.unlock(mem, w.cpu);
+    if (still) {
+      co_await done();
+      co_return;
+    }
+  }
+  p.state = TaskState::TASK_RUNNING;  // TASK_WAKING, then running: claimed, under pi_lock
+  // smp_cond_load_acquire(&p->on_cpu, !VAL): wait until its CPU has switched away from it.
+  for (;;) {
+    const bool on = co_await mem.read(w.cpu, p.on_cpu);
+    if (!on) break;
+    co_await mem.wait_for_write(w.cpu, p.on_cpu.line);
+  }
   const CpuId target = co_await select_task_rq(waker, p);
   Rq& r = rq(target);
-  co_await r.lock.lock(mem, w.cpu);
+  co_await r.lock.lock(mem, w.cpu);  // ttwu_queue -> ttwu_do_activate
   p.cpu = target;
+  update_avg_idle(r, w.cpu.now());
   r.queue.push_back(&p);
+  co_await mem.write(w.cpu, p.on_rq, true);  // activate_task
   co_await mark_overloaded(w, r);
   // check_preempt_curr -> resched_curr: the target's idle task polls need_resched, so setting it wakes the CPU
   // without an IPI. A task that slept preempts a running one (check_preempt_wakeup: GENTLE_FAIR_SLEEPERS places
   // it up to sysctl_sched_latency / 2 behind min_vruntime, past wakeup_gran); a new one does not (START_DEBIT).
   if (r.curr == r.idle || (!fork && !r.need_resched.value)) co_await mem.write(w.cpu, r.need_resched, true);
   co_await r.lock.unlock(mem, w.cpu);
-  if (!irqs_were_off) co_await w.cpu.local_irq_enable();
+  co_await done();
 }
 
 sim::Task<void> Sched::wait_event(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond) {

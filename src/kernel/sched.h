@@ -4,11 +4,13 @@
 // schedule(), on whichever CPU ran the switch.
 #pragma once
 
+#include <array>
 #include <coroutine>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +26,7 @@ enum class TaskState : std::uint8_t { TASK_RUNNING, TASK_INTERRUPTIBLE, TASK_DEA
 // struct task_struct, as far as scheduling and mm switching need it.
 class TaskStruct {
  public:
-  TaskStruct(std::uint32_t pid, std::string comm, MmStruct* mm, CpuId cpu);
+  TaskStruct(hw::CoherenceModel& model, std::uint32_t pid, std::string comm, MmStruct* mm, CpuId cpu);
   ~TaskStruct();
   TaskStruct(const TaskStruct&) = delete;
   TaskStruct& operator=(const TaskStruct&) = delete;
@@ -40,6 +42,12 @@ class TaskStruct {
   // The affinity test of select_task_rq and can_migrate_task: cpus_allowed is empty or holds `c`.
   bool allowed_on(CpuId c) const { return cpus_allowed.size() == 0 || cpus_allowed.test(c); }
   std::uint64_t nvcsw = 0;           // voluntary context switches
+  // p->pi_lock: try_to_wake_up serializes wakers of this task with it.
+  Spinlock pi_lock;
+  // p->on_rq: queued or running (cleared by deactivate_task when it sleeps); p->on_cpu: running on its CPU,
+  // from prepare_task until finish_task on the next switch. Both on the task_struct's scheduling line.
+  hw::Shared<bool> on_rq;
+  hw::Shared<bool> on_cpu;
 
   // Where this task continues when switched to (its suspended coroutine chain, or its body not yet started).
   std::coroutine_handle<> resume_point;
@@ -61,6 +69,15 @@ struct Rq {
   std::uint64_t nr_switches = 0;
   sim::Duration last_idle{0};  // how long the previous idle period lasted (the governor's prediction)
   sim::Duration avg_idle = sim::microseconds(1000);  // rq->avg_idle, starting at 2 * sysctl_sched_migration_cost
+  // rq->idle_stamp: when newidle balancing began on the way to idle; cleared by the next wake-up onto this rq.
+  std::optional<sim::SimTime> idle_stamp;
+  sim::Duration max_idle_balance_cost = sim::microseconds(500);  // rq->max_idle_balance_cost
+  // This CPU's sched_domain of each level (sched_domains()): the newidle cost it has tracked.
+  struct SchedDomainStats {
+    sim::Duration max_newidle_lb_cost{0};     // sd->max_newidle_lb_cost
+    std::int64_t last_decay_max_lb_cost = 0;  // sd->last_decay_max_lb_cost, in jiffies
+  };
+  std::array<SchedDomainStats, 4> sd;
   sim::SimTime exec_start{};  // when curr was switched in (curr->se.prev_sum_exec_runtime, as a time)
   // The periodic tick (kernel/time/tick-sched.c with NO_HZ_IDLE): runs while curr is not the idle task.
   bool tick_running = false;
@@ -140,7 +157,10 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Task<void> newidle_balance(PerCpu& pc, Rq& r);
   // add_nr_running's rd->overload update after a wakeup queued a task behind a running one.
   sim::Task<void> mark_overloaded(PerCpu& waker, Rq& target);
-  void update_avg_idle(Rq& r, sim::Duration idle);
+  // ttwu_do_activate's avg_idle sample: the time from newidle balancing to this wake-up onto `r`.
+  void update_avg_idle(Rq& r, sim::SimTime now);
+  // update_newidle_cost: track the most a domain's newidle balance has cost, decayed ~1% a second.
+  void update_newidle_cost(Rq::SchedDomainStats& sd, sim::Duration cost, sim::SimTime now) const;
   // The tick (sched_tick.cpp): started when a CPU leaves idle, stopped when it enters idle.
   void tick_nohz_idle_exit(CpuId c, sim::SimTime now);
   void arm_tick(CpuId c, sim::SimTime at);

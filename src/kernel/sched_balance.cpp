@@ -1,20 +1,15 @@
 // Models newidle balancing of kernel/sched/fair.c (Linux v6.1: newidle_balance -> load_balance -> detach_tasks /
 // attach_tasks), reduced to pulling one queued task: a CPU about to go idle looks for the busiest runqueue in its
 // nearest scheduling domain that has queued tasks (SMT siblings, then the LLC, then the socket, then the machine)
-// and pulls one it is allowed to run. Skipped, as in the kernel, when this CPU's expected idle time is below
-// sysctl_sched_migration_cost or when no runqueue is overloaded (rd->overload).
+// and pulls one it is allowed to run. Skipped, as in the kernel since v5.16, when no runqueue is overloaded
+// (rd->overload) or when this CPU's expected idle time (rq->avg_idle) is shorter than the most a balance of its
+// lowest domain has cost (sd->max_newidle_lb_cost); each further domain is balanced only while avg_idle covers the
+// cost so far plus that domain's maximum.
 #include <algorithm>
 
 #include "kernel/sched.h"
 
 namespace tlbsim::kernel {
-
-namespace {
-
-// sysctl_sched_migration_cost: 500 us (kernel/sched/fair.c).
-constexpr sim::Duration kSchedMigrationCost = sim::microseconds(500);
-
-}  // namespace
 
 const std::vector<std::vector<CpuId>>& Sched::sched_domains(CpuId c) {
   if (domains_.empty()) {
@@ -40,14 +35,29 @@ const std::vector<std::vector<CpuId>>& Sched::sched_domains(CpuId c) {
 
 sim::Task<void> Sched::newidle_balance(PerCpu& pc, Rq& r) {
   hw::Memory& mem = k.mem();
-  if (r.avg_idle < kSchedMigrationCost) co_return;  // this_rq->avg_idle < sysctl_sched_migration_cost
+  r.idle_stamp = pc.cpu.now();  // this_rq->idle_stamp = rq_clock(this_rq): the balancing counts as idle time
+  const std::vector<std::vector<CpuId>>& domains = sched_domains(pc.id);
+  // this_rq->sd: the lowest domain that is not degenerate (has CPUs besides this one).
+  std::size_t lowest = 0;
+  while (lowest < domains.size() && domains[lowest].empty()) ++lowest;
   const bool overload = co_await mem.read(pc.cpu, rd_overload_);
-  if (!overload) co_return;
-  for (const std::vector<CpuId>& level : sched_domains(pc.id)) {
-    // find_busiest_queue: read each runqueue of the domain.
+  if (!overload || (lowest < domains.size() && r.avg_idle < r.sd[lowest].max_newidle_lb_cost)) co_return;
+  sim::Duration curr_cost{0};
+  bool pulled = false;
+  bool stopped = false;
+  for (std::size_t level = lowest; level < domains.size() && !pulled; ++level) {
+    if (domains[level].empty()) continue;
+    Rq::SchedDomainStats& sd = r.sd[level];
+    // Stop when the expected idle time cannot pay for balancing this domain too.
+    if (r.avg_idle < curr_cost + sd.max_newidle_lb_cost) {
+      stopped = true;
+      break;
+    }
+    const sim::SimTime t0 = pc.cpu.now();
+    // load_balance -> find_busiest_queue: read each runqueue of the domain.
     Rq* busiest = nullptr;
     std::size_t most = 0;
-    for (CpuId c : level) {
+    for (CpuId c : domains[level]) {
       Rq& other = rq(c);
       co_await mem.touch(pc.cpu, other.lock_line(), hw::Access::kLoad);
       if (other.queue.size() > most) {
@@ -55,22 +65,31 @@ sim::Task<void> Sched::newidle_balance(PerCpu& pc, Rq& r) {
         busiest = &other;
       }
     }
-    if (busiest == nullptr) continue;
-    // load_balance: drop this runqueue's lock, detach one task from the busiest, attach it here.
-    co_await r.lock.unlock(mem, pc.cpu);
-    co_await busiest->lock.lock(mem, pc.cpu);
-    TaskStruct* pulled = detach_task(*busiest, pc.id);
-    co_await busiest->lock.unlock(mem, pc.cpu);
-    co_await r.lock.lock(mem, pc.cpu);
-    if (pulled != nullptr) {
-      pulled->cpu = pc.id;
-      r.queue.push_back(pulled);
-      ++k.counters().sched_migrations;
-      co_return;
+    if (busiest != nullptr) {
+      // Drop this runqueue's lock, detach one task from the busiest, attach it here.
+      co_await r.lock.unlock(mem, pc.cpu);
+      co_await busiest->lock.lock(mem, pc.cpu);
+      TaskStruct* p = detach_task(*busiest, pc.id);
+      co_await busiest->lock.unlock(mem, pc.cpu);
+      co_await r.lock.lock(mem, pc.cpu);
+      if (p != nullptr) {
+        p->cpu = pc.id;
+        r.queue.push_back(p);
+        ++k.counters().sched_migrations;
+        pulled = true;
+      }
     }
+    const sim::Duration domain_cost = pc.cpu.now() - t0;
+    curr_cost += domain_cost;
+    update_newidle_cost(sd, domain_cost, pc.cpu.now());
   }
-  // Nothing to pull anywhere: update_sd_lb_stats clears rd->overload.
-  co_await mem.write(pc.cpu, rd_overload_, false);
+  if (curr_cost > r.max_idle_balance_cost) r.max_idle_balance_cost = curr_cost;
+  if (pulled) {
+    r.idle_stamp.reset();
+    co_return;
+  }
+  // Nothing to pull in any domain: update_sd_lb_stats of the top domain clears rd->overload.
+  if (!stopped) co_await mem.write(pc.cpu, rd_overload_, false);
 }
 
 TaskStruct* Sched::detach_task(Rq& busiest, CpuId to) {
@@ -92,10 +111,28 @@ sim::Task<void> Sched::mark_overloaded(PerCpu& waker, Rq& target) {
   if (!set) co_await k.mem().write(waker.cpu, rd_overload_, true);
 }
 
-void Sched::update_avg_idle(Rq& r, sim::Duration idle) {
-  // update_avg(&rq->avg_idle, delta) in ttwu_do_wakeup, capped at twice the migration cost.
-  r.avg_idle += (idle - r.avg_idle) / 8;
-  r.avg_idle = std::min(r.avg_idle, 2 * kSchedMigrationCost);
+void Sched::update_avg_idle(Rq& r, sim::SimTime now) {
+  // ttwu_do_activate: a wake-up onto a runqueue that went idle through newidle balancing samples the idle time
+  // (update_avg, 1/8 weight), capped at twice rq->max_idle_balance_cost.
+  if (!r.idle_stamp) return;
+  const sim::Duration delta = now - *r.idle_stamp;
+  r.avg_idle += (delta - r.avg_idle) / 8;
+  r.avg_idle = std::min(r.avg_idle, 2 * r.max_idle_balance_cost);
+  r.idle_stamp.reset();
+}
+
+void Sched::update_newidle_cost(Rq::SchedDomainStats& sd, sim::Duration cost, sim::SimTime now) const {
+  // jiffies at the profile's HZ (also when the checker runs without the tick).
+  const std::int64_t hz = std::max<std::int64_t>(k.config().HZ, 1);
+  const std::int64_t jiffies = now.time_since_epoch() / (sim::milliseconds(1000) / hz);
+  if (cost > sd.max_newidle_lb_cost) {
+    sd.max_newidle_lb_cost = cost;
+    sd.last_decay_max_lb_cost = jiffies;
+  } else if (jiffies > sd.last_decay_max_lb_cost + hz) {
+    // Decay by ~1% a second so that an outdated maximum does not block balancing forever.
+    sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+    sd.last_decay_max_lb_cost = jiffies;
+  }
 }
 
 }  // namespace tlbsim::kernel

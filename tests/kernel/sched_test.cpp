@@ -160,6 +160,43 @@ sim::Task<void> slow_waker(Sched& s, TaskStruct& t, Pipe& out, Pipe& in, int rou
   for (;;) co_await pipe_read(s, t, in);
 }
 
+sim::Task<void> busy_forever(Sched& s, TaskStruct& t) {
+  for (;;) co_await s.cpu_of(t).cpu.delay(sim::microseconds(5));
+}
+
+// Wakes `target` (running all along) ten times, counting the runqueue-lock and pi_lock RMWs of the wake-ups.
+sim::Task<void> wake_running(Sched& s, TaskStruct& t, TaskStruct& target, hw::CoherenceModel& m, std::uint64_t& rq_rmws,
+                             std::uint64_t& pi_rmws) {
+  const auto count = [&m](const char* name) {
+    for (const auto& [n, st] : m.stats_by_name()) {
+      if (n == name) return st.rmws;
+    }
+    return std::uint64_t{0};
+  };
+  co_await s.cpu_of(t).cpu.delay(sim::microseconds(20));
+  const std::uint64_t rq0 = count("rq.lock"), pi0 = count("task_struct.pi_lock");
+  for (int i = 0; i < 10; ++i) co_await s.try_to_wake_up(t, target);
+  rq_rmws = count("rq.lock") - rq0;
+  pi_rmws = count("task_struct.pi_lock") - pi0;
+  for (;;) co_await s.cpu_of(t).cpu.delay(sim::microseconds(5));
+}
+
+TEST(Sched, WakingARunningTaskTakesItsPiLockButNoRunqueueLock) {
+  // try_to_wake_up (v6.1): under p->pi_lock, ttwu_state_match finds p TASK_RUNNING and returns.
+  Scenario s;
+  Sched sched(s.k, false);
+  sched.start();
+  TaskStruct& busy = sched.create_task("busy", &s.k.new_mm(), CpuId{0}, [&](TaskStruct& t) { return busy_forever(sched, t); });
+  std::uint64_t rq_rmws = 99, pi_rmws = 0;
+  sched.create_task("waker", &s.k.new_mm(), CpuId{2}, [&](TaskStruct& t) {
+    return wake_running(sched, t, busy, s.sys.coherence(), rq_rmws, pi_rmws);
+  });
+  s.sys.scheduler().run(sim::kTimeZero + sim::microseconds(200));
+  EXPECT_EQ(rq_rmws, 0u);
+  EXPECT_EQ(pi_rmws, 10u);
+  EXPECT_EQ(sched.rq(CpuId{0}).curr, &busy);
+}
+
 TEST(Sched, DeepIdleLeavesTheMmAndTheTaskReloadsCr3OnReturn) {
   Scenario s;  // small-2s2c: Skylake-SP idle states, C6 flushes the TLB
   PingPong p(s);
