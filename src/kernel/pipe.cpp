@@ -10,7 +10,7 @@ sim::Task<void> pipe_write(Sched& s, TaskStruct& t, Pipe& p) {
   co_await p.mutex.lock(mem, pc.cpu);
   co_await mem.rmw(pc.cpu, p.bytes, [](int b) { return b + 1; });
   co_await p.mutex.unlock(mem, pc.cpu);
-  co_await s.wake_up(t, p.rd_wait);
+  co_await s.wake_up(t, p.rd_wait, WF_SYNC);  // wake_up_interruptible_sync_poll(&pipe->rd_wait)
 }
 
 sim::Task<void> pipe_read(Sched& s, TaskStruct& t, Pipe& p) {

@@ -91,7 +91,7 @@ TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
 }
 
 sim::Task<void> Sched::wake_up_new_task(TaskStruct& parent, TaskStruct& child) {
-  co_await try_to_wake_up(parent, child, true);
+  co_await try_to_wake_up(parent, child, WF_FORK);
 }
 
 sim::Task<void> Sched::task_main(TaskStruct& t, sim::Task<void> body) {
@@ -237,32 +237,7 @@ sim::Task<void> Sched::finish_task_switch(TaskStruct& current) {
   if (mm != nullptr) co_await mmdrop_lazy_tlb_sched(pc, *mm);
 }
 
-sim::Task<CpuId> Sched::select_task_rq(TaskStruct& waker, TaskStruct& p) {
-  PerCpu& w = cpu_of(waker);
-  hw::Memory& mem = k.mem();
-  const auto allowed = [&p](CpuId c) { return p.allowed_on(c); };
-  const auto idle = [this](CpuId c) {
-    Rq& r = rq(c);
-    return r.curr == r.idle && r.queue.empty();
-  };
-  const CpuId prev = p.cpu;
-  co_await mem.touch(w.cpu, rq(prev).lock_line(), hw::Access::kLoad);
-  if (allowed(prev) && idle(prev)) co_return prev;
-  if (allowed(w.id) && w.id != prev) {
-    co_await mem.touch(w.cpu, rq(w.id).lock_line(), hw::Access::kLoad);
-    if (idle(w.id)) co_return w.id;
-  }
-  const hw::Topology& topo = k.sys().topology();
-  for (std::uint32_t i = 1; i < k.ncpus(); ++i) {
-    const CpuId c{(prev.get() + i) % k.ncpus()};
-    if (!allowed(c) || topo.llc_of(c) != topo.llc_of(prev)) continue;
-    co_await mem.touch(w.cpu, rq(c).lock_line(), hw::Access::kLoad);
-    if (idle(c)) co_return c;
-  }
-  co_return prev;
-}
-
-sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, bool fork) {
+sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned wake_flags) {
   PerCpu& w = cpu_of(waker);
   hw::Memory& mem = k.mem();
   const bool irqs_were_off = w.cpu.irqs_disabled();
@@ -304,7 +279,7 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, bool for
     if (!on) break;
     co_await mem.wait_for_write(w.cpu, p.on_cpu.line);
   }
-  const CpuId target = co_await select_task_rq(waker, p);
+  const CpuId target = co_await select_task_rq(waker, p, wake_flags);
   Rq& r = rq(target);
   co_await r.lock.lock(mem, w.cpu);  // ttwu_queue -> ttwu_do_activate
   p.cpu = target;
@@ -315,6 +290,7 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, bool for
   // check_preempt_curr -> resched_curr: the target's idle task polls need_resched, so setting it wakes the CPU
   // without an IPI. A task that slept preempts a running one (check_preempt_wakeup: GENTLE_FAIR_SLEEPERS places
   // it up to sysctl_sched_latency / 2 behind min_vruntime, past wakeup_gran); a new one does not (START_DEBIT).
+  const bool fork = (wake_flags & WF_FORK) != 0;
   if (r.curr == r.idle || (!fork && !r.need_resched.value)) co_await mem.write(w.cpu, r.need_resched, true);
   co_await r.lock.unlock(mem, w.cpu);
   co_await done();
@@ -338,13 +314,13 @@ sim::Task<void> Sched::wait_event(TaskStruct& current, WaitQueue& wq, const std:
   co_await wq.lock.unlock(mem, pc.cpu);
 }
 
-sim::Task<void> Sched::wake_up(TaskStruct& waker, WaitQueue& wq) {
+sim::Task<void> Sched::wake_up(TaskStruct& waker, WaitQueue& wq, unsigned wake_flags) {
   hw::Memory& mem = k.mem();
   PerCpu& pc = cpu_of(waker);
   co_await wq.lock.lock(mem, pc.cpu);
   std::vector<TaskStruct*> woken(wq.waiters.begin(), wq.waiters.end());
   co_await wq.lock.unlock(mem, pc.cpu);
-  for (TaskStruct* t : woken) co_await try_to_wake_up(waker, *t);
+  for (TaskStruct* t : woken) co_await try_to_wake_up(waker, *t, wake_flags);
 }
 
 sim::Task<void> Sched::sleep(TaskStruct& current, sim::Duration d) {

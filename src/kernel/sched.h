@@ -23,6 +23,10 @@ class Sched;
 
 enum class TaskState : std::uint8_t { TASK_RUNNING, TASK_INTERRUPTIBLE, TASK_DEAD };
 
+// Wake-up flags (kernel/sched/sched.h), a bitmask: WF_SYNC, the waker is about to sleep (the _sync wake-ups of
+// pipes, sockets and __wake_up_parent); WF_FORK, wake_up_new_task. Neither: a plain wake-up (WF_TTWU).
+enum WakeFlags : unsigned { WF_TTWU = 0, WF_SYNC = 1u << 0, WF_FORK = 1u << 1 };
+
 // struct task_struct, as far as scheduling and mm switching need it.
 class TaskStruct {
  public:
@@ -42,6 +46,10 @@ class TaskStruct {
   // The affinity test of select_task_rq and can_migrate_task: cpus_allowed is empty or holds `c`.
   bool allowed_on(CpuId c) const { return cpus_allowed.size() == 0 || cpus_allowed.test(c); }
   std::uint64_t nvcsw = 0;           // voluntary context switches
+  // record_wakee: the last task this one woke, and how often that changed (halved once a second).
+  std::uint32_t last_wakee_pid = 0;
+  std::uint32_t wakee_flips = 0;
+  std::int64_t wakee_flip_decay_ts = 0;  // jiffies
   // p->pi_lock: try_to_wake_up serializes wakers of this task with it.
   Spinlock pi_lock;
   // p->on_rq: queued or running (cleared by deactivate_task when it sleeps); p->on_cpu: running on its CPU,
@@ -119,17 +127,19 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
 
   // schedule(): called by `current`; returns when it runs again.
   sim::Task<void> schedule(TaskStruct& current);
-  // select_task_rq() for a wake-up: the task's previous CPU if idle, else the waker's if idle and allowed
-  // (wake_affine), else an idle allowed CPU sharing the previous CPU's LLC (select_idle_sibling), else the
-  // previous CPU. Reading another CPU's runqueue state is a load of its runqueue line.
-  sim::Task<CpuId> select_task_rq(TaskStruct& waker, TaskStruct& p);
+  // select_task_rq() (sched_wake.cpp). A wake-up takes select_task_rq_fair's wake-affine fast path: unless
+  // wake_wide(), wake_affine() chooses between the waker's CPU and the task's previous one, then
+  // select_idle_sibling() looks for an idle CPU in that one's LLC. A new task (WF_FORK) goes to its previous CPU
+  // if idle, else the parent's if idle, else an idle CPU of the previous CPU's LLC, else the previous CPU.
+  // Reading another CPU's runqueue state is a load of its runqueue line.
+  sim::Task<CpuId> select_task_rq(TaskStruct& waker, TaskStruct& p, unsigned wake_flags);
   // try_to_wake_up(): `waker` (running on its CPU) makes `p` runnable, on the CPU select_task_rq picks.
-  // `fork`: WF_FORK, from wake_up_new_task (a new task does not preempt: START_DEBIT).
-  sim::Task<void> try_to_wake_up(TaskStruct& waker, TaskStruct& p, bool fork = false);
+  // WF_FORK (from wake_up_new_task): a new task does not preempt (START_DEBIT).
+  sim::Task<void> try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned wake_flags = WF_TTWU);
   // wait_event(wq, cond()): sleeps until cond() holds, re-checking after each wake-up.
   sim::Task<void> wait_event(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond);
-  // wake_up(wq): wakes every waiter.
-  sim::Task<void> wake_up(TaskStruct& waker, WaitQueue& wq);
+  // wake_up(wq) (wake_up_interruptible_sync_poll with WF_SYNC): wakes every waiter.
+  sim::Task<void> wake_up(TaskStruct& waker, WaitQueue& wq, unsigned wake_flags = WF_TTWU);
   // schedule_hrtimeout / nanosleep: sleep for `d`; an hrtimer on this CPU's local timer wakes the task.
   sim::Task<void> sleep(TaskStruct& current, sim::Duration d);
   // The local timer interrupt's work on `self`: wake the tasks whose sleep expired, then the scheduler tick if
@@ -175,6 +185,15 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Task<Rq*> find_busiest_queue(PerCpu& pc, CpuId to);
   // Moves one task `to` may run from `busiest` to `to`'s runqueue (detach_task / attach_task); false if none.
   sim::Task<bool> pull_one_task(PerCpu& pc, Rq& busiest, CpuId to);
+  // Wake-up placement helpers (sched_wake.cpp).
+  void record_wakee(TaskStruct& waker, TaskStruct& p, sim::SimTime now);
+  bool wake_wide(const TaskStruct& waker, const TaskStruct& p, CpuId this_cpu);
+  sim::Task<CpuId> wake_affine(PerCpu& w, CpuId prev, bool sync);
+  sim::Task<CpuId> select_idle_sibling(PerCpu& w, TaskStruct& p, CpuId prev, CpuId target);
+  sim::Task<std::optional<CpuId>> select_idle_cpu(PerCpu& w, TaskStruct& p, CpuId target);
+  sim::Task<CpuId> select_task_rq_fork(PerCpu& w, TaskStruct& p);
+  // jiffies at the profile's HZ (also when the checker runs without the tick).
+  std::int64_t jiffies(sim::SimTime now) const;
   // The CPUs of each scheduling-domain level around `c` (SMT, LLC, socket, machine), built on first use.
   const std::vector<std::vector<CpuId>>& sched_domains(CpuId c);
   // A task's body is a root owned by its TaskStruct: a failure in it stops the run on the CPU it ran on.

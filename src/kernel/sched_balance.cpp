@@ -122,16 +122,14 @@ void Sched::update_avg_idle(Rq& r, sim::SimTime now) {
 }
 
 void Sched::update_newidle_cost(Rq::SchedDomainStats& sd, sim::Duration cost, sim::SimTime now) const {
-  // jiffies at the profile's HZ (also when the checker runs without the tick).
-  const std::int64_t hz = std::max<std::int64_t>(k.config().HZ, 1);
-  const std::int64_t jiffies = now.time_since_epoch() / (sim::milliseconds(1000) / hz);
+  const std::int64_t j = jiffies(now);
   if (cost > sd.max_newidle_lb_cost) {
     sd.max_newidle_lb_cost = cost;
-    sd.last_decay_max_lb_cost = jiffies;
-  } else if (jiffies > sd.last_decay_max_lb_cost + hz) {
+    sd.last_decay_max_lb_cost = j;
+  } else if (j > sd.last_decay_max_lb_cost + std::max<std::int64_t>(k.config().HZ, 1)) {
     // Decay by ~1% a second so that an outdated maximum does not block balancing forever.
     sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
-    sd.last_decay_max_lb_cost = jiffies;
+    sd.last_decay_max_lb_cost = j;
   }
 }
 

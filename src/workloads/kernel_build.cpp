@@ -183,7 +183,7 @@ sim::Task<void> process_main(kernel::Sched& s, kernel::TaskStruct& t, Slot& slot
   co_await kernel::exit_mm(s, t);                                  // do_exit: exit_mm before exit_files
   if (kind == kCc1) co_await kernel::pipe_write(s, t, slot.pipe);  // exit_files -> pipe_release wakes the reader
   me.exited = true;                                                // exit_notify -> __wake_up_parent
-  co_await s.wake_up(t, parent_wait(slot, kind));
+  co_await s.wake_up(t, parent_wait(slot, kind), kernel::WF_SYNC);  // __wake_up_sync_key
 }
 
 // make's job slot: one recipe (object file) after another; counts the jobs finished after the warm-up.

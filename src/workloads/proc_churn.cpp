@@ -35,8 +35,8 @@ sim::Task<void> child_body(kernel::Sched& s, kernel::TaskStruct& t, kernel::Task
   const std::uint64_t addr = co_await kernel::sys_mmap(pc, mm, kChildPages * kernel::kPageSize, false, nullptr, 0);
   for (std::uint64_t i = 0; i < kChildPages; ++i) co_await kernel::user_access(pc, mm, addr + i * kernel::kPageSize, true);
   co_await kernel::exit_mm(s, t);
-  slot.child_exited = true;  // exit_notify -> __wake_up_parent
-  co_await s.wake_up(t, slot.wait);
+  slot.child_exited = true;  // exit_notify -> __wake_up_parent (__wake_up_sync_key)
+  co_await s.wake_up(t, slot.wait, kernel::WF_SYNC);
   (void)parent;
 }
 

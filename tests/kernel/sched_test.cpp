@@ -197,14 +197,39 @@ TEST(Sched, WakingARunningTaskTakesItsPiLockButNoRunqueueLock) {
   EXPECT_EQ(sched.rq(CpuId{0}).curr, &busy);
 }
 
+TEST(Sched, SyncWakeUpsPullAPipePingPongIntoOneLlc) {
+  // small-2s2c: LLCs {0,1,4,5} and {2,3,6,7}. a (cpu0) and b (cpu2) wake each other through pipes: WF_SYNC
+  // wake-ups whose waker is alone on its CPU, so wake_affine picks the waker's CPU and select_idle_sibling an idle
+  // CPU of its LLC; the pair ends up sharing one LLC.
+  Scenario s;
+  PingPong p(s);
+  p.sched.start();
+  TaskStruct& a = p.sched.create_task("a", &s.k.new_mm(), CpuId{0},
+                                      [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 5); });
+  TaskStruct& b = p.sched.create_task("b", &s.k.new_mm(), CpuId{2},
+                                      [&](TaskStruct& t) { return waker(p.sched, t, p.to_a, p.to_b, 5); });
+  const hw::Topology& topo = s.sys.topology();
+  ASSERT_NE(topo.llc_of(a.cpu), topo.llc_of(b.cpu));
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  EXPECT_EQ(topo.llc_of(a.cpu), topo.llc_of(b.cpu)) << "a on cpu" << a.cpu.get() << ", b on cpu" << b.cpu.get();
+  EXPECT_NE(a.cpu, b.cpu) << "each was placed on an idle CPU, not stacked on its busy waker";
+}
+
 TEST(Sched, DeepIdleLeavesTheMmAndTheTaskReloadsCr3OnReturn) {
   Scenario s;  // small-2s2c: Skylake-SP idle states, C6 flushes the TLB
   PingPong p(s);
   MmStruct& a = s.k.new_mm();
   MmStruct& b = s.k.new_mm();
   p.sched.start();
-  p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 4); });
-  p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return slow_waker(p.sched, t, p.to_a, p.to_b, 4); });
+  TaskStruct& ta =
+      p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 4); });
+  TaskStruct& tb =
+      p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return slow_waker(p.sched, t, p.to_a, p.to_b, 4); });
+  // Pinned: the pipe's WF_SYNC wake-ups would otherwise pull a to b's LLC (wake_affine).
+  ta.cpus_allowed = Cpumask(s.k.ncpus());
+  ta.cpus_allowed.set(CpuId{0});
+  tb.cpus_allowed = Cpumask(s.k.ncpus());
+  tb.cpus_allowed.set(CpuId{2});
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(10));
   const auto& usage = s.k.counters().idle_state_usage;
   ASSERT_EQ(usage.size(), 4u);  // polling, C1, C1E, C6
