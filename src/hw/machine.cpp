@@ -125,6 +125,7 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   m.kernel.lru_update = lat.take(kern, "kernel", "lru_update");
   m.kernel.rmap_update = lat.take(kern, "kernel", "rmap_update");
   m.kernel.fault_around_page = lat.take(kern, "kernel", "fault_around_page");
+  m.kernel.fault_around_skip = lat.take(kern, "kernel", "fault_around_skip");
   kern.finish();
 
   if (auto idle = root.optional_section("idle")) {

@@ -36,6 +36,7 @@ struct KernelCosts {
   sim::Duration lru_update{0};         // LRU insertion (pagevec) plus removal at free
   sim::Duration rmap_update{0};        // adding and later removing one page's reverse mapping
   sim::Duration fault_around_page{0};  // filemap_map_pages' work per page mapped around a fault
+  sim::Duration fault_around_skip{0};  // its work per cached page of the window whose PTE is already set
 };
 
 // One idle state of the machine's cpuidle driver (machine-file [[idle.states]], shallowest first).

@@ -36,15 +36,21 @@ Pfn page_cache_page(PerCpu& self, File& file, std::uint64_t pgoff, bool& allocat
 }
 
 // do_read_fault with do_fault_around: map the faulting page and the cached pages of its aligned 16-page window
-// whose PTEs are none, read-only.
+// whose PTEs are none, read-only. filemap_map_pages (v4.x-v6.x) visits every cached page of the window: it takes
+// the page's reference and lock (next_uptodate_page, or the radix-tree loop before v5.12) before it tests the PTE,
+// and drops both again when the PTE is already set.
 sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
   const std::uint64_t first = std::max(v.get() / kFaultAroundPages * kFaultAroundPages, vma.start >> kPageShift);
   const std::uint64_t last = std::min(first + kFaultAroundPages, vma.end >> kPageShift);
   for (std::uint64_t u = first; u < last; ++u) {
-    if (u == v.get() || mm.pgd.lookup(Vpn{u})) continue;
+    if (u == v.get()) continue;
     const std::uint64_t pgoff = vma.pgoff + (u - (vma.start >> kPageShift));
     auto it = vma.file->pages.find(pgoff);
     if (it == vma.file->pages.end()) continue;  // filemap_map_pages maps only pages already in the cache
+    if (mm.pgd.lookup(Vpn{u})) {
+      co_await self.cpu.delay(costs(self).fault_around_skip);  // !pte_none: unlock_page, put_page
+      continue;
+    }
     co_await self.cpu.delay(costs(self).fault_around_page);  // includes the PTE write and the file rmap
     mm.pgd.set(Vpn{u}, Pte{it->second, true, false, false});
   }
