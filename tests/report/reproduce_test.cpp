@@ -45,6 +45,14 @@ TEST(Reproduce, Seed003AndSeed004HeadlinesLieInTheirBands) {
   EXPECT_TRUE(find(r[0], "cr3 loads in leave_mm, 5 s idle, before").within);
   EXPECT_TRUE(find(r[0], "cr3 loads in leave_mm, 5 s idle, after").within);
   EXPECT_TRUE(find(r[1], "context switches/s after / before, -t 768").within);
+  const Headline& ipis = find(r[1], "lazy-mm shootdown IPIs, kernel build, patch 5 / patches 1-4");
+  EXPECT_TRUE(ipis.within) << ipis.simulated;  // defined only when patches 1-4 sent some
+}
+
+TEST(Reproduce, Seed001KernelBuildTimeLiesInItsBand) {
+  const auto r = quick({"001"});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(find(r[0], "kernel build wall time after / before").within);
 }
 
 TEST(Reproduce, JsonHasTheHeadlineFieldsAndMarkdownEveryTable) {
