@@ -4,8 +4,10 @@
 // schedule(), on whichever CPU ran the switch.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -22,6 +24,9 @@ namespace tlbsim::kernel {
 class Sched;
 
 enum class TaskState : std::uint8_t { TASK_RUNNING, TASK_INTERRUPTIBLE, TASK_DEAD };
+
+// Scheduling-domain levels around a CPU (Sched::sched_domains): SMT siblings, the LLC, the socket, the machine.
+inline constexpr std::size_t kSchedDomainLevels = 4;
 
 // Wake-up flags (kernel/sched/sched.h), a bitmask: WF_SYNC, the waker is about to sleep (the _sync wake-ups of
 // pipes, sockets and __wake_up_parent); WF_FORK, wake_up_new_task. Neither: a plain wake-up (WF_TTWU).
@@ -85,7 +90,7 @@ struct Rq {
     sim::Duration max_newidle_lb_cost{0};     // sd->max_newidle_lb_cost
     std::int64_t last_decay_max_lb_cost = 0;  // sd->last_decay_max_lb_cost, in jiffies
   };
-  std::array<SchedDomainStats, 4> sd;
+  std::array<SchedDomainStats, kSchedDomainLevels> sd;
   sim::SimTime exec_start{};  // when curr was switched in (curr->se.prev_sum_exec_runtime, as a time)
   // The periodic tick (kernel/time/tick-sched.c with NO_HZ_IDLE): runs while curr is not the idle task.
   bool tick_running = false;
@@ -192,7 +197,8 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Task<CpuId> select_idle_sibling(PerCpu& w, TaskStruct& p, CpuId prev, CpuId target);
   sim::Task<std::optional<CpuId>> select_idle_cpu(PerCpu& w, TaskStruct& p, CpuId target);
   sim::Task<CpuId> select_task_rq_fork(PerCpu& w, TaskStruct& p);
-  // jiffies at the profile's HZ (also when the checker runs without the tick).
+  // The profile's HZ, and jiffies at it (also when the checker runs without the tick).
+  std::int64_t hz() const { return std::max<std::int64_t>(k.config().HZ, 1); }
   std::int64_t jiffies(sim::SimTime now) const;
   // The CPUs of each scheduling-domain level around `c` (SMT, LLC, socket, machine), built on first use.
   const std::vector<std::vector<CpuId>>& sched_domains(CpuId c);

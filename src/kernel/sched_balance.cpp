@@ -18,7 +18,7 @@ const std::vector<std::vector<CpuId>>& Sched::sched_domains(CpuId c) {
     for (std::uint32_t a = 0; a < k.ncpus(); ++a) {
       // Levels: 0 SMT siblings, 1 the rest of the LLC, 2 the rest of the socket, 3 the rest of the machine.
       auto& levels = domains_[a];
-      levels.resize(4);
+      levels.resize(kSchedDomainLevels);
       for (std::uint32_t b = 0; b < k.ncpus(); ++b) {
         if (a == b) continue;
         const CpuId x{a}, y{b};
@@ -126,7 +126,7 @@ void Sched::update_newidle_cost(Rq::SchedDomainStats& sd, sim::Duration cost, si
   if (cost > sd.max_newidle_lb_cost) {
     sd.max_newidle_lb_cost = cost;
     sd.last_decay_max_lb_cost = j;
-  } else if (j > sd.last_decay_max_lb_cost + std::max<std::int64_t>(k.config().HZ, 1)) {
+  } else if (j > sd.last_decay_max_lb_cost + hz()) {
     // Decay by ~1% a second so that an outdated maximum does not block balancing forever.
     sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
     sd.last_decay_max_lb_cost = j;

@@ -20,14 +20,13 @@ std::int64_t nr_running(const Rq& r) { return static_cast<std::int64_t>(r.queue.
 }  // namespace
 
 std::int64_t Sched::jiffies(sim::SimTime now) const {
-  const std::int64_t hz = std::max<std::int64_t>(k.config().HZ, 1);
-  return now.time_since_epoch() / (sim::milliseconds(1000) / hz);
+  return now.time_since_epoch() / (sim::milliseconds(1000) / hz());
 }
 
 void Sched::record_wakee(TaskStruct& waker, TaskStruct& p, sim::SimTime now) {
   // Decay the flips once a second so that a waker that stopped switching wakees is not wide for ever.
   const std::int64_t j = jiffies(now);
-  if (j > waker.wakee_flip_decay_ts + std::max<std::int64_t>(k.config().HZ, 1)) {
+  if (j > waker.wakee_flip_decay_ts + hz()) {
     waker.wakee_flips >>= 1;
     waker.wakee_flip_decay_ts = j;
   }
@@ -67,8 +66,9 @@ sim::Task<CpuId> Sched::wake_affine(PerCpu& w, CpuId prev, bool sync) {
   // biased by half the affine domain's imbalance_pct (110 for SMT siblings, 117 above).
   std::int64_t this_eff_load = nr_running(here);
   if (sync) {
-    if (1 > this_eff_load) co_return this_cpu;
-    this_eff_load -= 1;
+    constexpr std::int64_t current_load = 1;  // task_h_load(current): the waker, one task
+    if (current_load > this_eff_load) co_return this_cpu;
+    this_eff_load -= current_load;
   }
   this_eff_load += 1;
   this_eff_load *= 100;
@@ -126,7 +126,6 @@ sim::Task<CpuId> Sched::select_task_rq(TaskStruct& waker, TaskStruct& p, unsigne
   const bool want_affine = !wake_wide(waker, p, this_cpu) && p.allowed_on(this_cpu);
   CpuId target = prev;
   if (want_affine && this_cpu != prev) target = co_await wake_affine(w, prev, (wake_flags & WF_SYNC) != 0);
-  if (!p.allowed_on(target)) target = prev;
   co_return co_await select_idle_sibling(w, p, prev, target);
 }
 
