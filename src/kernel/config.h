@@ -27,6 +27,11 @@ struct KernelConfig {
   // CONFIG_HZ: the scheduler tick's rate (kernel/Kconfig.hz; its default, HZ_250, unless the profile's `HZ` key
   // says otherwise). The tick runs on busy CPUs only (NO_HZ_IDLE; kernel/sched_tick.cpp).
   std::uint32_t HZ = 250;
+  // Whether spin_lock_irqsave spins with the caller's interrupts enabled: powerpc's arch_spin_lock_flags
+  // (arch/powerpc/include/asm/spinlock.h, v4.14) restores `flags` after a failed trylock and spins on plain loads,
+  // disabling interrupts again before the next trylock. It went with the generic spin_lock_flags() (v5.16, "locking:
+  // Remove spin_lock_flags() etc"); x86's spin_lock_flags has always been plain spin_lock.
+  bool spin_lock_flags_enables_irqs() const { return arch == "powerpc" && version < KernelVersion{5, 16}; }
 
   // ---- Not a seed: the two forms of native_flush_tlb_multi of x86 v5.13-v5.17.
   // Commit 6035152d8eeb open-codes the lazy filter into a cpumask before the cross-call; the benchmarked kernels of

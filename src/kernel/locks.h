@@ -22,6 +22,25 @@ class Spinlock {
       if (old == 0) co_return;
     }
   }
+  // spin_lock_irqsave where the arch spins with the caller's interrupt state restored (powerpc before v5.16,
+  // arch_spin_lock_flags: a failed trylock restores `flags` while it spins on plain loads, then disables interrupts
+  // again before the next trylock). Contract: called with interrupts disabled; returns with them disabled.
+  sim::Task<void> lock_flags(hw::Memory& mem, sim::Cpu& cpu, bool irqs_were_enabled) {
+    int seen = co_await mem.read(cpu, v_);
+    for (;;) {
+      if (seen == 0) {
+        const int old = co_await mem.rmw(cpu, v_, [](int) { return 1; });
+        if (old == 0) co_return;
+      }
+      if (irqs_were_enabled) co_await cpu.local_irq_enable();
+      for (;;) {
+        seen = co_await mem.read(cpu, v_);
+        if (seen == 0) break;
+        co_await mem.wait_for_write(cpu, v_.line);
+      }
+      cpu.local_irq_disable();
+    }
+  }
   sim::Task<void> unlock(hw::Memory& mem, sim::Cpu& cpu) { co_await mem.write(cpu, v_, 0); }
   bool held() const { return v_.value != 0; }
   LineId line() const { return v_.line; }

@@ -68,8 +68,10 @@ sim::Task<void> Vmscan::pagevec_lru_add(PerCpu& self, std::vector<Pfn>& pvec) {
   std::vector<Pfn> pages = std::exchange(pvec, {});
   PgData& pgdat = node(info(pages.front()).node);
   // __pagevec_lru_add -> pagevec_lru_move_fn: spin_lock_irqsave(&pgdat->lru_lock) once for the whole pagevec.
+  const bool irqs_were_enabled = !self.cpu.irqs_disabled();
   self.cpu.local_irq_disable();
-  co_await pgdat.lru_lock.lock(k_.mem(), self.cpu);
+  co_await pgdat.lru_lock.lock_flags(k_.mem(), self.cpu,
+                                     irqs_were_enabled && k_.config().spin_lock_flags_enables_irqs());
   for (Pfn p : pages) pgdat.inactive_file.push_back(p);  // add_page_to_lru_list: the list head
   co_await pgdat.lru_lock.unlock(k_.mem(), self.cpu);
   co_await self.cpu.local_irq_enable();
@@ -92,7 +94,7 @@ sim::Task<void> Vmscan::page_cache_read(PerCpu& self, File& file, std::uint64_t 
   // The page (allocated and later freed), the hole's zero fill (readpage of a hole), add_to_page_cache_lru's
   // memcg charge (and the uncharge at free) and its LRU insertion (and the removal at free).
   const hw::KernelCosts& c = costs(self);
-  co_await self.cpu.delay(c.page_alloc + c.page_zero + c.memcg_charge + c.lru_update);
+  co_await self.cpu.delay(c.page_alloc + c.page_zero * 16 + c.memcg_charge + c.lru_update);
   file.pages.emplace(index, p);
   // The fault that follows installs the PTE young (book3s64 PAGE_READONLY includes _PAGE_ACCESSED).
   info(p) = CachePage{&file, index, n, true, false};
