@@ -26,13 +26,17 @@ class Spinlock {
   // arch_spin_lock_flags: a failed trylock restores `flags` while it spins on plain loads, then disables interrupts
   // again before the next trylock). Contract: called with interrupts disabled; returns with them disabled.
   sim::Task<void> lock_flags(hw::Memory& mem, sim::Cpu& cpu, bool irqs_were_enabled) {
+    if (!irqs_were_enabled) {
+      co_await lock(mem, cpu);
+      co_return;
+    }
     int seen = co_await mem.read(cpu, v_);
     for (;;) {
       if (seen == 0) {
         const int old = co_await mem.rmw(cpu, v_, [](int) { return 1; });
         if (old == 0) co_return;
       }
-      if (irqs_were_enabled) co_await cpu.local_irq_enable();
+      co_await cpu.local_irq_enable();
       for (;;) {
         seen = co_await mem.read(cpu, v_);
         if (seen == 0) break;

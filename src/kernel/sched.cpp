@@ -242,7 +242,8 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned
   hw::Memory& mem = k.mem();
   const bool irqs_were_off = w.cpu.irqs_disabled();
   w.cpu.local_irq_disable();
-  co_await p.pi_lock.lock(mem, w.cpu);  // raw_spin_lock_irqsave(&p->pi_lock)
+  // raw_spin_lock_irqsave(&p->pi_lock): powerpc before v5.16 spins with the caller's interrupts on.
+  co_await p.pi_lock.lock_flags(mem, w.cpu, !irqs_were_off && k.config().spin_lock_flags_enables_irqs());
   const auto done = [&]() -> sim::Task<void> {
     co_await p.pi_lock.unlock(mem, w.cpu);
     if (!irqs_were_off) co_await w.cpu.local_irq_enable();

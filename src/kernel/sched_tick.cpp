@@ -136,7 +136,7 @@ sim::Task<bool> Sched::pull_one_task(PerCpu& pc, Rq& busiest, CpuId to) {
   // rq_lock_irqsave: no local timer interrupt may take a runqueue lock while this CPU holds one.
   const bool irqs_were_off = pc.cpu.irqs_disabled();
   pc.cpu.local_irq_disable();
-  co_await busiest.lock.lock(mem, pc.cpu);
+  co_await busiest.lock.lock_flags(mem, pc.cpu, !irqs_were_off && k.config().spin_lock_flags_enables_irqs());
   TaskStruct* pulled = detach_task(busiest, to);
   co_await busiest.lock.unlock(mem, pc.cpu);
   if (pulled == nullptr) {
