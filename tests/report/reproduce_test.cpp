@@ -49,10 +49,15 @@ TEST(Reproduce, Seed003AndSeed004HeadlinesLieInTheirBands) {
   EXPECT_TRUE(ipis.within) << ipis.simulated;  // defined only when patches 1-4 sent some
 }
 
-TEST(Reproduce, Seed001KernelBuildTimeLiesInItsBand) {
+TEST(Reproduce, Seed001KernelBuildTimeLiesInItsBandAndTheBatchedFlushCutsSysTime) {
   const auto r = quick({"001"});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_TRUE(find(r[0], "kernel build wall time after / before").within);
+  // The sys ratio misses its band's lower edge by a hair (docs/fidelity-notes.md, the model overshoots the gain),
+  // but the gain is at least the band's smallest: a batched flush that stopped deferring would give about 1.
+  const Headline& sys = find(r[0], "sys time after / before (lru-file-mmap-read)");
+  ASSERT_TRUE(sys.tolerance.has_value());
+  EXPECT_LT(sys.simulated, sys.tolerance->second);
 }
 
 TEST(Reproduce, JsonHasTheHeadlineFieldsAndMarkdownEveryTable) {
