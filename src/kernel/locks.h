@@ -45,6 +45,18 @@ class Spinlock {
       cpu.local_irq_disable();
     }
   }
+  // spin_lock_irqsave(lock, flags): disables interrupts and takes the lock; returns `flags`, whether interrupts were
+  // enabled. `arch_spins_with_irqs_on`: KernelConfig::spin_lock_flags_enables_irqs().
+  sim::Task<bool> lock_irqsave(hw::Memory& mem, sim::Cpu& cpu, bool arch_spins_with_irqs_on) {
+    const bool flags = !cpu.irqs_disabled();
+    cpu.local_irq_disable();
+    if (flags && arch_spins_with_irqs_on) {
+      co_await lock_flags(mem, cpu, true);
+    } else {
+      co_await lock(mem, cpu);
+    }
+    co_return flags;
+  }
   sim::Task<void> unlock(hw::Memory& mem, sim::Cpu& cpu) { co_await mem.write(cpu, v_, 0); }
   bool held() const { return v_.value != 0; }
   LineId line() const { return v_.line; }

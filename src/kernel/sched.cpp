@@ -240,13 +240,11 @@ sim::Task<void> Sched::finish_task_switch(TaskStruct& current) {
 sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned wake_flags) {
   PerCpu& w = cpu_of(waker);
   hw::Memory& mem = k.mem();
-  const bool irqs_were_off = w.cpu.irqs_disabled();
-  w.cpu.local_irq_disable();
   // raw_spin_lock_irqsave(&p->pi_lock): powerpc before v5.16 spins with the caller's interrupts on.
-  co_await p.pi_lock.lock_flags(mem, w.cpu, !irqs_were_off && k.config().spin_lock_flags_enables_irqs());
+  const bool irqs_were_on = co_await p.pi_lock.lock_irqsave(mem, w.cpu, k.config().spin_lock_flags_enables_irqs());
   const auto done = [&]() -> sim::Task<void> {
     co_await p.pi_lock.unlock(mem, w.cpu);
-    if (!irqs_were_off) co_await w.cpu.local_irq_enable();
+    if (irqs_were_on) co_await w.cpu.local_irq_enable();
   };
   // ttwu_state_match: a task already running needs nothing (no runqueue lock is taken).
   if (p.state == TaskState::TASK_RUNNING) {

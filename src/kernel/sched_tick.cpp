@@ -134,13 +134,11 @@ sim::Task<Rq*> Sched::find_busiest_queue(PerCpu& pc, CpuId to) {
 sim::Task<bool> Sched::pull_one_task(PerCpu& pc, Rq& busiest, CpuId to) {
   hw::Memory& mem = k.mem();
   // rq_lock_irqsave: no local timer interrupt may take a runqueue lock while this CPU holds one.
-  const bool irqs_were_off = pc.cpu.irqs_disabled();
-  pc.cpu.local_irq_disable();
-  co_await busiest.lock.lock_flags(mem, pc.cpu, !irqs_were_off && k.config().spin_lock_flags_enables_irqs());
+  const bool irqs_were_on = co_await busiest.lock.lock_irqsave(mem, pc.cpu, k.config().spin_lock_flags_enables_irqs());
   TaskStruct* pulled = detach_task(busiest, to);
   co_await busiest.lock.unlock(mem, pc.cpu);
   if (pulled == nullptr) {
-    if (!irqs_were_off) co_await pc.cpu.local_irq_enable();
+    if (irqs_were_on) co_await pc.cpu.local_irq_enable();
     co_return false;
   }
   Rq& target = rq(to);
@@ -151,7 +149,7 @@ sim::Task<bool> Sched::pull_one_task(PerCpu& pc, Rq& busiest, CpuId to) {
   // attach_task -> check_preempt_curr: an idle target polls need_resched.
   if (target.curr == target.idle && to != pc.id) co_await mem.write(pc.cpu, target.need_resched, true);
   co_await target.lock.unlock(mem, pc.cpu);
-  if (!irqs_were_off) co_await pc.cpu.local_irq_enable();
+  if (irqs_were_on) co_await pc.cpu.local_irq_enable();
   co_return true;
 }
 

@@ -68,10 +68,7 @@ sim::Task<void> Vmscan::pagevec_lru_add(PerCpu& self, std::vector<Pfn>& pvec) {
   std::vector<Pfn> pages = std::exchange(pvec, {});
   PgData& pgdat = node(info(pages.front()).node);
   // __pagevec_lru_add -> pagevec_lru_move_fn: spin_lock_irqsave(&pgdat->lru_lock) once for the whole pagevec.
-  const bool irqs_were_enabled = !self.cpu.irqs_disabled();
-  self.cpu.local_irq_disable();
-  co_await pgdat.lru_lock.lock_flags(k_.mem(), self.cpu,
-                                     irqs_were_enabled && k_.config().spin_lock_flags_enables_irqs());
+  co_await pgdat.lru_lock.lock_irqsave(k_.mem(), self.cpu, k_.config().spin_lock_flags_enables_irqs());
   for (Pfn p : pages) pgdat.inactive_file.push_back(p);  // add_page_to_lru_list: the list head
   co_await pgdat.lru_lock.unlock(k_.mem(), self.cpu);
   co_await self.cpu.local_irq_enable();

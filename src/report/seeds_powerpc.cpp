@@ -41,21 +41,25 @@ double counter(const workloads::RunOutput& r, const char* a, const char* b) {
   return c.contains(a) && c[a].contains(b) ? c[a][b].get<double>() : NAN;
 }
 
+// How long the points run, in ms of simulated time: seed 001's lru-file-mmap-read points, and the kernel-build points
+// of seeds 001 and 004. The readers reach their reclaim steady state after
+// about 30 ms (sys per page before the change climbs from 117 us at 5 ms to 138 us at 40 ms and stays there at
+// 80 ms; docs/fidelity-notes.md), so the quick run is not shorter: a 40 ms point takes about a second.
+constexpr std::int64_t kLruReadMs = 40;
+std::int64_t kernel_build_ms(bool quick) { return quick ? 40 : 200; }
+
 // Seed 001: Enable ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH on POWER (RFC, 2017), POWER9 radix.
 class Seed001 final : public Reproduction {
  public:
   std::vector<Point> plan(bool quick) const override {
     std::vector<Point> p;
-    // The readers reach their reclaim steady state after about 30 ms (sys per page before the change climbs from
-    // 117 us at 5 ms to 138 us at 40 ms and stays there at 80 ms; docs/fidelity-notes.md), so the quick run is not
-    // shorter: a 40 ms point takes about a second.
-    const sim::Duration d = sim::milliseconds(40);
+    const sim::Duration d = sim::milliseconds(kLruReadMs);
     for (const char* k : {"linux-4.14-ppc", "linux-4.14-ppc-seed001", "linux-4.14-ppc-seed001-lpid"}) {
       if (have("lru_file_mmap_read")) p.push_back({"power9-2s16c-smt4", run_spec(k, "lru_file_mmap_read", 128, d)});
     }
     // The compile on the 128 hardware threads, 34 of them busy (kernel_compile_slots); kernel_build reports jobs
     // per second, so time after / before is jobs/s before / after.
-    const sim::Duration kd = quick ? sim::milliseconds(40) : sim::milliseconds(200);
+    const sim::Duration kd = sim::milliseconds(kernel_build_ms(quick));
     for (const char* k : {"linux-4.14-ppc", "linux-4.14-ppc-seed001"}) {
       if (have("kernel_build")) {
         p.push_back({"power9-2s16c-smt4", run_spec(k, "kernel_build", kernel_compile_slots(128), kd)});
@@ -101,9 +105,9 @@ class Seed001 final : public Reproduction {
       const double b = r[i].metric, a = r[i + 1].metric;
       s.headlines.push_back(banded("kernel build wall time after / before", "1m14.481 / 1m13.850 = 1.009",
                                    74.481 / 73.850, b / a, 0.97, 1.03));
-      s.notes.push_back(fmt::format("40ms simulated per lru-file-mmap-read point (its reclaim steady state), {} per "
+      s.notes.push_back(fmt::format("{}ms simulated per lru-file-mmap-read point (its reclaim steady state), {}ms per "
                                     "kernel-build point ({} job slots of 128 CPUs)",
-                                    quick ? "40ms" : "200ms", kernel_compile_slots(128)));
+                                    kLruReadMs, kernel_build_ms(quick), kernel_compile_slots(128)));
     } else {
       s.headlines.push_back(missing("kernel build wall time after / before", "1m14.481 / 1m13.850 = 1.009",
                                     74.481 / 73.850, "not simulated: the kernel_build workload is not modeled yet"));
@@ -120,7 +124,7 @@ class Seed004 final : public Reproduction {
     std::vector<Point> p = {{"power8-16s192c-smt8", run_spec("linux-6.2-ppc", "context_switch1", 768, d)},
                             {"power8-16s192c-smt8", run_spec("linux-6.2-ppc-seed004", "context_switch1", 768, d)}};
     if (have("kernel_build")) {
-      const sim::Duration kd = quick ? sim::milliseconds(40) : sim::milliseconds(200);
+      const sim::Duration kd = sim::milliseconds(kernel_build_ms(quick));
       for (const char* k : {"linux-6.2-ppc-seed004-p1-4", "linux-6.2-ppc-seed004"}) {
         // "a 144 CPU system doing a kernel compile": 38 of the 144 busy (kernel_compile_slots).
         p.push_back({"power9-2s18c-smt4", run_spec(k, "kernel_build", kernel_compile_slots(144), kd)});
