@@ -71,11 +71,11 @@ nlohmann::json KernelCounters::to_json() const {
                   {"tlbiel_lpid", tlbiel_lpid}, {"mm_cpumask_trims", mm_cpumask_trims},
                   {"tlbbatch_missed_mm", tlbbatch_missed_mm}};
   }
-  if (pgscan_direct != 0) {
-    j["vmscan"] = {{"allocstall", allocstall},
-                   {"pgscan_direct", pgscan_direct},
-                   {"pgsteal_direct", pgsteal_direct},
-                   {"pgactivate", pgactivate}};
+  if (pgscan_direct + pgscan_kswapd != 0) {
+    j["vmscan"] = {{"allocstall", allocstall},         {"pgscan_direct", pgscan_direct},
+                   {"pgsteal_direct", pgsteal_direct}, {"pgactivate", pgactivate},
+                   {"pgscan_kswapd", pgscan_kswapd},   {"pgsteal_kswapd", pgsteal_kswapd},
+                   {"pageoutrun", pageoutrun},         {"kswapd_time_ns", sim::to_nanoseconds(kswapd_time)}};
   }
   if ((user_time + sys_time).count() != 0) {
     j["user_time_ns"] = sim::to_nanoseconds(user_time);

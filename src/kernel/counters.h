@@ -67,8 +67,12 @@ struct KernelCounters {
   // exit_lazy_flush_tlb, and seed 001 batch adds that found the batch full.
   std::uint64_t tlbie_pid = 0, tlbie_va = 0, tlbiel_pid = 0, tlbiel_va = 0, tlbiel_lpid = 0;
   std::uint64_t mm_cpumask_trims = 0, tlbbatch_missed_mm = 0;
-  // Reclaim (/proc/vmstat allocstall, pgscan_direct, pgsteal_direct, pgactivate), kernel/vmscan.cpp.
+  // Reclaim (/proc/vmstat allocstall, pgscan_direct, pgsteal_direct, pgactivate, and kswapd's pgscan_kswapd,
+  // pgsteal_kswapd, pageoutrun), kernel/vmscan.cpp and kernel/kswapd.cpp.
   std::uint64_t allocstall = 0, pgscan_direct = 0, pgsteal_direct = 0, pgactivate = 0;
+  std::uint64_t pgscan_kswapd = 0, pgsteal_kswapd = 0, pageoutrun = 0;
+  // kswapd's own CPU time after the warm-up (not the workload's: `time` does not see it).
+  sim::Duration kswapd_time{0};
   // CPU time as `time` reports it for the workload's tasks, after the warm-up: user and system time (with
   // hardirq time folded into system time, as powerpc's VIRT_CPU_ACCOUNTING_NATIVE vtime_flush does). Workloads
   // that account time add to these; irq_time (time in interrupt handlers, per CPU) is kept for every run.

@@ -5,6 +5,7 @@
 // machine's [kernel] section (docs/calibration.md, "Reclaim costs").
 #include "kernel/vmscan.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "kernel/mutation.h"
@@ -17,6 +18,16 @@ const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
 sim::Duration times(sim::Duration d, std::size_t n) { return d * static_cast<std::int64_t>(n); }
 
 }  // namespace
+
+// __setup_per_zone_wmarks (v4.14 mm/page_alloc.c): tmp = max(min / 4, managed * watermark_scale_factor / 10000),
+// with the default watermark_scale_factor = 10; low = min + tmp, high = min + 2 * tmp.
+PgData::PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark)
+    : lru_lock(model, "pgdat.lru_lock"), present_pages(present), watermark_min(min_wmark) {
+  constexpr std::uint64_t watermark_scale_factor = 10;
+  const std::uint64_t tmp = std::max(min_wmark / 4, present * watermark_scale_factor / 10000);
+  watermark_low = min_wmark + tmp;
+  watermark_high = min_wmark + 2 * tmp;
+}
 
 Vmscan::Vmscan(Kernel& k, std::vector<std::uint64_t> present_pages_per_node, std::vector<std::uint64_t> min_wmark)
     : k_(k), pagevecs_(k.ncpus()), ubc_(k.ncpus()) {
@@ -83,8 +94,11 @@ sim::Task<void> Vmscan::lru_cache_add(PerCpu& self, Pfn pfn) {
 sim::Task<void> Vmscan::page_cache_read(PerCpu& self, File& file, std::uint64_t index) {
   const std::uint32_t n = node_of(self.id);
   PgData& pgdat = node(n);
-  // __alloc_pages_nodemask -> __alloc_pages_slowpath: at or below the min watermark, __alloc_pages_direct_reclaim.
-  // The allocation then proceeds even if reclaim fell short (the model has no OOM path; frames are unbounded).
+  // __alloc_pages_nodemask: get_page_from_freelist at ALLOC_WMARK_LOW fails at or below the low watermark, so
+  // __alloc_pages_slowpath runs: wake_all_kswapds, then the retry at ALLOC_WMARK_MIN fails at or below the min
+  // watermark, and __alloc_pages_direct_reclaim. The allocation then proceeds even if reclaim fell short (the
+  // model has no OOM path; frames are unbounded).
+  if (pgdat.nr_free() <= pgdat.watermark_low) wakeup_kswapd(self, pgdat);
   if (pgdat.nr_free() <= pgdat.watermark_min) co_await try_to_free_pages(self);
   const Pfn p = k_.frames().alloc(FrameUse::kPageCache);
   ++pgdat.nr_used;
@@ -110,17 +124,22 @@ sim::Task<std::uint64_t> Vmscan::try_to_free_pages(PerCpu& self) {
   PgData& pgdat = node(node_of(self.id));
   // shrink_node -> shrink_node_memcg: SWAP_CLUSTER_MAX at a time until nr_to_reclaim (SWAP_CLUSTER_MAX) pages
   // are reclaimed. The priority loop is not modeled: at most two passes over the list (every page needs two).
+  auto& slot = ubc_[self.id.get()];
+  if (!slot) slot = std::make_unique<TlbflushUnmapBatch>(k_.ncpus());
+  ScanControl sc{slot.get(), false};
   const std::uint64_t max_batches = 2 * (pgdat.present_pages / SWAP_CLUSTER_MAX) + 2;
   std::uint64_t reclaimed = 0;
   for (std::uint64_t b = 0; b < max_batches && reclaimed < SWAP_CLUSTER_MAX; ++b) {
     bool isolated_any = false;
-    reclaimed += co_await shrink_inactive_list(self, pgdat, isolated_any);
+    reclaimed += co_await shrink_inactive_list(self, pgdat, sc, isolated_any);
     if (!isolated_any) break;  // everything is isolated by other reclaimers or still on pagevecs
   }
+  if (reclaimed != 0) pgdat.kswapd.kswapd_failures = 0;  // shrink_node: a reclaimable node is not hopeless
   co_return reclaimed;
 }
 
-sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgdat, bool& isolated_any) {
+sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgdat, ScanControl& sc,
+                                                      bool& isolated_any) {
   hw::Memory& m = k_.mem();
   const hw::KernelCosts& c = costs(self);
   co_await pagevec_lru_add(self, pagevecs_[self.id.get()]);  // lru_add_drain()
@@ -137,10 +156,10 @@ sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgda
   co_await self.cpu.local_irq_enable();
   isolated_any = !page_list.empty();
   if (!isolated_any) co_return 0;
-  k_.counters().pgscan_direct += page_list.size();
+  (sc.kswapd ? k_.counters().pgscan_kswapd : k_.counters().pgscan_direct) += page_list.size();
 
   std::vector<Pfn> keep;
-  const std::uint64_t nr_reclaimed = co_await shrink_page_list(self, pgdat, page_list, keep);
+  const std::uint64_t nr_reclaimed = co_await shrink_page_list(self, pgdat, sc, page_list, keep);
 
   // putback_inactive_pages under lru_lock: kept pages go back to the head of the inactive list.
   if (!keep.empty()) {
@@ -154,14 +173,12 @@ sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgda
   co_return nr_reclaimed;
 }
 
-sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, std::vector<Pfn>& page_list,
-                                                  std::vector<Pfn>& keep) {
+sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, ScanControl& sc,
+                                                  std::vector<Pfn>& page_list, std::vector<Pfn>& keep) {
   (void)pgdat;
   hw::Memory& m = k_.mem();
   const hw::KernelCosts& c = costs(self);
-  auto& slot = ubc_[self.id.get()];
-  if (!slot) slot = std::make_unique<TlbflushUnmapBatch>(k_.ncpus());
-  TlbflushUnmapBatch& ubc = *slot;
+  TlbflushUnmapBatch& ubc = *sc.tlb_ubc;
   std::vector<Pfn> free_pages;
   for (Pfn p : page_list) {
     CachePage& pg = info(p);
@@ -211,7 +228,7 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, s
     co_await try_to_unmap_flush(self, ubc);
     for (Pfn p : free_pages) free_page(p);
   }
-  k_.counters().pgsteal_direct += free_pages.size();
+  (sc.kswapd ? k_.counters().pgsteal_kswapd : k_.counters().pgsteal_direct) += free_pages.size();
   co_return free_pages.size();
 }
 

@@ -40,22 +40,42 @@ struct FileMapping {
   std::uint64_t pgoff = 0;  // vma->vm_pgoff
 };
 
-// struct pglist_data, reduced: the node's free page count against its min watermark, the inactive file LRU
-// (front = tail, the oldest page; back = head) and lru_lock.
+// The node's kswapd thread (mm/vmscan.c kswapd()), as far as this model schedules it: asleep on kswapd_wait, or
+// runnable on the CPU it was woken on, sharing that CPU with the task there in CFS slices (docs/model.md).
+struct Kswapd {
+  bool runnable = false;                        // woken and not yet back asleep (balanced)
+  bool in_balance_pgdat = false;                // preempted inside balance_pgdat (a new call counts a pageoutrun)
+  CpuId cpu{0};                                 // the CPU it was woken on (wake_affine: the waker's)
+  sim::SimTime turn{};                          // when it next gets that CPU
+  std::unique_ptr<TlbflushUnmapBatch> tlb_ubc;  // kswapd's own current->tlb_ubc
+  std::uint32_t kswapd_failures = 0;            // pgdat->kswapd_failures: balance_pgdat runs that reclaimed nothing
+};
+
+// struct pglist_data, reduced: the node's free page count against its watermarks, the inactive file LRU
+// (front = tail, the oldest page; back = head), lru_lock and kswapd.
 struct PgData {
-  PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark)
-      : lru_lock(model, "pgdat.lru_lock"), present_pages(present), watermark_min(min_wmark) {}
+  PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark);
   Spinlock lru_lock;
-  std::uint64_t present_pages;  // page-cache pages this node can hold
-  std::uint64_t watermark_min;  // min_wmark_pages
-  std::uint64_t nr_used = 0;    // allocated page-cache pages
+  std::uint64_t present_pages;   // page-cache pages this node can hold
+  std::uint64_t watermark_min;   // min_wmark_pages
+  std::uint64_t watermark_low;   // low_wmark_pages: below it an allocation wakes kswapd
+  std::uint64_t watermark_high;  // high_wmark_pages: kswapd reclaims until the node is above it
+  std::uint64_t nr_used = 0;     // allocated page-cache pages
   std::deque<Pfn> inactive_file;
+  Kswapd kswapd;
   std::uint64_t nr_free() const { return nr_used >= present_pages ? 0 : present_pages - nr_used; }
 };
 
+// struct scan_control, reduced to who reclaims: direct reclaim (the allocating task) or kswapd, and the task's
+// tlb_ubc (current->tlb_ubc).
+struct ScanControl {
+  TlbflushUnmapBatch* tlb_ubc = nullptr;
+  bool kswapd = false;  // current_is_kswapd()
+};
+
 // Contract: one Vmscan per Kernel (installed as Kernel::vmscan by its owner); all page-cache pages of files
-// registered with add_mapping are allocated and freed here. Each CPU has its own pagevec and reclaim batch
-// (current->tlb_ubc of the one task running there: tasks do not migrate in this model).
+// registered with add_mapping are allocated and freed here. Each CPU has its own pagevec; the workload's one task
+// on each CPU (tasks do not migrate in this model) and each node's kswapd have their own reclaim batch.
 class Vmscan {
  public:
   // `present_pages_per_node[n]`: the node's page-cache capacity; `min_wmark[n]` its min watermark.
@@ -85,10 +105,23 @@ class Vmscan {
   // pages were reclaimed or the LRU holds nothing more to isolate. Returns the pages reclaimed.
   sim::Task<std::uint64_t> try_to_free_pages(PerCpu& self);
 
+  // --- kswapd (kernel/kswapd.cpp) ---
+  // wakeup_kswapd from the allocation slow path on `self`: wakes the node's kswapd onto `self` unless it is
+  // already awake, hopeless (kswapd_failures) or the node is balanced.
+  void wakeup_kswapd(PerCpu& self, PgData& pgdat);
+  // Whether `self`'s node's kswapd is due to run on `self` now (a preemption point of the task there).
+  bool kswapd_due(PerCpu& self);
+  // kswapd on `self` for one CFS slice, or until balance_pgdat balances the node and it goes back to sleep.
+  sim::Task<void> kswapd_run(PerCpu& self);
+  // CFS's slice for each of two equal tasks sharing a CPU: sched_latency, scaled by the CPU count, halved.
+  sim::Duration kswapd_slice() const;
+
  private:
-  sim::Task<std::uint64_t> shrink_inactive_list(PerCpu& self, PgData& pgdat, bool& isolated_any);
-  sim::Task<std::uint64_t> shrink_page_list(PerCpu& self, PgData& pgdat, std::vector<Pfn>& page_list,
+  sim::Task<std::uint64_t> shrink_inactive_list(PerCpu& self, PgData& pgdat, ScanControl& sc, bool& isolated_any);
+  sim::Task<std::uint64_t> shrink_page_list(PerCpu& self, PgData& pgdat, ScanControl& sc, std::vector<Pfn>& page_list,
                                             std::vector<Pfn>& keep);
+  // pgdat_balanced: the node's free pages are above its high watermark.
+  static bool pgdat_balanced(const PgData& pgdat) { return pgdat.nr_free() > pgdat.watermark_high; }
   // lru_cache_add: onto this CPU's pagevec; __pagevec_lru_add under lru_lock when it fills.
   sim::Task<void> lru_cache_add(PerCpu& self, Pfn pfn);
   sim::Task<void> pagevec_lru_add(PerCpu& self, std::vector<Pfn>& pvec);
@@ -102,7 +135,7 @@ class Vmscan {
   std::vector<CachePage> pages_;  // by pfn
   std::unordered_map<const File*, FileMapping> i_mmap_;
   std::vector<std::vector<Pfn>> pagevecs_;                // per CPU: lru_add_pvec
-  std::vector<std::unique_ptr<TlbflushUnmapBatch>> ubc_;  // per CPU: current->tlb_ubc
+  std::vector<std::unique_ptr<TlbflushUnmapBatch>> ubc_;  // per CPU: current->tlb_ubc of the workload's task
 };
 
 }  // namespace tlbsim::kernel

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 
 #include "hw/machine.h"
 #include "hw/system.h"
@@ -13,6 +14,11 @@ namespace tlbsim::testing {
 struct Scenario {
   explicit Scenario(kernel::KernelConfig cfg = {}, const char* machine = "small-2s2c")
       : machine(hw::load_machine(machine)),
+        sys(this->machine, [](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, 1); }),
+        k(sys, cfg) {}
+  // A scenario on a machine built or changed by the test.
+  Scenario(hw::Machine m, kernel::KernelConfig cfg)
+      : machine(std::move(m)),
         sys(this->machine, [](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, 1); }),
         k(sys, cfg) {}
 
