@@ -27,6 +27,10 @@ class ReproduceCommand final : public Command {
     CLI::App* c = parent.add_subcommand("reproduce", "Run each seed's benchmark before and after, beside the published figures");
     c->add_option("seeds", opts_.seeds, "Seeds to reproduce (default: all; see `tlbsim list seeds`)");
     c->add_flag("--quick", opts_.quick, "Fewer points and shorter simulated time, same machines and kernels");
+    c->add_option("--runs", opts_.runs,
+                  "Runs of each point, with --seed 1..N; headlines give their mean and range (default: 3, 1 with "
+                  "--quick)")
+        ->check(CLI::Range(1u, 20u));
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json", "markdown"}))->capture_default_str();
     c->add_option("--jobs", jobs_, "Simulations run in parallel (default: the host's cores)");
     c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");

@@ -51,10 +51,16 @@ std::string md_table(const Table& t) {
   return out;
 }
 
+// The simulated figure, with its range over the runs when there were several.
+std::string simulated_cell(const Headline& h) {
+  if (!h.spread) return fmt_value(h.simulated);
+  return fmt::format("{} ({} .. {})", fmt_value(h.simulated), fmt_value(h.spread->first), fmt_value(h.spread->second));
+}
+
 Table headline_table(const SeedReport& s) {
   Table t{{"headline", "published", "simulated", "must lie in", "within"}, {}};
   for (const Headline& h : s.headlines) {
-    t.rows.push_back({h.name, h.published_text, fmt_value(h.simulated), band(h), h.within ? "yes" : "NO"});
+    t.rows.push_back({h.name, h.published_text, simulated_cell(h), band(h), h.within ? "yes" : "NO"});
   }
   return t;
 }
@@ -118,6 +124,9 @@ nlohmann::json render_json(const std::vector<SeedReport>& reports) {
                                                        : nlohmann::json(nullptr);
       if (!h.target.empty()) x["target"] = h.target;
       if (!h.note.empty()) x["note"] = h.note;
+      x["runs"] = h.runs;
+      x["spread"] = h.spread ? nlohmann::json::array({num(h.spread->first), num(h.spread->second)})
+                             : nlohmann::json(nullptr);
       seed["headlines"].push_back(x);
     }
     seed["notes"] = s.notes;

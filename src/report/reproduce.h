@@ -18,7 +18,8 @@
 namespace tlbsim::report {
 
 // One headline comparison. `simulated` is NaN when the model cannot produce it yet (then `within` is false and
-// `note` says why). `tolerance` is [low, high]; without one, `target` states the inequality.
+// `note` says why). `tolerance` is [low, high]; without one, `target` states the inequality. Over several runs
+// (run seeds 1..runs), `simulated` is the runs' mean and `spread` their [min, max].
 struct Headline {
   std::string name;
   std::string published_text;  // as the author wrote it, e.g. "778913 / 614363 = 1.268"
@@ -28,6 +29,8 @@ struct Headline {
   std::string target;  // e.g. "at least 30", used when there is no tolerance band
   bool within = false;
   std::string note;
+  std::uint32_t runs = 1;
+  std::optional<std::pair<double, double>> spread;
 };
 
 // A table: column names and rows of cells, already formatted.
@@ -87,12 +90,20 @@ plot::BarChart published_vs_simulated(std::string title, std::string y_label, st
 struct ReproduceOptions {
   std::vector<std::string> seeds;  // empty: all
   bool quick = false;
+  unsigned runs = 0;               // runs of each point, with run seeds 1..runs (0: kDefaultRuns, 1 with quick)
   unsigned jobs = 1;               // simulations run in parallel
   bool progress_bar = false;       // redraw a bar (stderr is a terminal) instead of a line per point
 };
 
+// Runs of each point in a full reproduction, so that a headline carries its run-to-run spread.
+inline constexpr unsigned kDefaultRuns = 3;
+
 // Runs every point of the chosen seeds on `jobs` threads, printing progress to `progress`.
 std::vector<SeedReport> reproduce(const ReproduceOptions& o, std::ostream& progress);
+// One seed's report from its per-run reports (same plan, run seeds 1..n, in order): run 1's tables, plots and
+// notes; each headline's mean and range over the runs. A banded headline is within when its mean is in the band;
+// one with a target only when every run meets it.
+SeedReport merge_runs(std::vector<SeedReport> per_run);
 
 std::string render_table(const std::vector<SeedReport>& reports);
 std::string render_markdown(const std::vector<SeedReport>& reports);

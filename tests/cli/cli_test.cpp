@@ -175,6 +175,7 @@ TEST(Cli, BadOptionsAreRefusedWithWhereAndWhat) {
       {{"reproduce", "007"}, "unknown seed '007'"},
       {{"reproduce", "--jobs", "1000"}, "--jobs: 1000 is outside 1..256"},
       {{"reproduce", "--format", "pdf"}, "--format"},
+      {{"reproduce", "--runs", "0"}, "--runs: Value 0 not in range 1 to 20"},
   };
   for (const auto& c : cases) {
     const Result r = run(c.args);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "util/error.h"
@@ -70,6 +71,52 @@ TEST(Reproduce, JsonHasTheHeadlineFieldsAndMarkdownEveryTable) {
   const std::string md = render_markdown(r);
   EXPECT_NE(md.find("## Seed 003"), std::string::npos);
   EXPECT_NE(md.find("| cr3 loads in leave_mm, 5 s idle, before | 2988 |"), std::string::npos) << md;
+}
+
+// merge_runs: the headline is the runs' mean with their range; a band judges the mean, a target every run.
+TEST(Reproduce, RunsAreMergedIntoMeanAndRangeAndABandJudgesTheMean) {
+  auto report = [](double banded_value, double target_value, bool target_met) {
+    SeedReport s;
+    s.seed = "00x";
+    s.headlines.push_back(banded("ratio", "1.0", 1.0, banded_value, 0.80, 0.95));
+    Headline t;
+    t.name = "count";
+    t.simulated = target_value;
+    t.target = "at most 50";
+    t.within = target_met;
+    s.headlines.push_back(t);
+    return s;
+  };
+  const SeedReport one = merge_runs({report(0.79, 10, true)});
+  EXPECT_FALSE(one.headlines[0].spread) << "a single run has no range";
+  EXPECT_EQ(one.headlines[0].runs, 1u);
+  EXPECT_TRUE(one.notes.empty());
+
+  // 0.79 alone is out of the band, but the mean of the three runs, 0.82, is in it.
+  const SeedReport three = merge_runs({report(0.79, 10, true), report(0.84, 60, false), report(0.83, 20, true)});
+  const Headline& h = three.headlines[0];
+  EXPECT_EQ(h.runs, 3u);
+  EXPECT_NEAR(h.simulated, 0.82, 1e-12);
+  ASSERT_TRUE(h.spread);
+  EXPECT_DOUBLE_EQ(h.spread->first, 0.79);
+  EXPECT_DOUBLE_EQ(h.spread->second, 0.84);
+  EXPECT_TRUE(h.within);
+  // The target's mean (30) meets "at most 50", but one run did not: not within.
+  EXPECT_NEAR(three.headlines[1].simulated, 30, 1e-12);
+  EXPECT_FALSE(three.headlines[1].within);
+  ASSERT_EQ(three.notes.size(), 1u);
+  EXPECT_NE(three.notes[0].find("mean of 3 runs"), std::string::npos);
+
+  // A run that could not simulate the figure makes it not simulated.
+  const SeedReport nan = merge_runs({report(0.85, 10, true), report(NAN, 10, true)});
+  EXPECT_TRUE(std::isnan(nan.headlines[0].simulated));
+  EXPECT_FALSE(nan.headlines[0].within);
+  EXPECT_FALSE(nan.headlines[0].spread);
+
+  const nlohmann::json j = render_json({three});
+  EXPECT_EQ(j[0]["headlines"][0]["runs"], 3);
+  EXPECT_DOUBLE_EQ(j[0]["headlines"][0]["spread"][0].get<double>(), 0.79);
+  EXPECT_NE(render_markdown({three}).find("| 0.820 (0.790 .. 0.840) |"), std::string::npos);
 }
 
 TEST(Reproduce, UnknownSeedIsRefused) {
