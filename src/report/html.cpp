@@ -97,8 +97,12 @@ std::string reproduction_section(const fs::path& dir, std::set<fs::path>& shown)
         if (!h.contains("target") && h.at("tolerance").is_array()) {
           band = value_text(h["tolerance"][0]) + " .. " + value_text(h["tolerance"][1]);
         }
-        rows.push_back({h.at("name").get<std::string>(), h.at("published_text").get<std::string>(),
-                        value_text(h.at("simulated")), band, h.at("within").get<bool>() ? "yes" : "NO"});
+        std::string simulated = value_text(h.at("simulated"));
+        if (h.contains("spread") && h["spread"].is_array()) {
+          simulated += " (" + value_text(h["spread"][0]) + " .. " + value_text(h["spread"][1]) + ")";
+        }
+        rows.push_back({h.at("name").get<std::string>(), h.at("published_text").get<std::string>(), simulated, band,
+                        h.at("within").get<bool>() ? "yes" : "NO"});
         if (h.contains("note")) notes.push_back(h["name"].get<std::string>() + ": " + h["note"].get<std::string>());
       }
       s += "<p>Headlines:</p>\n" +

@@ -39,6 +39,8 @@ SeedReport fake_seed() {
   s.simulated = {{"threads", "before ops/s"}, {{"1", "150000"}, {"55", "600000"}}};
   s.headlines.push_back(banded("ops/s after / before, 55 threads", "778913 / 614363 = 1.268", 1.268, 1.2, 1.1, 1.4));
   s.headlines.push_back(banded("ops/s after / before, 1 thread", "1.002", 1.002, 0.9, 0.97, 1.03));
+  s.headlines[0].runs = 3;  // as merge_runs leaves a headline of three runs
+  s.headlines[0].spread = std::make_pair(1.15, 1.25);
   s.notes.push_back("50ms simulated per point");
   s.curves.title = "seed 000";
   s.curves.series.push_back({"simulated before", {1, 55}, {150000, 600000}, {}, {}, false, 0});
@@ -75,6 +77,8 @@ TEST(Report, PageHasTablesPlotsAndTraceLinksAndIsSelfContained) {
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("Seed 000: x86/mm/tlb: avoid reading mm_tlb_gen &lt;when possible&gt;"), std::string::npos);
   EXPECT_NE(html.find("<td>778913 / 614363 = 1.268</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>1.200 (1.150 .. 1.250)</td>"), std::string::npos) << "the mean with its runs' range";
+  EXPECT_NE(html.find("<td>0.900</td>"), std::string::npos) << "a single run has no range";
   EXPECT_NE(html.find("<td class=\"no\">NO</td>"), std::string::npos);  // 0.9 is outside 0.97 .. 1.03
   EXPECT_EQ(count(html, "<svg"), 2u);                                   // the seed's plot and the sweep's
   EXPECT_EQ(count(html, "<table"), 4u);                                 // published, simulated, headlines, sweep
