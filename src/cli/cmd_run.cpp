@@ -71,6 +71,8 @@ class RunCommand final : public Command {
     c->add_option("--option", spec_.options, "Override a profile option: NAME=on|off (repeatable; `tlbsim list options`)");
     c->add_option("--workload", spec_.workload, "Workload (see `tlbsim list workloads`)")->capture_default_str();
     c->add_option("--threads", spec_.threads, "Benchmark threads")->capture_default_str();
+    c->add_option("--param", spec_.params,
+                  "A workload parameter NAME=VALUE (repeatable; a wrong name lists the workload's parameters)");
     c->add_option("--duration", duration_, "Simulated time, e.g. 10ms")->capture_default_str();
     c->add_option("--seed", spec_.seed, "Random seed")->capture_default_str();
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();

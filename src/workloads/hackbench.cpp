@@ -15,13 +15,13 @@ namespace tlbsim::workloads {
 
 namespace {
 
-constexpr std::uint32_t kNumFds = 20;       // hackbench default num_fds
+constexpr std::uint32_t kNumFds = 20;       // hackbench default num_fds (--param fds)
 constexpr std::int64_t kDatasize = 100;     // hackbench default datasize (bytes)
 static_assert(kDatasize == 100, "kSkbTruesize100 is derived for 100-byte messages");
 
 struct Group {
-  explicit Group(hw::CoherenceModel& m) {
-    for (std::uint32_t i = 0; i < kNumFds; ++i) socks.push_back(std::make_unique<kernel::UnixStreamPair>(m));
+  Group(hw::CoherenceModel& m, std::uint32_t fds) {
+    for (std::uint32_t i = 0; i < fds; ++i) socks.push_back(std::make_unique<kernel::UnixStreamPair>(m));
   }
   std::vector<std::unique_ptr<kernel::UnixStreamPair>> socks;  // socks[j]: receiver j's socketpair
 };
@@ -48,6 +48,8 @@ class Hackbench final : public Workload {
   std::string unit() const override { return "messages/s"; }
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
     if (p.threads == 0 || p.threads > 200) throw InputError("--threads: hackbench groups must be 1..200");
+    // hackbench -f: senders and receivers per group, one socketpair per receiver.
+    const auto fds = static_cast<std::uint32_t>(p.param("fds", kNumFds, 1, 256, "senders and receivers per group"));
     sched_ = std::make_unique<kernel::Sched>(k);
     sched_->start();
     ops.assign(p.threads, 0);
@@ -57,16 +59,16 @@ class Hackbench final : public Workload {
     // model stands in for by placing worker n on CPU n % ncpus.
     std::uint32_t n = 0;
     for (std::uint32_t grp = 0; grp < p.threads; ++grp) {
-      groups_.push_back(std::make_unique<Group>(k.sys().coherence()));
+      groups_.push_back(std::make_unique<Group>(k.sys().coherence(), fds));
       Group& g = *groups_.back();
       std::uint64_t& counter = ops[grp];
-      for (std::uint32_t i = 0; i < kNumFds; ++i) {
+      for (std::uint32_t i = 0; i < fds; ++i) {
         kernel::UnixStreamPair& sock = *g.socks[i];
         s.create_task("hackbench-rx", &k.new_mm(), CpuId{n++ % k.ncpus()}, [&s, &sock, from, end, &counter](kernel::TaskStruct& t) {
           return receiver(s, t, sock, from, end, counter);
         });
       }
-      for (std::uint32_t i = 0; i < kNumFds; ++i) {
+      for (std::uint32_t i = 0; i < fds; ++i) {
         s.create_task("hackbench-tx", &k.new_mm(), CpuId{n++ % k.ncpus()},
                       [&s, &g, end](kernel::TaskStruct& t) { return sender(s, t, g, end); });
       }

@@ -20,7 +20,7 @@ namespace {
 // CPU's wakeups in 2012 (timers, RCU callbacks, device interrupts, kworkers); no public per-CPU figure for the
 // seed's machine was found. The number of leave_mm calls (and so the "before" count of seed 003) scales linearly
 // with it; the "after" count does not depend on it. Seed 003's own figures imply about 18.7 (2988 / 5 s / 32
-// CPUs), a consistency check, not an input.
+// CPUs), a consistency check, not an input. `--param wakeups_per_s=N` changes it.
 constexpr std::uint64_t kIdleWakeupsPerCpuPerSecond = 20;
 
 sim::Task<void> daemon_body(kernel::Sched& s, kernel::TaskStruct& t, sim::SimTime end) {
@@ -55,7 +55,9 @@ class Idle final : public Workload {
     sched_->start();
     ops.assign(n, 0);
     const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
-    const sim::Duration period = sim::milliseconds(1000) / static_cast<std::int64_t>(kIdleWakeupsPerCpuPerSecond);
+    const std::uint64_t rate =
+        p.param("wakeups_per_s", kIdleWakeupsPerCpuPerSecond, 1, 10000, "wakeups per idle CPU per second");
+    const sim::Duration period = sim::milliseconds(1000) / static_cast<std::int64_t>(rate);
     kernel::Sched& s = *sched_;
     for (std::uint32_t c = 0; c < n; ++c) {
       const CpuId cpu{c};

@@ -24,8 +24,10 @@ namespace {
 using kernel::kPageSize;
 
 // Page-cache capacity per reader, in the model's 4 KiB pages (1 MiB): a scaled-down memory (docs/model.md).
+// `--param memory_pages=N` changes it.
 constexpr std::uint64_t kPagesPerReader = 256;
 // The files together are this many times memory: ROTATE_BYTES = 4 TiB (hw_vars) against an assumed 256 GiB.
+// `--param file_pages=N` sets each reader's file size in pages instead.
 constexpr std::uint64_t kFileToMemoryRatio = 16;
 // Each node's min watermark: 1/64 of its page-cache capacity, at least two reclaim batches (an estimate: the
 // kernel's min_free_kbytes would be a few pages of memory this small).
@@ -130,6 +132,11 @@ class LruFileMmapRead final : public Workload {
       throw InputError("--threads: lru_file_mmap_read runs one usemem per CPU, at most " + std::to_string(k.ncpus()) +
                        " here");
     }
+    const std::uint64_t memory_pages =
+        p.param("memory_pages", kPagesPerReader, 4 * kernel::SWAP_CLUSTER_MAX, 65536,
+                "page-cache capacity per reader, in 4 KiB pages");
+    const std::uint64_t file_pages = p.param("file_pages", kFileToMemoryRatio * memory_pages, memory_pages + 1,
+                                             std::uint64_t{1} << 30, "each reader's sparse file, in 4 KiB pages");
     // The scheduler spreads the readers over cores first, then SMT threads; they do not migrate in the model.
     std::vector<CpuId> cpus;
     std::vector<std::vector<std::uint32_t>> by_node(tp.sockets);
@@ -140,12 +147,11 @@ class LruFileMmapRead final : public Workload {
     }
     std::vector<std::uint64_t> present(tp.sockets), min_wmark(tp.sockets);
     for (std::uint32_t n = 0; n < tp.sockets; ++n) {
-      present[n] = by_node[n].size() * kPagesPerReader;
+      present[n] = by_node[n].size() * memory_pages;
       min_wmark[n] = std::max<std::uint64_t>(2 * kernel::SWAP_CLUSTER_MAX, present[n] / kMinWatermarkDivisor);
     }
     vmscan_ = std::make_unique<kernel::Vmscan>(k, present, min_wmark);
     // ROTATE_BYTES / nr_task per file.
-    const std::uint64_t file_pages = kFileToMemoryRatio * kPagesPerReader;
     readers_.resize(p.threads);
     for (std::uint32_t i = 0; i < p.threads; ++i) {
       Reader& r = readers_[i];

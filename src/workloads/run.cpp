@@ -59,7 +59,11 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   TraceCloser closer(tracer, sys);
   std::vector<std::uint64_t> ops;
   const sim::Duration warmup = spec.warmup.count() < 0 ? spec.duration / 10 : spec.warmup;
-  workload->start(k, WorkloadParams{spec.threads, warmup, spec.duration, spec.seed}, ops);
+  WorkloadArgs args(spec.workload, spec.params);
+  WorkloadParams params{spec.threads, warmup, spec.duration, spec.seed};
+  params.args = &args;
+  workload->start(k, params, ops);
+  args.finish();
   const sim::RunResult r = sys.scheduler().run(sim::kTimeZero + warmup + spec.duration);
   workload->finish(k, sim::kTimeZero + warmup + spec.duration);
   if (tracer != nullptr) tracer->close(sim::kTimeZero + warmup + spec.duration);
@@ -80,6 +84,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   if (!cfg.mutations.empty()) j["mutations"] = cfg.mutations;
   j["workload"] = spec.workload;
   j["threads"] = spec.threads;
+  if (!args.given().empty()) j["params"] = args.given();
   j["seed"] = spec.seed;
   j["sim_time_ns"] = sim::to_nanoseconds(spec.duration);
   j["warmup_ns"] = sim::to_nanoseconds(warmup);

@@ -22,6 +22,7 @@ struct RunSpec {
   std::string kernel = "linux-5.17";      // a built-in kernel profile or a profile file
   std::vector<std::string> options;       // NAME=on|off overrides of the profile's options, in order
   std::string workload = "tlb_flush1";
+  std::vector<std::string> params;        // the workload's own parameters, NAME=VALUE (workload_args.h)
   std::uint32_t threads = 1;
   sim::Duration duration = sim::milliseconds(10);
   sim::Duration warmup{-1};  // negative: a tenth of the duration

@@ -7,6 +7,7 @@
 
 #include "kernel/kernel.h"
 #include "sim/time.h"
+#include "workloads/workload_args.h"
 
 namespace tlbsim::workloads {
 
@@ -15,6 +16,13 @@ struct WorkloadParams {
   sim::Duration warmup{0};    // run but not counted, as will-it-scale discards its first samples
   sim::Duration duration{0};  // counted
   std::uint64_t seed = 0;     // the run's --seed, for workloads that draw random choices
+  WorkloadArgs* args = nullptr;  // the run's --param NAME=VALUE (none when null)
+
+  // The workload's integer parameter `name` (min..max), or `fallback` when it was not given.
+  std::uint64_t param(const std::string& name, std::uint64_t fallback, std::uint64_t min, std::uint64_t max,
+                      const std::string& doc) const {
+    return args != nullptr ? args->integer(name, fallback, min, max, doc) : fallback;
+  }
 };
 
 // Contract: start() creates the workload's address spaces and starts one task per thread on its CPU; each task

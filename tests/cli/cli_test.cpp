@@ -176,6 +176,9 @@ TEST(Cli, BadOptionsAreRefusedWithWhereAndWhat) {
       {{"reproduce", "--jobs", "1000"}, "--jobs: 1000 is outside 1..256"},
       {{"reproduce", "--format", "pdf"}, "--format"},
       {{"reproduce", "--runs", "0"}, "--runs: Value 0 not in range 1 to 20"},
+      {{"run", "--param", "fds=4"}, "--param fds=4: workload tlb_flush1 has no parameter 'fds' (it has: none)"},
+      {{"run", "--workload", "hackbench", "--machine", "milan-36c", "--kernel", "linux-6.13", "--param", "fds=0"},
+       "--param fds=0: workload hackbench: fds must be an integer in 1..256"},
   };
   for (const auto& c : cases) {
     const Result r = run(c.args);
