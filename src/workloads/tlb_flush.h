@@ -24,13 +24,16 @@ sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::
                                sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations,
                                bool shared = false);
 
-// Thread i's code: (its CPU, the shared mm, i, counted from, end, its iteration counter).
+// will-it-scale's two modes: tasks are threads of one process (one mm), or processes (an mm each).
+enum class WisMode { kThreads, kProcesses };
+
+// Task i's code: (its CPU, its mm, i, counted from, end, its iteration counter).
 using PinnedThreadBody = std::function<sim::Task<void>(kernel::PerCpu&, kernel::MmStruct&, std::uint32_t, sim::SimTime,
                                                        sim::SimTime, std::uint64_t&)>;
-// will-it-scale's threads mode: one mm whose threads each hold an mm_users reference (powerpc's flush_type_needed
-// reads it), thread i pinned to core i % cores (main.c's affinity). Throws InputError naming `workload` for more
-// threads than cores.
+// will-it-scale's tasks, task i pinned to core i % cores (main.c's affinity). Threads mode: one mm whose threads
+// each hold an mm_users reference (powerpc's flush_type_needed reads it); processes mode: each task forked with
+// its own mm. Throws InputError naming `workload` for more tasks than cores.
 void start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops,
-                          std::string_view workload, const PinnedThreadBody& body);
+                          std::string_view workload, const PinnedThreadBody& body, WisMode mode = WisMode::kThreads);
 
 }  // namespace tlbsim::workloads

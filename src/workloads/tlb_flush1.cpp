@@ -1,7 +1,8 @@
 // will-it-scale tests/tlb_flush1.c, threads mode ("TLB flush of separated file private mapping"): each thread
 // maps its own 128 MiB file MAP_PRIVATE and, page by page, writes 1, madvise(MADV_DONTNEED)s the page, and reads
 // it back (asserting 0), counting one iteration per page; then munmaps and maps again. Threads share one mm and
-// are pinned one per core, as will-it-scale's main.c pins thread i to core i % cores.
+// are pinned one per core, as will-it-scale's main.c pins thread i to core i % cores. Processes mode
+// (tlb_flush1_processes): the same, each task a process with its own mm.
 #include <stdexcept>
 
 #include "kernel/mm_ops.h"
@@ -41,15 +42,18 @@ sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::
 }
 
 void start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops,
-                          std::string_view workload, const PinnedThreadBody& body) {
+                          std::string_view workload, const PinnedThreadBody& body, WisMode mode) {
   const auto& topo = k.sys().topology();
   const std::uint32_t cores = topo.params().sockets * topo.params().cores_per_socket;
   if (p.threads == 0 || p.threads > cores) {
     throw InputError("--threads: " + std::string(workload) + " pins one thread per core; this machine has " +
                      std::to_string(cores) + " cores");
   }
-  kernel::MmStruct& mm = k.new_mm();
-  mm.mm_users.value = p.threads;  // each thread (clone(CLONE_VM)) holds an mm_users reference
+  kernel::MmStruct* shared = nullptr;
+  if (mode == WisMode::kThreads) {
+    shared = &k.new_mm();
+    shared->mm_users.value = p.threads;  // each thread (clone(CLONE_VM)) holds an mm_users reference
+  }
   ops.assign(p.threads, 0);
   const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
   for (std::uint32_t i = 0; i < p.threads; ++i) {
@@ -57,6 +61,7 @@ void start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p, std::vecto
     const CpuId cpu = topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
     kernel::PerCpu& pc = k.percpu(cpu);
     if (k.tracer != nullptr) k.tracer->set_task(pc.cpu, workload, i + 1);  // no scheduler: pid i + 1, for the trace
+    kernel::MmStruct& mm = shared != nullptr ? *shared : k.new_mm();       // processes mode: fork()ed, its own mm
     pc.cpu.start(body(pc, mm, i, from, end, ops[i]));
   }
 }
@@ -69,27 +74,32 @@ sim::Task<void> tlb_flush1_thread(kernel::PerCpu& self, kernel::MmStruct& mm, ke
   co_await tlb_flush_loop(self, mm, kFileSize, &file, measure_from, end, iterations);
 }
 
+template <WisMode kMode>
 class TlbFlush1 final : public Workload {
  public:
   std::string metric_name() const override { return "ops_per_sec"; }
   std::string unit() const override { return "ops/s"; }
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
-    start_pinned_threads(k, p, ops, "tlb_flush1",
-                         [&k](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from,
-                              sim::SimTime end, std::uint64_t& n) {
-                           kernel::File& file = k.new_file(kFileSize);
-                           // Steady state: after will-it-scale's warm-up the file's pages are in the page cache
-                           // (read back as zeros).
-                           for (std::uint64_t pg = 0; pg < kFileSize / kernel::kPageSize; ++pg) {
-                             file.pages.emplace(pg, k.frames().alloc(kernel::FrameUse::kPageCache));
-                           }
-                           return tlb_flush1_thread(pc, mm, file, from, end, n);
-                         });
+    start_pinned_threads(
+        k, p, ops, kMode == WisMode::kThreads ? "tlb_flush1" : "tlb_flush1_processes",
+        [&k](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from, sim::SimTime end,
+             std::uint64_t& n) {
+          kernel::File& file = k.new_file(kFileSize);
+          // Steady state: after will-it-scale's warm-up the file's pages are in the page cache
+          // (read back as zeros).
+          for (std::uint64_t pg = 0; pg < kFileSize / kernel::kPageSize; ++pg) {
+            file.pages.emplace(pg, k.frames().alloc(kernel::FrameUse::kPageCache));
+          }
+          return tlb_flush1_thread(pc, mm, file, from, end, n);
+        },
+        kMode);
   }
 };
 
-TLBSIM_REGISTER(Workload, TlbFlush1, "tlb_flush1",
+TLBSIM_REGISTER(Workload, TlbFlush1<WisMode::kThreads>, "tlb_flush1",
                 "will-it-scale tlb_flush1, threads mode: write, madvise(MADV_DONTNEED), read, page by page");
+TLBSIM_REGISTER(Workload, TlbFlush1<WisMode::kProcesses>, "tlb_flush1_processes",
+                "will-it-scale tlb_flush1, processes mode: each process its own mm, file and CPU");
 
 }  // namespace
 }  // namespace tlbsim::workloads

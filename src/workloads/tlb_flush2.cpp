@@ -3,7 +3,7 @@
 // reads it back (asserting 0), counting one iteration per page; then munmaps and maps again. Also the
 // mmap/touch/munmap storm `tlbsim validate` runs natively: each thread maps 16 anonymous pages, writes each and
 // unmaps them, one iteration per cycle. Threads share one mm and are pinned one per core, as will-it-scale pins
-// thread i to core i % cores.
+// thread i to core i % cores; in tlb_flush2_processes each task is a process with its own mm.
 #include "kernel/mm_ops.h"
 #include "util/registry.h"
 #include "workloads/tlb_flush.h"
@@ -41,20 +41,25 @@ sim::Task<void> on_cpu(ThreadBody body, kernel::PerCpu& self, kernel::MmStruct& 
   co_await body(self, mm, from, end, iterations);
 }
 
-template <ThreadBody kBody>
+template <ThreadBody kBody, WisMode kMode = WisMode::kThreads>
 class PinnedThreads final : public Workload {
  public:
   std::string metric_name() const override { return "ops_per_sec"; }
   std::string unit() const override { return "ops/s"; }
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
-    start_pinned_threads(k, p, ops, "this workload",
-                         [](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from,
-                            sim::SimTime end, std::uint64_t& n) { return on_cpu(kBody, pc, mm, from, end, n); });
+    start_pinned_threads(
+        k, p, ops, "this workload",
+        [](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from, sim::SimTime end,
+           std::uint64_t& n) { return on_cpu(kBody, pc, mm, from, end, n); },
+        kMode);
   }
 };
 
 TLBSIM_REGISTER(Workload, PinnedThreads<tlb_flush2_thread>, "tlb_flush2",
                 "will-it-scale tlb_flush2, threads mode: tlb_flush1's loop on 1 MiB of anonymous memory");
+using TlbFlush2Processes = PinnedThreads<tlb_flush2_thread, WisMode::kProcesses>;
+TLBSIM_REGISTER(Workload, TlbFlush2Processes, "tlb_flush2_processes",
+                "will-it-scale tlb_flush2, processes mode: each process its own mm and CPU");
 TLBSIM_REGISTER(Workload, PinnedThreads<mmap_storm_thread>, "mmap_storm",
                 "threads mmap 16 anonymous pages, write each, munmap, in a loop (shared mm)");
 

@@ -7,9 +7,11 @@
 namespace tlbsim::workloads {
 namespace {
 
-RunOutput run(const char* machine, std::uint32_t threads, std::uint64_t seed = 1, const char* kernel = "linux-5.17") {
+RunOutput run(const char* machine, std::uint32_t threads, std::uint64_t seed = 1, const char* kernel = "linux-5.17",
+              const char* workload = "tlb_flush1") {
   RunSpec spec;
   spec.kernel = kernel;
+  spec.workload = workload;
   spec.threads = threads;
   spec.duration = sim::microseconds(500);
   spec.seed = seed;
@@ -29,6 +31,19 @@ TEST(TlbFlush1, RunsWithoutOracleViolationsAndShootsDown) {
       EXPECT_EQ(c["nr_tlb_remote_flush"].get<std::uint64_t>(), 0u);
     }
   }
+}
+
+// Processes mode: each process has its own mm on its own CPU, so madvise never has another CPU to shoot down and
+// each process runs at the one-thread rate.
+TEST(TlbFlush1, ProcessesModeShootsNothingDownAndScalesWithTheProcesses) {
+  const RunOutput procs = run("skylake-sp-2s28c", 8, 1, "linux-5.17", "tlb_flush1_processes");
+  EXPECT_EQ(procs.violations, 0u) << procs.json["violations"].dump(2);
+  EXPECT_EQ(procs.json["counters"]["nr_tlb_remote_flush"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(procs.json["counters"]["TLB shootdowns"].get<std::uint64_t>(), 0u);
+  const RunOutput one = run("skylake-sp-2s28c", 1);
+  const RunOutput threads = run("skylake-sp-2s28c", 8);
+  EXPECT_NEAR(procs.metric, 8 * one.metric, 0.1 * 8 * one.metric);
+  EXPECT_GT(procs.metric, 2 * threads.metric) << "threads of one mm shoot each other down";
 }
 
 TEST(TlbFlush1, BothFilterVariantsRunClean) {

@@ -39,6 +39,14 @@ TEST(MmapStorm, RunsCleanAndShootsDownAcrossThreads) {
   }
 }
 
+TEST(TlbFlush2, ProcessesModeHasNoOtherCpuToShootDown) {
+  const RunOutput two = run_named("tlb_flush2_processes", 2);
+  EXPECT_EQ(two.violations, 0u) << two.json["violations"].dump(2);
+  EXPECT_GT(two.json["ops"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(two.json["counters"]["TLB shootdowns"].get<std::uint64_t>(), 0u);
+  EXPECT_THROW(run_named("tlb_flush2_processes", 5), InputError);
+}
+
 TEST(TlbFlush2, RejectsMoreThreadsThanCores) { EXPECT_THROW(run_named("tlb_flush2", 5), InputError); }
 
 }  // namespace

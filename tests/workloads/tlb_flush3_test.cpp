@@ -7,10 +7,11 @@
 namespace tlbsim::workloads {
 namespace {
 
-RunOutput run_tlb_flush3(std::uint32_t threads, const char* kernel = "linux-5.17") {
+RunOutput run_tlb_flush3(std::uint32_t threads, const char* kernel = "linux-5.17",
+                         const char* workload = "tlb_flush3") {
   RunSpec spec;
   spec.kernel = kernel;
-  spec.workload = "tlb_flush3";
+  spec.workload = workload;
   spec.threads = threads;
   spec.duration = sim::microseconds(500);
   return run_workload(hw::load_machine("small-2s2c"), spec);
@@ -38,6 +39,14 @@ TEST(TlbFlush3, ThreadsShootEachOtherDownOnEveryKernel) {
     ASSERT_GT(ops, 0) << kernel;
     EXPECT_GE(r.json["counters"]["TLB shootdowns"].get<double>() / ops, 0.9) << kernel;
   }
+}
+
+TEST(TlbFlush3, ProcessesModeHasNoOtherCpuToShootDown) {
+  const RunOutput four = run_tlb_flush3(4, "linux-5.17", "tlb_flush3_processes");
+  EXPECT_EQ(four.violations, 0u) << four.json["violations"].dump(2);
+  EXPECT_GT(four.json["ops"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(four.json["counters"]["TLB shootdowns"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(four.json["counters"]["nr_tlb_remote_flush"].get<std::uint64_t>(), 0u);
 }
 
 TEST(TlbFlush3, RejectsMoreThreadsThanCores) { EXPECT_THROW(run_tlb_flush3(5), InputError); }
