@@ -116,6 +116,9 @@ class RunCommand final : public Command {
                           j["kernel_version"].get<std::string>(), opts.empty() ? "(no options)" : opts);
       text += fmt::format("{:<34} {:.0f} {}\n", j["metric"]["name"].get<std::string>(), r.metric,
                           j["metric"]["unit"].get<std::string>());
+      if (j.contains("benchmark")) {
+        for (const auto& [what, v] : j["benchmark"].items()) text += fmt::format("benchmark {:<24} {}\n", what, v.dump());
+      }
       const auto& c = j["counters"];
       for (const char* key : {"nr_tlb_remote_flush", "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
                               "nr_tlb_local_flush_one", "TLB shootdowns", "Function call interrupts", "ipis_sent",

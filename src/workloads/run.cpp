@@ -91,6 +91,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   j["ops"] = total;
   j["per_thread_ops"] = ops;
   j["metric"] = {{"name", workload->metric_name()}, {"value", out.metric}, {"unit", workload->unit()}};
+  if (nlohmann::json b = workload->benchmark_report(out.metric); !b.is_null()) j["benchmark"] = std::move(b);
   nlohmann::json counters = k.counters().to_json();
   nlohmann::json lines = nlohmann::json::object();
   for (const auto& [name, st] : sys.coherence().stats_by_name()) {

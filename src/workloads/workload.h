@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kernel/kernel.h"
 #include "sim/time.h"
 #include "workloads/workload_args.h"
@@ -34,6 +36,12 @@ class Workload {
   virtual std::string metric_name() const = 0;
   virtual std::string unit() const = 0;
   virtual void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) = 0;
+  // The benchmark's own report as its program prints it, from the run's figure (e.g. hackbench's "Time:" for its
+  // --loops); null when the figure is all it reports.
+  virtual nlohmann::json benchmark_report(double metric) const {
+    (void)metric;
+    return nullptr;
+  }
   // The run stopped at `end` (tasks may be mid-step): account what is still open, e.g. CPU time.
   virtual void finish(kernel::Kernel& k, sim::SimTime end) {
     (void)k;

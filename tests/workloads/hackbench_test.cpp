@@ -35,5 +35,26 @@ TEST(Hackbench, Seed002TurnsMostCpumaskRmwsIntoReads) {
   EXPECT_LT(rmws(after) * 3, rmws(before)) << rmws(after) << " vs " << rmws(before);
 }
 
+// hackbench prints "Time:" for a fixed amount of work; the run reports it for its groups x fds x fds x loops
+// messages at the simulated rate, with hackbench's default of 100 loops unless --param loops says otherwise.
+TEST(Hackbench, ReportsHackbenchsTimeForItsLoops) {
+  const RunOutput r = run("linux-6.13", 2, 1);
+  ASSERT_TRUE(r.json.contains("benchmark"));
+  const auto& b = r.json["benchmark"];
+  EXPECT_EQ(b["loops"].get<std::uint64_t>(), 100u);
+  EXPECT_EQ(b["messages"].get<std::uint64_t>(), 2u * 20 * 20 * 100);
+  EXPECT_DOUBLE_EQ(b["time_s"].get<double>(), 2.0 * 20 * 20 * 100 / r.metric);
+  RunSpec spec;
+  spec.kernel = "linux-6.13";
+  spec.workload = "hackbench";
+  spec.threads = 2;
+  spec.duration = sim::microseconds(500);
+  spec.params = {"loops=10000"};
+  const RunOutput l = run_workload(hw::load_machine("milan-36c"), spec);
+  EXPECT_EQ(l.json["benchmark"]["messages"].get<std::uint64_t>(), 2u * 20 * 20 * 10000);
+  EXPECT_DOUBLE_EQ(l.json["benchmark"]["time_s"].get<double>(), 100 * b["time_s"].get<double>())
+      << "the same run, a hundred times the work";
+}
+
 }  // namespace
 }  // namespace tlbsim::workloads
