@@ -54,8 +54,11 @@ void validate_grid(const Grid& g) {
 }
 
 nlohmann::json grid_to_json(const Grid& g) {
-  return {{"machine", g.machine}, {"workload", g.workload}, {"duration", g.duration}, {"kernels", g.kernels},
-          {"threads", g.threads}, {"seeds", g.seeds},       {"metric", g.metric}};
+  nlohmann::json j = {{"machine", g.machine}, {"workload", g.workload}, {"duration", g.duration},
+                      {"kernels", g.kernels}, {"threads", g.threads},   {"seeds", g.seeds},
+                      {"metric", g.metric}};
+  if (!g.params.empty()) j["params"] = g.params;  // absent when none, as in sweeps written before --param
+  return j;
 }
 
 Grid grid_from_json(const nlohmann::json& j, const std::string& where) {
@@ -68,6 +71,7 @@ Grid grid_from_json(const nlohmann::json& j, const std::string& where) {
     g.threads = j.at("threads").get<std::vector<std::uint32_t>>();
     g.seeds = j.at("seeds").get<std::vector<std::uint64_t>>();
     g.metric = j.at("metric").get<std::string>();
+    if (j.contains("params")) g.params = j.at("params").get<std::vector<std::string>>();
     return g;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: not a sweep grid: {}", where, e.what()));

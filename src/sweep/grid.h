@@ -19,6 +19,8 @@ struct Grid {
   // "" for the workload's own figure (ops/s, messages/s, ...); otherwise a dotted path into `tlbsim run --format
   // json`'s object, e.g. "counters.nr_tlb_remote_flush".
   std::string metric;
+  // The workload's own parameters, NAME=VALUE (`--param`), the same at every point.
+  std::vector<std::string> params;
 };
 
 // One point of the grid; `index` is its place in grid_points() order.

@@ -28,6 +28,9 @@ std::string grid_difference(const Grid& a, const Grid& b, const std::string& whe
       return fmt::format("{}: {} here, {} in {}", key, value.dump(), jb.value(key, nlohmann::json()).dump(), where);
     }
   }
+  for (const auto& [key, value] : jb.items()) {  // a key only the journal has (e.g. its --param)
+    if (!ja.contains(key)) return fmt::format("{}: null here, {} in {}", key, value.dump(), where);
+  }
   return "";
 }
 
@@ -53,6 +56,7 @@ PointResult run_point(const hw::Machine& machine, const Grid& g, const GridPoint
   workloads::RunSpec spec;
   spec.kernel = p.kernel;
   spec.workload = g.workload;
+  spec.params = g.params;
   spec.threads = p.threads;
   spec.seed = p.seed;
   spec.duration = sim::parse_duration(g.duration);

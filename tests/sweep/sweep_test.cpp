@@ -184,6 +184,56 @@ TEST(Sweep, ResumeOfAnotherGridIsRefused) {
   fs::remove_all(dir);
 }
 
+// --param reaches every point, is part of the grid (journal and results), and a wrong one fails before any point.
+TEST(Sweep, WorkloadParametersReachEveryPointAndAreRecordedInTheGrid) {
+  const std::string dir = temp_dir("params");
+  std::ostringstream progress;
+  SweepOptions o = small(dir);
+  o.grid.workload = "idle";
+  o.grid.duration = "100ms";
+  o.grid.kernels = {"linux-5.17"};
+  o.grid.threads = {2};
+  o.grid.seeds = {1};
+  // The one point's value: the fifth column of results.csv's last line.
+  const auto value = [&dir] {
+    std::istringstream csv(read_file(dir + "/results.csv"));
+    std::string line, last;
+    while (std::getline(csv, line)) last = line;
+    std::istringstream cells(last);
+    std::string cell;
+    for (int i = 0; i < 5; ++i) std::getline(cells, cell, ',');
+    return std::stod(cell);
+  };
+  run_sweep(o, progress, nullptr);
+  const double base = value();
+  fs::remove_all(dir);
+  o.grid.params = {"wakeups_per_s=40"};
+  run_sweep(o, progress, nullptr);
+  EXPECT_DOUBLE_EQ(value(), 2 * base);
+  EXPECT_NE(read_file(dir + "/results.json").find("\"wakeups_per_s=40\""), std::string::npos);
+  EXPECT_EQ(grid_from_json(grid_to_json(o.grid), "test").params, o.grid.params);
+  EXPECT_FALSE(grid_to_json(small(dir).grid).contains("params")) << "sweeps without --param keep their bytes";
+  // Resuming that sweep without its --param is another grid.
+  SweepOptions again = o;
+  again.grid.params.clear();
+  again.resume = true;
+  try {
+    run_sweep(again, progress, nullptr);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("params: null here, [\"wakeups_per_s=40\"]"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+  o.grid.params = {"wakeups=40"};
+  try {
+    run_sweep(o, progress, nullptr);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("workload idle has no parameter 'wakeups'"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir)) << "refused before any point ran";
+}
+
 TEST(Sweep, UnwritableOutputIsAnInputError) {
   std::ostringstream progress;
   try {
