@@ -67,21 +67,17 @@ sim::Task<void> Vmscan::kswapd_run(PerCpu& self) {
     nr_reclaimed += co_await shrink_inactive_list(self, pgdat, sc, isolated_any);
     if (!isolated_any) break;  // every page is isolated by direct reclaimers or on pagevecs: nothing to scan now
   }
-  // balance_pgdat's end: a run that reclaimed nothing counts toward kswapd_failures; one that did resets it.
-  const bool preempted = self.cpu.now() >= slice_end && !pgdat_balanced(pgdat);
-  if (preempted) {
-    // Still inside balance_pgdat when the task it preempted gets the CPU back.
-  } else if (nr_reclaimed == 0 && !pgdat_balanced(pgdat)) {
-    ++kd.kswapd_failures;
+  // balance_pgdat returns unless kswapd was preempted in it; a run that reclaimed nothing counts toward
+  // kswapd_failures (a batch that reclaimed reset them in shrink_inactive_list).
+  const bool balanced = pgdat_balanced(pgdat);
+  if (balanced || self.cpu.now() < slice_end) {
     kd.in_balance_pgdat = false;
-  } else {
-    if (nr_reclaimed != 0) kd.kswapd_failures = 0;
-    kd.in_balance_pgdat = false;
+    if (nr_reclaimed == 0 && !balanced) ++kd.kswapd_failures;
   }
   // kswapd_try_to_sleep: prepare_kswapd_sleep lets it sleep on a balanced or hopeless node (the HZ/10 nap before
   // the full sleep is not modeled: a wakeup in it is a wakeup). Otherwise it stays runnable, and the task it
   // preempted has the CPU for its own slice (also after a run that found nothing to isolate).
-  if (pgdat_balanced(pgdat) || kd.kswapd_failures >= MAX_RECLAIM_RETRIES) {
+  if (balanced || kd.kswapd_failures >= MAX_RECLAIM_RETRIES) {
     kd.runnable = false;
   } else {
     kd.turn = self.cpu.now() + kswapd_slice();

@@ -134,7 +134,6 @@ sim::Task<std::uint64_t> Vmscan::try_to_free_pages(PerCpu& self) {
     reclaimed += co_await shrink_inactive_list(self, pgdat, sc, isolated_any);
     if (!isolated_any) break;  // everything is isolated by other reclaimers or still on pagevecs
   }
-  if (reclaimed != 0) pgdat.kswapd.kswapd_failures = 0;  // shrink_node: a reclaimable node is not hopeless
   co_return reclaimed;
 }
 
@@ -160,6 +159,7 @@ sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgda
 
   std::vector<Pfn> keep;
   const std::uint64_t nr_reclaimed = co_await shrink_page_list(self, pgdat, sc, page_list, keep);
+  if (nr_reclaimed != 0) pgdat.kswapd.kswapd_failures = 0;  // shrink_node: a reclaimable node is not hopeless
 
   // putback_inactive_pages under lru_lock: kept pages go back to the head of the inactive list.
   if (!keep.empty()) {

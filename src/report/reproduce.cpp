@@ -24,7 +24,7 @@ Headline banded(std::string name, std::string published_text, double published, 
   h.published = published;
   h.simulated = simulated;
   h.tolerance = std::make_pair(low, high);
-  h.within = !std::isnan(simulated) && simulated >= low && simulated <= high;
+  h.within = in_band(simulated, low, high);
   return h;
 }
 
@@ -50,9 +50,8 @@ SeedReport merge_runs(std::vector<SeedReport> per_run) {
       continue;
     }
     h.spread = std::make_pair(lo, hi);
-    h.within = h.target.empty() && h.tolerance
-                   ? h.simulated >= h.tolerance->first && h.simulated <= h.tolerance->second
-                   : every_run_within;
+    h.within = h.target.empty() && h.tolerance ? in_band(h.simulated, h.tolerance->first, h.tolerance->second)
+                                               : every_run_within;
   }
   out.notes.push_back(fmt::format(
       "Headlines: the mean of {} runs (--seed 1..{}), their range in brackets; the tables and the plot are run 1's.", n,

@@ -80,6 +80,8 @@ inline workloads::RunSpec run_spec(const char* kernel, const char* workload, std
 std::string count_cell(double v);
 
 // Sets `within` from the band (or leaves it to the caller when only a target is given).
+// Whether `v` is simulated and lies in [low, high].
+inline bool in_band(double v, double low, double high) { return !std::isnan(v) && v >= low && v <= high; }
 Headline banded(std::string name, std::string published_text, double published, double simulated, double low,
                 double high);
 

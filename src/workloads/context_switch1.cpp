@@ -36,7 +36,7 @@ sim::Task<void> child_body(kernel::Sched& s, kernel::TaskStruct& t, Pair& p, sim
   }
 }
 
-template <bool kThreads>
+template <WisMode kMode>
 class ContextSwitch1 final : public Workload {
  public:
   std::string metric_name() const override { return "ops_per_sec"; }
@@ -52,7 +52,7 @@ class ContextSwitch1 final : public Workload {
     sched_->start();
     ops.assign(p.threads, 0);
     const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
-    kernel::MmStruct* shared_mm = kThreads ? &k.new_mm() : nullptr;
+    kernel::MmStruct* shared_mm = kMode == WisMode::kThreads ? &k.new_mm() : nullptr;
     for (std::uint32_t i = 0; i < p.threads; ++i) {
       pairs_.push_back(std::make_unique<Pair>(k.sys().coherence()));
       Pair& pair = *pairs_.back();
@@ -62,8 +62,8 @@ class ContextSwitch1 final : public Workload {
                                                (2 * slot) % topo.threads_per_core);
       const CpuId child_cpu = topology.cpu_at(core / topo.cores_per_socket, core % topo.cores_per_socket,
                                               (2 * slot + 1) % topo.threads_per_core);
-      kernel::MmStruct* parent_mm = kThreads ? shared_mm : &k.new_mm();
-      kernel::MmStruct* child_mm = kThreads ? shared_mm : &k.new_mm();
+      kernel::MmStruct* parent_mm = kMode == WisMode::kThreads ? shared_mm : &k.new_mm();
+      kernel::MmStruct* child_mm = kMode == WisMode::kThreads ? shared_mm : &k.new_mm();
       kernel::Sched& s = *sched_;
       std::uint64_t& counter = ops[i];
       // will-it-scale pins task i to core i % cores (all its hardware threads); the partner inherits it.
@@ -87,9 +87,9 @@ class ContextSwitch1 final : public Workload {
   std::vector<std::unique_ptr<Pair>> pairs_;
 };
 
-TLBSIM_REGISTER(Workload, ContextSwitch1<true>, "context_switch1",
+TLBSIM_REGISTER(Workload, ContextSwitch1<WisMode::kThreads>, "context_switch1",
                 "will-it-scale context_switch1, threads mode: a byte ping-ponged over two pipes");
-TLBSIM_REGISTER(Workload, ContextSwitch1<false>, "context_switch1_processes",
+TLBSIM_REGISTER(Workload, ContextSwitch1<WisMode::kProcesses>, "context_switch1_processes",
                 "will-it-scale context_switch1, processes mode");
 
 }  // namespace

@@ -24,9 +24,6 @@ sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::
                                sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations,
                                bool shared = false);
 
-// will-it-scale's two modes: tasks are threads of one process (one mm), or processes (an mm each).
-enum class WisMode { kThreads, kProcesses };
-
 // Task i's code: (its CPU, its mm, i, counted from, end, its iteration counter).
 using PinnedThreadBody = std::function<sim::Task<void>(kernel::PerCpu&, kernel::MmStruct&, std::uint32_t, sim::SimTime,
                                                        sim::SimTime, std::uint64_t&)>;

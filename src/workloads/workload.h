@@ -13,6 +13,9 @@
 
 namespace tlbsim::workloads {
 
+// will-it-scale's two modes: tasks are threads of one process (one mm), or processes (an mm each).
+enum class WisMode { kThreads, kProcesses };
+
 struct WorkloadParams {
   std::uint32_t threads = 1;
   sim::Duration warmup{0};    // run but not counted, as will-it-scale discards its first samples
