@@ -51,6 +51,26 @@ CoherenceModel::CoherenceModel(const Topology& topo, const CoherenceLatencies& l
   else if (p.cores_per_llc < p.cores_per_socket) max_distance_ = Distance::kSocket;
   else if (p.cores_per_socket > 1) max_distance_ = Distance::kLlc;
   else max_distance_ = Distance::kSmt;
+  threads_per_core_ = p.threads_per_core;
+  const std::uint32_t n = topo.cpu_count();
+  siblings_.reserve(std::size_t{n} * (threads_per_core_ - 1));
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const CpuId cpu{c};
+    const std::uint32_t core_in_socket = topo.core_of(cpu) % p.cores_per_socket;
+    for (std::uint32_t t = 0; t < threads_per_core_; ++t) {
+      if (t != topo.thread_of(cpu)) siblings_.push_back(topo.cpu_at(topo.socket_of(cpu), core_in_socket, t).get());
+    }
+  }
+}
+
+bool CoherenceModel::sibling_holds(const Line& l, std::uint32_t line, std::uint32_t c) const {
+  const std::uint64_t* sh = sharers(line);
+  const std::size_t k = threads_per_core_ - 1;
+  for (std::size_t i = std::size_t{c} * k; i < std::size_t{c} * k + k; ++i) {
+    const std::uint32_t s = siblings_[i];
+    if (l.owner >= 0 ? static_cast<std::uint32_t>(l.owner) == s : ((sh[s / 64] >> (s % 64)) & 1) != 0) return true;
+  }
+  return false;
 }
 
 LineId CoherenceModel::add_line(std::string_view name) {
@@ -116,6 +136,17 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
       ++st.hits;
       return now + lat_.l1_hit;
     }
+    if (threads_per_core_ > 1 && sibling_holds(l, id, c)) {
+      // The core's L1D holds the line for a sibling (or will once a transfer to it completes). An owner keeps M; a
+      // shared copy gains this CPU as a sharer.
+      if (l.owner < 0) {
+        sh[c / 64] |= bit;
+        ++l.sharer_count;
+      }
+      ++st.hits;
+      return sim::SimTime{
+          sim::Duration{std::max(now.time_since_epoch().count(), l.busy_until_ps) + lat_.l1_hit.count()}};
+    }
     Distance d;
     sim::Duration cost;
     if (l.owner >= 0) {
@@ -151,8 +182,10 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
   }
 
   const bool rmw = kind == Access::kRmw;
-  if (rmw) ++st.rmws;
-  else ++st.stores;
+  if (rmw)
+    ++st.rmws;
+  else
+    ++st.stores;
   const sim::Duration op = rmw ? lat_.local_rmw : lat_.l1_hit;
   if (l.owner >= 0 && static_cast<std::uint32_t>(l.owner) == c) {
     ++st.hits;

@@ -95,6 +95,8 @@ class CoherenceModel {
   std::uint64_t* sharers(std::uint32_t line) { return &sharer_words_[std::size_t{line} * words_]; }
   const std::uint64_t* sharers(std::uint32_t line) const { return &sharer_words_[std::size_t{line} * words_]; }
   Distance nearest_sharer(std::uint32_t line, CpuId cpu) const;
+  // Whether an SMT sibling of `c` holds the line: the siblings share the core's L1D, so `c`'s load hits.
+  bool sibling_holds(const Line& l, std::uint32_t line, std::uint32_t c) const;
   Distance farthest_other_sharer(std::uint32_t line, CpuId cpu) const;
   void clear_sharers(std::uint32_t line);
 
@@ -102,6 +104,8 @@ class CoherenceModel {
   CoherenceLatencies lat_;
   std::size_t words_;
   Distance max_distance_;
+  std::uint32_t threads_per_core_;
+  std::vector<std::uint32_t> siblings_;  // threads_per_core_ - 1 entries per CPU: the other threads of its core
   std::vector<Line> lines_;
   std::vector<std::uint64_t> sharer_words_;
   std::vector<std::string> names_;

@@ -27,13 +27,41 @@ TEST_F(CoherenceTest, FirstLoadComesFromMemoryThenHits) {
 
 TEST_F(CoherenceTest, TransferCostFollowsTopologyDistance) {
   auto t = kTimeZero + nanoseconds(1000);
-  model.access(CpuId{0}, line, Access::kRmw, kTimeZero);  // cpu0 owns it
+  model.access(CpuId{0}, line, Access::kRmw, kTimeZero);                              // cpu0 owns it
   EXPECT_EQ(model.access(CpuId{4}, line, Access::kRmw, t), t + nanoseconds(10 + 5));  // SMT sibling
   t += nanoseconds(1000);
   EXPECT_EQ(model.access(CpuId{5}, line, Access::kRmw, t), t + nanoseconds(40 + 5));  // same LLC
   t += nanoseconds(1000);
   EXPECT_EQ(model.access(CpuId{2}, line, Access::kRmw, t), t + nanoseconds(120 + 5));  // other socket
   EXPECT_EQ(model.stats(line).remote_transfers, 1u);
+}
+
+TEST_F(CoherenceTest, SmtSiblingsShareTheCoresL1dForLoadsButNotForOwnership) {
+  auto t = kTimeZero + nanoseconds(1000);
+  model.access(CpuId{0}, line, Access::kRmw, kTimeZero);  // cpu0 owns it (M)
+  // cpu4, cpu0's sibling, loads from the core's L1D: a hit, and cpu0 keeps M.
+  EXPECT_EQ(model.access(CpuId{4}, line, Access::kLoad, t), t + nanoseconds(1));
+  EXPECT_EQ(model.owner(line), 0);
+  EXPECT_EQ(model.stats(line).transfers, 1u);
+  // cpu1 (other core, same LLC) pulls a shared copy; then cpu5, cpu1's sibling, hits too and becomes a sharer.
+  t += nanoseconds(1000);
+  EXPECT_EQ(model.access(CpuId{1}, line, Access::kLoad, t), t + nanoseconds(40));
+  t += nanoseconds(1000);
+  EXPECT_EQ(model.access(CpuId{5}, line, Access::kLoad, t), t + nanoseconds(1));
+  EXPECT_TRUE(model.holds(CpuId{5}, line));
+  EXPECT_EQ(model.stats(line).transfers, 2u);
+  // Ownership still moves between siblings at the SMT transfer cost (the CAS ping-pong figure).
+  t += nanoseconds(1000);
+  model.access(CpuId{0}, line, Access::kRmw, t);
+  t += nanoseconds(1000);
+  EXPECT_EQ(model.access(CpuId{4}, line, Access::kRmw, t), t + nanoseconds(10 + 5));
+}
+
+TEST_F(CoherenceTest, ASiblingsLoadWaitsForTheTransferBringingTheLineToItsCore) {
+  model.access(CpuId{2}, line, Access::kRmw, kTimeZero);  // the other socket owns it
+  const auto t = kTimeZero + nanoseconds(1000);
+  const auto arrives = model.access(CpuId{0}, line, Access::kRmw, t);  // cpu0 takes it: 120 + 5 ns
+  EXPECT_EQ(model.access(CpuId{4}, line, Access::kLoad, t + nanoseconds(1)), arrives + nanoseconds(1));
 }
 
 TEST_F(CoherenceTest, WriteInvalidatesSharersAndPaysTheFarthest) {
