@@ -1,7 +1,8 @@
 // rt-tests hackbench (src/hackbench/hackbench.c) in its default mode, as seed 002 ran it (`hackbench --groups 20
 // --loops 10000`): processes (fork), AF_UNIX stream socketpairs, 20 fds and 100-byte messages. Each group has 20
 // receivers, each reading from its own socket, and 20 senders that each write one message to every receiver per
-// loop; all 40 tasks of a group are separate processes with their own mm. --threads gives the number of groups.
+// loop; all 40 tasks of a group are separate processes with their own mm (`--param threads=1`: hackbench -T, every
+// task a thread of the one hackbench process, sharing its mm). --threads gives the number of groups.
 // hackbench times a fixed amount of work; the model runs for the simulated duration and reports messages
 // delivered per second, from which `tlbsim reproduce` derives the time of the seed's command (docs/model.md).
 #include <memory>
@@ -15,9 +16,9 @@ namespace tlbsim::workloads {
 
 namespace {
 
-constexpr std::uint32_t kNumFds = 20;       // hackbench default num_fds (--param fds)
-constexpr std::int64_t kDatasize = 100;     // hackbench default datasize (bytes)
-constexpr std::uint64_t kLoops = 100;       // hackbench default loops (--param loops)
+constexpr std::uint32_t kNumFds = 20;    // hackbench default num_fds (--param fds)
+constexpr std::int64_t kDatasize = 100;  // hackbench default datasize (bytes)
+constexpr std::uint64_t kLoops = 100;    // hackbench default loops (--param loops)
 static_assert(kDatasize == 100, "kSkbTruesize100 is derived for 100-byte messages");
 
 struct Group {
@@ -55,6 +56,9 @@ class Hackbench final : public Workload {
     // time hackbench would print for this many loops.
     loops_ = p.param("loops", kLoops, 1, 1'000'000'000, "messages from each sender to each receiver");
     messages_ = static_cast<std::uint64_t>(p.threads) * fds * fds * loops_;
+    // hackbench -T (threads) against -P (processes, the default): pthread_create shares the parent's mm, fork
+    // gives each worker its own.
+    const bool threads = p.param("threads", 0, 0, 1, "1: workers are threads of one process (hackbench -T)") == 1;
     sched_ = std::make_unique<kernel::Sched>(k);
     sched_->start();
     ops.assign(p.threads, 0);
@@ -63,18 +67,21 @@ class Hackbench final : public Workload {
     // hackbench forks every worker from one parent; fork balancing spreads new tasks over idle CPUs, which the
     // model stands in for by placing worker n on CPU n % ncpus.
     std::uint32_t n = 0;
+    kernel::MmStruct* const shared_mm = threads ? &k.new_mm() : nullptr;
+    const auto worker_mm = [&k, shared_mm]() -> kernel::MmStruct* { return shared_mm ? shared_mm : &k.new_mm(); };
     for (std::uint32_t grp = 0; grp < p.threads; ++grp) {
       groups_.push_back(std::make_unique<Group>(k.sys().coherence(), fds));
       Group& g = *groups_.back();
       std::uint64_t& counter = ops[grp];
       for (std::uint32_t i = 0; i < fds; ++i) {
         kernel::UnixStreamPair& sock = *g.socks[i];
-        s.create_task("hackbench-rx", &k.new_mm(), CpuId{n++ % k.ncpus()}, [&s, &sock, from, end, &counter](kernel::TaskStruct& t) {
-          return receiver(s, t, sock, from, end, counter);
-        });
+        s.create_task("hackbench-rx", worker_mm(), CpuId{n++ % k.ncpus()},
+                      [&s, &sock, from, end, &counter](kernel::TaskStruct& t) {
+                        return receiver(s, t, sock, from, end, counter);
+                      });
       }
       for (std::uint32_t i = 0; i < fds; ++i) {
-        s.create_task("hackbench-tx", &k.new_mm(), CpuId{n++ % k.ncpus()},
+        s.create_task("hackbench-tx", worker_mm(), CpuId{n++ % k.ncpus()},
                       [&s, &g, end](kernel::TaskStruct& t) { return sender(s, t, g, end); });
       }
     }
@@ -94,7 +101,8 @@ class Hackbench final : public Workload {
 };
 
 TLBSIM_REGISTER(Workload, Hackbench, "hackbench",
-                "rt-tests hackbench, process mode over unix socketpairs, 20 fds, 100-byte messages; --threads = groups");
+                "rt-tests hackbench over unix socketpairs, 20 fds, 100-byte messages, processes (threads=1: threads); "
+                "--threads = groups");
 
 }  // namespace
 }  // namespace tlbsim::workloads

@@ -7,14 +7,19 @@
 namespace tlbsim::workloads {
 namespace {
 
-RunOutput run(const char* kernel, std::uint32_t groups, std::uint64_t seed) {
+RunOutput run(const char* kernel, std::uint32_t groups, std::uint64_t seed, std::vector<std::string> params = {}) {
   RunSpec spec;
   spec.kernel = kernel;
   spec.workload = "hackbench";
   spec.threads = groups;
   spec.duration = sim::microseconds(500);
   spec.seed = seed;
+  spec.params = std::move(params);
   return run_workload(hw::load_machine("milan-36c"), spec);
+}
+
+std::uint64_t cpumask_rmws(const RunOutput& r) {
+  return r.json["counters"]["cache_lines"]["mm_cpumask"]["rmws"].get<std::uint64_t>();
 }
 
 // Many wakers racing for tasks that migrate between runqueues once crashed the scheduler (try_to_wake_up locked
@@ -30,9 +35,18 @@ TEST(Hackbench, RunsCleanOnBothSidesOfSeed002OverSeeds) {
 }
 
 TEST(Hackbench, Seed002TurnsMostCpumaskRmwsIntoReads) {
-  const auto rmws = [](const RunOutput& r) { return r.json["counters"]["cache_lines"]["mm_cpumask"]["rmws"].get<std::uint64_t>(); };
   const RunOutput before = run("linux-6.13", 4, 1), after = run("linux-6.13-seed002", 4, 1);
-  EXPECT_LT(rmws(after) * 3, rmws(before)) << rmws(after) << " vs " << rmws(before);
+  EXPECT_LT(cpumask_rmws(after) * 3, cpumask_rmws(before)) << cpumask_rmws(after) << " vs " << cpumask_rmws(before);
+}
+
+// hackbench -T: every worker is a thread of one process, so a switch between two of them stays in one mm and even
+// the unpatched v6.13 touches mm_cpumask only when a CPU first loads that mm: at most once per CPU.
+TEST(Hackbench, ThreadsModeSharesOneMmSoSwitchesLeaveMmCpumaskAlone) {
+  const RunOutput threads = run("linux-6.13", 4, 1, {"threads=1"}), processes = run("linux-6.13", 4, 1);
+  EXPECT_EQ(threads.json["params"]["threads"], "1");
+  EXPECT_LE(cpumask_rmws(threads), 72u);
+  EXPECT_GT(cpumask_rmws(processes), 10 * cpumask_rmws(threads));
+  EXPECT_GT(threads.json["counters"]["context_switches"].get<std::uint64_t>(), 72u) << "the workers do switch";
 }
 
 // hackbench prints "Time:" for a fixed amount of work; the run reports it for its groups x fds x fds x loops
