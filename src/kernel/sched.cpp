@@ -296,11 +296,20 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned
 }
 
 sim::Task<void> Sched::wait_event(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond) {
+  return wait_event_on(current, wq, wq.waiters, cond);
+}
+
+sim::Task<void> Sched::wait_event_exclusive(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond) {
+  return wait_event_on(current, wq, wq.exclusive, cond);
+}
+
+sim::Task<void> Sched::wait_event_on(TaskStruct& current, WaitQueue& wq, std::deque<TaskStruct*>& list,
+                                     const std::function<bool()>& cond) {
   hw::Memory& mem = k.mem();
   for (;;) {
     PerCpu& pc = cpu_of(current);
-    co_await wq.lock.lock(mem, pc.cpu);  // prepare_to_wait
-    if (std::find(wq.waiters.begin(), wq.waiters.end(), &current) == wq.waiters.end()) wq.waiters.push_back(&current);
+    co_await wq.lock.lock(mem, pc.cpu);  // prepare_to_wait[_exclusive]: (re)queued unless still queued
+    if (std::find(list.begin(), list.end(), &current) == list.end()) list.push_back(&current);
     current.state = TaskState::TASK_INTERRUPTIBLE;
     co_await wq.lock.unlock(mem, pc.cpu);
     if (cond()) break;
@@ -309,7 +318,7 @@ sim::Task<void> Sched::wait_event(TaskStruct& current, WaitQueue& wq, const std:
   PerCpu& pc = cpu_of(current);
   current.state = TaskState::TASK_RUNNING;  // finish_wait
   co_await wq.lock.lock(mem, pc.cpu);
-  std::erase(wq.waiters, &current);
+  std::erase(list, &current);
   co_await wq.lock.unlock(mem, pc.cpu);
 }
 
@@ -318,6 +327,13 @@ sim::Task<void> Sched::wake_up(TaskStruct& waker, WaitQueue& wq, unsigned wake_f
   PerCpu& pc = cpu_of(waker);
   co_await wq.lock.lock(mem, pc.cpu);
   std::vector<TaskStruct*> woken(wq.waiters.begin(), wq.waiters.end());
+  // nr_exclusive = 1: try_to_wake_up of a task already running returns 0 and the walk goes on to the next.
+  const auto asleep = std::find_if(wq.exclusive.begin(), wq.exclusive.end(),
+                                   [](const TaskStruct* t) { return t->state == TaskState::TASK_INTERRUPTIBLE; });
+  if (asleep != wq.exclusive.end()) {
+    woken.push_back(*asleep);
+    wq.exclusive.erase(asleep);
+  }
   co_await wq.lock.unlock(mem, pc.cpu);
   for (TaskStruct* t : woken) co_await try_to_wake_up(waker, *t, wake_flags);
 }

@@ -99,11 +99,14 @@ struct Rq {
   bool nohz_kick = false;                  // nohz_flags & NOHZ_BALANCE_KICK: kicked to balance for idle CPUs
 };
 
-// struct wait_queue_head.
+// struct wait_queue_head. Non-exclusive entries sit at the head of the kernel's list and exclusive ones
+// (WQ_FLAG_EXCLUSIVE, prepare_to_wait_exclusive) at its tail; the two deques keep that order.
 struct WaitQueue {
   explicit WaitQueue(hw::CoherenceModel& model, const char* name) : lock(model, name) {}
+  bool empty() const { return waiters.empty() && exclusive.empty(); }
   Spinlock lock;
   std::deque<TaskStruct*> waiters;
+  std::deque<TaskStruct*> exclusive;
 };
 
 // Contract: one Sched per Kernel; every CPU runs its idle task from start(); user tasks are created pinned to a
@@ -143,7 +146,12 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Task<void> try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned wake_flags = WF_TTWU);
   // wait_event(wq, cond()): sleeps until cond() holds, re-checking after each wake-up.
   sim::Task<void> wait_event(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond);
-  // wake_up(wq) (wake_up_interruptible_sync_poll with WF_SYNC): wakes every waiter.
+  // wait_event_interruptible_exclusive(wq, cond()): the same, queued as an exclusive waiter, so that one wake_up
+  // wakes one such waiter (fs/pipe.c's readers and writers wait this way).
+  sim::Task<void> wait_event_exclusive(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond);
+  // wake_up(wq) (__wake_up_common with nr_exclusive = 1, as wake_up_interruptible_sync_poll passes, WF_SYNC):
+  // wakes every non-exclusive waiter and the first exclusive one still asleep, which leaves the queue
+  // (autoremove_wake_function).
   sim::Task<void> wake_up(TaskStruct& waker, WaitQueue& wq, unsigned wake_flags = WF_TTWU);
   // schedule_hrtimeout / nanosleep: sleep for `d`; an hrtimer on this CPU's local timer wakes the task.
   sim::Task<void> sleep(TaskStruct& current, sim::Duration d);
@@ -162,6 +170,9 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   const std::vector<std::unique_ptr<TaskStruct>>& tasks() const { return tasks_; }
 
  private:
+  // wait_event and wait_event_exclusive: `list` is `wq`'s non-exclusive or exclusive waiters.
+  sim::Task<void> wait_event_on(TaskStruct& current, WaitQueue& wq, std::deque<TaskStruct*>& list,
+                                const std::function<bool()>& cond);
   sim::Task<void> idle_loop(TaskStruct& idle);
   sim::Task<void> task_main(TaskStruct& t, sim::Task<void> body);
   sim::Task<void> context_switch(Rq& rq, TaskStruct& prev, TaskStruct& next);

@@ -19,7 +19,7 @@ sim::Task<void> unix_stream_sendmsg(Sched& s, TaskStruct& t, UnixStreamPair& p, 
   co_await mem.rmw(pc.cpu, p.qlen, [](int q) { return q + 1; });
   co_await p.peer_lock.unlock(mem, pc.cpu);
   // other->sk_data_ready (sock_def_readable): wake only when wq_has_sleeper, with wake_up_interruptible_sync_poll.
-  if (!p.rd_wait.waiters.empty()) co_await s.wake_up(t, p.rd_wait, WF_SYNC);
+  if (!p.rd_wait.empty()) co_await s.wake_up(t, p.rd_wait, WF_SYNC);
 }
 
 sim::Task<void> unix_stream_recvmsg(Sched& s, TaskStruct& t, UnixStreamPair& p, std::int64_t truesize) {
@@ -40,7 +40,7 @@ sim::Task<void> unix_stream_recvmsg(Sched& s, TaskStruct& t, UnixStreamPair& p, 
   // consume_skb -> sock_wfree: uncharge the sender, and unix_write_space wakes writers once writable.
   PerCpu& pc = s.cpu_of(t);
   const std::int64_t before = co_await mem.rmw(pc.cpu, p.sk_wmem_alloc, [truesize](std::int64_t v) { return v - truesize; });
-  if (((before - truesize) << 2) <= kUnixSndbuf && !p.wr_wait.waiters.empty()) {
+  if (((before - truesize) << 2) <= kUnixSndbuf && !p.wr_wait.empty()) {
     co_await s.wake_up(t, p.wr_wait, WF_SYNC);  // unix_write_space: wake_up_interruptible_sync_poll
   }
 }

@@ -49,6 +49,18 @@ TEST(Hackbench, ThreadsModeSharesOneMmSoSwitchesLeaveMmCpumaskAlone) {
   EXPECT_GT(threads.json["counters"]["context_switches"].get<std::uint64_t>(), 72u) << "the workers do switch";
 }
 
+// hackbench -p: the same messages over pipes, one 100-byte write each; no socket line is touched.
+TEST(Hackbench, PipeModeSendsTheMessagesOverPipes) {
+  const RunOutput r = run("linux-6.13", 2, 1, {"pipe=1"});
+  const auto& lines = r.json["counters"]["cache_lines"];
+  EXPECT_GT(r.metric, 0);
+  EXPECT_EQ(r.violations, 0u);
+  ASSERT_TRUE(lines.contains("pipe.buf"));
+  EXPECT_GT(lines["pipe.buf"]["rmws"].get<std::uint64_t>(), 0u);
+  EXPECT_FALSE(lines.contains("unix.sk_receive_queue"));
+  EXPECT_TRUE(run("linux-6.13", 2, 1).json["counters"]["cache_lines"].contains("unix.sk_receive_queue"));
+}
+
 // hackbench prints "Time:" for a fixed amount of work; the run reports it for its groups x fds x fds x loops
 // messages at the simulated rate, with hackbench's default of 100 loops unless --param loops says otherwise.
 TEST(Hackbench, ReportsHackbenchsTimeForItsLoops) {
