@@ -124,7 +124,8 @@ class Memory {
     return {*this, cpu, var, value, site};
   }
 
-  // An atomic read-modify-write: returns the old value and stores f(old).
+  // An atomic read-modify-write: returns the old value and stores f(old). `kind` is kRmw, or kStore for a plain
+  // store to part of the variable's word (store_part).
   template <class T, class F>
   struct RmwAwaiter {
     Memory& mem;
@@ -132,14 +133,15 @@ class Memory {
     Shared<T>& var;
     F f;
     sim::SourceSite site;
+    Access kind = Access::kRmw;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kRmw, cpu.now()), site);
+      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, kind, cpu.now()), site);
     }
     T await_resume() {
       T old = var.value;
       var.value = f(old);
-      mem.observe(cpu, var.line, Access::kRmw, observed_value(old), observed_value(var.value));
+      mem.observe(cpu, var.line, kind, observed_value(old), observed_value(var.value));
       mem.wake_spinners(var.line);
       return old;
     }
@@ -148,6 +150,13 @@ class Memory {
   RmwAwaiter<T, F> rmw(sim::Cpu& cpu, Shared<T>& var, F f,
                        sim::SourceSite site = sim::SourceSite::current()) {
     return {*this, cpu, var, std::move(f), site};
+  }
+  // A plain store to some bytes of `var` (a byte or halfword store such as qspinlock's unlock): f(old) keeps the
+  // bytes the store does not write. It costs a store, not an atomic; returns the old value.
+  template <class T, class F>
+  RmwAwaiter<T, F> store_part(sim::Cpu& cpu, Shared<T>& var, F f,
+                              sim::SourceSite site = sim::SourceSite::current()) {
+    return {*this, cpu, var, std::move(f), site, Access::kStore};
   }
 
   struct SpinAwaiter {

@@ -20,6 +20,18 @@ struct KernelVersion {
   static KernelVersion parse(std::string_view text, std::string_view where);
 };
 
+// The arch_spin_lock algorithm of a kernel release (KernelConfig::spinlock_kind).
+enum class SpinlockKind : std::uint8_t {
+  // powerpc before queued spinlocks (arch/powerpc/include/asm/spinlock.h, v4.14): an lwarx/stwcx. trylock, and
+  // spinning on plain loads while the lock is held; every spinner retries the trylock after a release.
+  kTestAndSet,
+  // x86 ticket spinlocks (arch/x86/include/asm/spinlock.h, v2.6.25-v4.1): xadd takes a ticket, the waiter spins
+  // until `head` reaches it, and unlock increments `head` with a plain (unlocked) add.
+  kTicket,
+  // qspinlock (kernel/locking/qspinlock.c; x86 from v4.2, powerpc 64s from v5.12): a trylock, then one pending
+  // waiter spinning on the lock word, then an MCS queue whose waiters each spin on their own per-CPU node.
+  kQueued,
+};
 struct KernelConfig {
   // The architecture ("x86" or "powerpc") and release whose code runs; they choose the ArchMmu implementation.
   std::string arch = "x86";
@@ -32,6 +44,13 @@ struct KernelConfig {
   // disabling interrupts again before the next trylock. It went with the generic spin_lock_flags() (v5.16, "locking:
   // Remove spin_lock_flags() etc"); x86's spin_lock_flags has always been plain spin_lock.
   bool spin_lock_flags_enables_irqs() const { return arch == "powerpc" && version < KernelVersion{5, 16}; }
+  // arch_spin_lock's algorithm: x86 used ticket locks until qspinlock (v4.2, "locking/qspinlock, x86: Enable x86-64
+  // to use queued spinlocks"); powerpc 64s used its test-and-set lock until queued spinlocks became its default
+  // (v5.12, "powerpc: always enable queued spinlocks for 64s, disable for others").
+  SpinlockKind spinlock_kind() const {
+    if (arch == "x86") return version < KernelVersion{4, 2} ? SpinlockKind::kTicket : SpinlockKind::kQueued;
+    return version < KernelVersion{5, 12} ? SpinlockKind::kTestAndSet : SpinlockKind::kQueued;
+  }
 
   // ---- Not a seed: the two forms of native_flush_tlb_multi of x86 v5.13-v5.17.
   // Commit 6035152d8eeb open-codes the lazy filter into a cpumask before the cross-call; the benchmarked kernels of

@@ -51,7 +51,7 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
   oracle_ = std::make_unique<check::Oracle>(frames_, tlbs, [this](CpuId c) { return percpu(c).tlb_tag(); });
   frames_.set_free_observer([this](Pfn p) { oracle_->on_frame_free(p, sys_.scheduler().now()); });
   frames_.set_reuse_observer([this](Pfn p) { oracle_->on_frame_reuse(p, sys_.scheduler().now()); });
-  init_mm_ = std::make_unique<MmStruct>(0, 1, sys.coherence(), n, frames_, true);
+  init_mm_ = std::make_unique<MmStruct>(0, 1, sys.coherence(), n, frames_, true, config_.spinlock_kind());
   // Every CPU starts in init_mm.
   for (auto& pc : percpu_) {
     pc->cr3_mm = init_mm_.get();
@@ -78,7 +78,7 @@ void Kernel::free_mm(MmStruct& mm) {
 
 MmStruct& Kernel::new_mm() {
   mms_.push_back(std::make_unique<MmStruct>(static_cast<std::uint32_t>(mms_.size() + 1), ++last_mm_ctx_id_,
-                                            sys_.coherence(), ncpus(), frames_, false));
+                                            sys_.coherence(), ncpus(), frames_, false, config_.spinlock_kind()));
   return *mms_.back();
 }
 

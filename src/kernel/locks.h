@@ -2,67 +2,64 @@
 // model exists, a sleeping lock's waiter spins instead of sleeping).
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+
 #include "hw/memory.h"
+#include "kernel/config.h"
 #include "sim/task.h"
 
 namespace tlbsim::kernel {
 
-// spinlock_t: test-and-set on its line; waiters spin until the holder's release write.
+const char* to_string(SpinlockKind k);
+
+// spinlock_t on its modeled line, with the algorithm `kind`. Waiters spin until a write to the line they watch.
 class Spinlock {
  public:
-  Spinlock(hw::CoherenceModel& model, const char* name) : v_{0, model.add_line(name)} {}
-  sim::Task<void> lock(hw::Memory& mem, sim::Cpu& cpu) {
-    for (;;) {
-      const int seen = co_await mem.read(cpu, v_);
-      if (seen != 0) {
-        co_await mem.wait_for_write(cpu, v_.line);
-        continue;
-      }
-      const int old = co_await mem.rmw(cpu, v_, [](int) { return 1; });
-      if (old == 0) co_return;
-    }
+  Spinlock(hw::CoherenceModel& model, const char* name, SpinlockKind kind) : model_(&model), kind_(kind) {
+    v_ = {0, model.add_line(name)};
   }
+  sim::Task<void> lock(hw::Memory& mem, sim::Cpu& cpu);
   // spin_lock_irqsave where the arch spins with the caller's interrupt state restored (powerpc before v5.16,
   // arch_spin_lock_flags: a failed trylock restores `flags` while it spins on plain loads, then disables interrupts
   // again before the next trylock). Contract: called with interrupts disabled; returns with them disabled.
-  sim::Task<void> lock_flags(hw::Memory& mem, sim::Cpu& cpu, bool irqs_were_enabled) {
-    if (!irqs_were_enabled) {
-      co_await lock(mem, cpu);
-      co_return;
-    }
-    int seen = co_await mem.read(cpu, v_);
-    for (;;) {
-      if (seen == 0) {
-        const int old = co_await mem.rmw(cpu, v_, [](int) { return 1; });
-        if (old == 0) co_return;
-      }
-      co_await cpu.local_irq_enable();
-      for (;;) {
-        seen = co_await mem.read(cpu, v_);
-        if (seen == 0) break;
-        co_await mem.wait_for_write(cpu, v_.line);
-      }
-      cpu.local_irq_disable();
-    }
-  }
+  sim::Task<void> lock_flags(hw::Memory& mem, sim::Cpu& cpu, bool irqs_were_enabled);
   // spin_lock_irqsave(lock, flags): disables interrupts and takes the lock; returns `flags`, whether interrupts were
-  // enabled. `arch_spins_with_irqs_on`: KernelConfig::spin_lock_flags_enables_irqs().
-  sim::Task<bool> lock_irqsave(hw::Memory& mem, sim::Cpu& cpu, bool arch_spins_with_irqs_on) {
-    const bool flags = !cpu.irqs_disabled();
-    cpu.local_irq_disable();
-    if (flags && arch_spins_with_irqs_on) {
-      co_await lock_flags(mem, cpu, true);
-    } else {
-      co_await lock(mem, cpu);
-    }
-    co_return flags;
-  }
-  sim::Task<void> unlock(hw::Memory& mem, sim::Cpu& cpu) { co_await mem.write(cpu, v_, 0); }
-  bool held() const { return v_.value != 0; }
+  // enabled. `arch_spins_with_irqs_on`: KernelConfig::spin_lock_flags_enables_irqs() (a test-and-set lock only: the
+  // generic queued lock's arch_spin_lock_flags ignores the flags).
+  sim::Task<bool> lock_irqsave(hw::Memory& mem, sim::Cpu& cpu, bool arch_spins_with_irqs_on);
+  sim::Task<void> unlock(hw::Memory& mem, sim::Cpu& cpu);
+  bool held() const;
   LineId line() const { return v_.line; }
+  SpinlockKind kind() const { return kind_; }
+
+  // The lock word of each kind: test-and-set 0 or 1; ticket `head | tail << 32`; queued `locked | pending << 8 |
+  // tail << 16`, where tail is 1 + the last queued CPU's node (CPU x kMaxNesting + nesting level).
+  static constexpr std::uint64_t kQLocked = 1, kQPending = std::uint64_t{1} << 8, kQTailShift = 16;
+  static constexpr std::uint64_t kQLockedPending = kQLocked | kQPending;
+  static constexpr std::uint64_t kQTailMask = ~((std::uint64_t{1} << kQTailShift) - 1);
 
  private:
-  hw::Shared<int> v_;
+  // struct mcs_spinlock: `locked` is set by the predecessor's hand-off, `next` is the successor's node id + 1.
+  struct McsNode {
+    hw::Shared<std::uint32_t> locked;
+    hw::Shared<std::uint32_t> next;
+  };
+  sim::Task<void> lock_test_and_set(hw::Memory& mem, sim::Cpu& cpu);
+  sim::Task<void> lock_ticket(hw::Memory& mem, sim::Cpu& cpu);
+  sim::Task<void> queued_spin_lock_slowpath(hw::Memory& mem, sim::Cpu& cpu, std::uint64_t val);
+  sim::Task<void> queue_and_lock(hw::Memory& mem, sim::Cpu& cpu, std::uint32_t id);  // the `queue:` part
+  // The kernel's qnodes[] are per CPU, one per nesting level (task, softirq, hardirq, NMI), so that an interrupt
+  // handler can queue while its CPU's task context waits; here they are per lock and CPU, made on first use.
+  static constexpr std::uint32_t kMaxNesting = 4;
+  McsNode& qnode(std::uint32_t id);
+
+  hw::CoherenceModel* model_;
+  SpinlockKind kind_;
+  hw::Shared<std::uint64_t> v_;
+  std::unordered_map<std::uint32_t, std::unique_ptr<McsNode>> qnodes_;  // by node id
+  std::unordered_map<std::uint32_t, std::uint32_t> nesting_;            // by CPU: qnodes in use (node->count)
 };
 
 // rw_semaphore (mmap_lock): count > 0 readers, -1 a writer, 0 free; a waiting writer blocks new readers

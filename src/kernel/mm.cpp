@@ -3,7 +3,7 @@
 namespace tlbsim::kernel {
 
 MmStruct::MmStruct(std::uint32_t id, std::uint64_t ctx_id, hw::CoherenceModel& model, std::uint32_t ncpus,
-                   FrameAllocator& frames, bool is_init_mm)
+                   FrameAllocator& frames, bool is_init_mm, SpinlockKind lock_kind)
     : context{ctx_id, {0, model.add_line("mm.tlb_gen")}, ~std::uint32_t{0}, {0, LineId{}}},
       cpumask(model, ncpus, "mm_cpumask"),
       mm_users{1, model.add_line("mm.mm_count")},
@@ -14,7 +14,8 @@ MmStruct::MmStruct(std::uint32_t id, std::uint64_t ctx_id, hw::CoherenceModel& m
       pgd(frames),
       id_(id),
       is_init_mm_(is_init_mm),
-      model_(model) {
+      model_(model),
+      lock_kind_(lock_kind) {
   context.active_cpus.line = context.tlb_gen.line;
 }
 
@@ -34,7 +35,7 @@ std::uint64_t MmStruct::get_unmapped_area(std::uint64_t len) {
 
 Spinlock& MmStruct::ptl(Vpn v) {
   auto& slot = ptls_[table_index(v)];
-  if (!slot) slot = std::make_unique<Spinlock>(model_, "pte.ptl");
+  if (!slot) slot = std::make_unique<Spinlock>(model_, "pte.ptl", lock_kind_);
   return *slot;
 }
 

@@ -36,8 +36,9 @@ struct Vma {
 // ("mm.tlb_gen", "mm_cpumask", "mm.mm_count", ...); everything else is plain data.
 class MmStruct {
  public:
+  // `lock_kind`: the spinlock algorithm of the page-table locks (KernelConfig::spinlock_kind).
   MmStruct(std::uint32_t id, std::uint64_t ctx_id, hw::CoherenceModel& model, std::uint32_t ncpus,
-           FrameAllocator& frames, bool is_init_mm);
+           FrameAllocator& frames, bool is_init_mm, SpinlockKind lock_kind);
 
   std::uint32_t id() const { return id_; }
   bool is_init_mm() const { return is_init_mm_; }
@@ -70,6 +71,7 @@ class MmStruct {
   std::uint32_t id_;
   bool is_init_mm_;
   hw::CoherenceModel& model_;
+  SpinlockKind lock_kind_;
   std::uint64_t next_addr_ = std::uint64_t{1} << 32;
   std::unordered_map<std::uint64_t, std::unique_ptr<Spinlock>> ptls_;
 };

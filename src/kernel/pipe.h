@@ -26,10 +26,10 @@ struct PipeRing {
 };
 
 struct Pipe {
-  explicit Pipe(hw::CoherenceModel& model)
-      : mutex(model, "pipe.mutex"),
-        rd_wait(model, "pipe.rd_wait"),
-        wr_wait(model, "pipe.wr_wait"),
+  Pipe(hw::CoherenceModel& model, SpinlockKind kind)
+      : mutex(model, "pipe.mutex", kind),
+        rd_wait(model, "pipe.rd_wait", kind),
+        wr_wait(model, "pipe.wr_wait", kind),
         ring{PipeRing{}, model.add_line("pipe.buf")} {}
   std::uint64_t bytes() const;  // bytes in the pipe
   Spinlock mutex;               // pipe->mutex (see docs/model.md: sleeping locks spin in the model)

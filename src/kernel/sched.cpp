@@ -26,8 +26,9 @@ struct SwitchTo {
 
 }  // namespace
 
-TaskStruct::TaskStruct(hw::CoherenceModel& model, std::uint32_t p, std::string c, MmStruct* m, CpuId on)
-    : pid(p), comm(std::move(c)), mm(m), cpu(on), pi_lock(model, "task_struct.pi_lock") {
+TaskStruct::TaskStruct(hw::CoherenceModel& model, std::uint32_t p, std::string c, MmStruct* m, CpuId on,
+                       SpinlockKind lock_kind)
+    : pid(p), comm(std::move(c)), mm(m), cpu(on), pi_lock(model, "task_struct.pi_lock", lock_kind) {
   on_rq.line = on_cpu.line = model.add_line("task_struct.on_cpu");
 }
 
@@ -43,7 +44,7 @@ Sched::Sched(Kernel& kernel, bool tick)
       nohz_idle_cpus_line_(kernel.sys().coherence().add_line("nohz.idle_cpus_mask")) {
   k.sched = this;
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
-    rqs_.push_back(std::make_unique<Rq>(k.sys().coherence()));
+    rqs_.push_back(std::make_unique<Rq>(k.sys().coherence(), k.config().spinlock_kind()));
     rqs_.back()->need_resched = {false, k.sys().coherence().add_line("thread_info.flags")};
   }
 }
@@ -56,7 +57,8 @@ void Sched::start() {
   // Each idle task holds a reference to init_mm, its active_mm (mmgrab_lazy_tlb(&init_mm) when idle starts).
   if (!k.config().MMU_LAZY_TLB_SHOOTDOWN) k.init_mm().mm_count.value += k.ncpus();
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
-    auto idle = std::make_unique<TaskStruct>(k.sys().coherence(), 0, "swapper/" + std::to_string(c), nullptr, CpuId{c});
+    auto idle = std::make_unique<TaskStruct>(k.sys().coherence(), 0, "swapper/" + std::to_string(c), nullptr, CpuId{c},
+                                             k.config().spinlock_kind());
     idle->is_idle = true;
     idle->on_rq.value = idle->on_cpu.value = true;
     idle->active_mm = &k.init_mm();
@@ -71,7 +73,8 @@ void Sched::start() {
 
 TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
                                const std::function<sim::Task<void>(TaskStruct&)>& make_body, bool runnable) {
-  tasks_.push_back(std::make_unique<TaskStruct>(k.sys().coherence(), next_pid_++, std::move(comm), mm, cpu));
+  tasks_.push_back(
+      std::make_unique<TaskStruct>(k.sys().coherence(), next_pid_++, std::move(comm), mm, cpu, k.config().spinlock_kind()));
   TaskStruct& t = *tasks_.back();
   t.active_mm = mm;
   sim::Task<void> main = task_main(t, make_body(t));

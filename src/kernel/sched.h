@@ -35,7 +35,8 @@ enum WakeFlags : unsigned { WF_TTWU = 0, WF_SYNC = 1u << 0, WF_FORK = 1u << 1 };
 // struct task_struct, as far as scheduling and mm switching need it.
 class TaskStruct {
  public:
-  TaskStruct(hw::CoherenceModel& model, std::uint32_t pid, std::string comm, MmStruct* mm, CpuId cpu);
+  TaskStruct(hw::CoherenceModel& model, std::uint32_t pid, std::string comm, MmStruct* mm, CpuId cpu,
+             SpinlockKind lock_kind);
   ~TaskStruct();
   TaskStruct(const TaskStruct&) = delete;
   TaskStruct& operator=(const TaskStruct&) = delete;
@@ -70,7 +71,7 @@ class TaskStruct {
 
 // struct rq: one per CPU.
 struct Rq {
-  explicit Rq(hw::CoherenceModel& model) : lock(model, "rq.lock") {}
+  Rq(hw::CoherenceModel& model, SpinlockKind kind) : lock(model, "rq.lock", kind) {}
   LineId lock_line() const { return lock.line(); }
   Spinlock lock;
   std::deque<TaskStruct*> queue;  // runnable tasks other than curr
@@ -102,7 +103,7 @@ struct Rq {
 // struct wait_queue_head. Non-exclusive entries sit at the head of the kernel's list and exclusive ones
 // (WQ_FLAG_EXCLUSIVE, prepare_to_wait_exclusive) at its tail; the two deques keep that order.
 struct WaitQueue {
-  explicit WaitQueue(hw::CoherenceModel& model, const char* name) : lock(model, name) {}
+  WaitQueue(hw::CoherenceModel& model, const char* name, SpinlockKind kind) : lock(model, name, kind) {}
   bool empty() const { return waiters.empty() && exclusive.empty(); }
   Spinlock lock;
   std::deque<TaskStruct*> waiters;

@@ -17,12 +17,12 @@ inline constexpr std::int64_t kUnixSndbuf = 212992;
 inline constexpr std::int64_t kSkbTruesize100 = 512 + 256;
 
 struct UnixStreamPair {
-  explicit UnixStreamPair(hw::CoherenceModel& model)
-      : peer_lock(model, "unix.sk_receive_queue.lock"),
+  UnixStreamPair(hw::CoherenceModel& model, SpinlockKind kind)
+      : peer_lock(model, "unix.sk_receive_queue.lock", kind),
         qlen{0, model.add_line("unix.sk_receive_queue")},
         sk_wmem_alloc{0, model.add_line("unix.sk_wmem_alloc")},
-        rd_wait(model, "unix.rd_wait"),
-        wr_wait(model, "unix.wr_wait") {}
+        rd_wait(model, "unix.rd_wait", kind),
+        wr_wait(model, "unix.wr_wait", kind) {}
   Spinlock peer_lock;                 // unix_state_lock(other) and the receive queue's lock, as one
   hw::Shared<int> qlen;               // messages in the receiver's sk_receive_queue
   hw::Shared<std::int64_t> sk_wmem_alloc;  // bytes the sending socket has in flight (truesize)

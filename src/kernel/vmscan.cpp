@@ -21,8 +21,8 @@ sim::Duration times(sim::Duration d, std::size_t n) { return d * static_cast<std
 
 // __setup_per_zone_wmarks (v4.14 mm/page_alloc.c): tmp = max(min / 4, managed * watermark_scale_factor / 10000),
 // with the default watermark_scale_factor = 10; low = min + tmp, high = min + 2 * tmp.
-PgData::PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark)
-    : lru_lock(model, "pgdat.lru_lock"), present_pages(present), watermark_min(min_wmark) {
+PgData::PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark, SpinlockKind lock_kind)
+    : lru_lock(model, "pgdat.lru_lock", lock_kind), present_pages(present), watermark_min(min_wmark) {
   constexpr std::uint64_t watermark_scale_factor = 10;
   const std::uint64_t tmp = std::max(min_wmark / 4, present * watermark_scale_factor / 10000);
   watermark_low = min_wmark + tmp;
@@ -32,7 +32,8 @@ PgData::PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t m
 Vmscan::Vmscan(Kernel& k, std::vector<std::uint64_t> present_pages_per_node, std::vector<std::uint64_t> min_wmark)
     : k_(k), pagevecs_(k.ncpus()), ubc_(k.ncpus()) {
   for (std::size_t n = 0; n < present_pages_per_node.size(); ++n) {
-    nodes_.push_back(std::make_unique<PgData>(k.sys().coherence(), present_pages_per_node[n], min_wmark.at(n)));
+    nodes_.push_back(std::make_unique<PgData>(k.sys().coherence(), present_pages_per_node[n], min_wmark.at(n),
+                                              k.config().spinlock_kind()));
   }
 }
 

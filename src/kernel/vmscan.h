@@ -54,7 +54,7 @@ struct Kswapd {
 // struct pglist_data, reduced: the node's free page count against its watermarks, the inactive file LRU
 // (front = tail, the oldest page; back = head), lru_lock and kswapd.
 struct PgData {
-  PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark);
+  PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark, SpinlockKind lock_kind);
   Spinlock lru_lock;
   std::uint64_t present_pages;   // page-cache pages this node can hold
   std::uint64_t watermark_min;   // min_wmark_pages

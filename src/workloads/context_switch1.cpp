@@ -15,7 +15,7 @@ namespace tlbsim::workloads {
 namespace {
 
 struct Pair {
-  Pair(hw::CoherenceModel& m) : to_child(m), to_parent(m) {}
+  Pair(hw::CoherenceModel& m, kernel::SpinlockKind locks) : to_child(m, locks), to_parent(m, locks) {}
   kernel::Pipe to_child;
   kernel::Pipe to_parent;
 };
@@ -54,7 +54,7 @@ class ContextSwitch1 final : public Workload {
     const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
     kernel::MmStruct* shared_mm = kMode == WisMode::kThreads ? &k.new_mm() : nullptr;
     for (std::uint32_t i = 0; i < p.threads; ++i) {
-      pairs_.push_back(std::make_unique<Pair>(k.sys().coherence()));
+      pairs_.push_back(std::make_unique<Pair>(k.sys().coherence(), k.config().spinlock_kind()));
       Pair& pair = *pairs_.back();
       const std::uint32_t core = i % cores, slot = i / cores;
       const auto& topology = k.sys().topology();

@@ -24,12 +24,12 @@ static_assert(kDatasize == 100, "kSkbTruesize100 is derived for 100-byte message
 
 // One group's channels: receiver j reads from socks[j] (a socketpair, the default) or pipes[j] (hackbench -p).
 struct Group {
-  Group(hw::CoherenceModel& m, std::uint32_t fds, bool pipe) {
+  Group(hw::CoherenceModel& m, kernel::SpinlockKind locks, std::uint32_t fds, bool pipe) {
     for (std::uint32_t i = 0; i < fds; ++i) {
       if (pipe)
-        pipes.push_back(std::make_unique<kernel::Pipe>(m));
+        pipes.push_back(std::make_unique<kernel::Pipe>(m, locks));
       else
-        socks.push_back(std::make_unique<kernel::UnixStreamPair>(m));
+        socks.push_back(std::make_unique<kernel::UnixStreamPair>(m, locks));
     }
   }
   std::size_t size() const { return pipes.empty() ? socks.size() : pipes.size(); }
@@ -100,7 +100,7 @@ class Hackbench final : public Workload {
     kernel::MmStruct* const shared_mm = threads ? &k.new_mm() : nullptr;
     const auto worker_mm = [&k, shared_mm]() -> kernel::MmStruct* { return shared_mm ? shared_mm : &k.new_mm(); };
     for (std::uint32_t grp = 0; grp < p.threads; ++grp) {
-      groups_.push_back(std::make_unique<Group>(k.sys().coherence(), fds, pipe));
+      groups_.push_back(std::make_unique<Group>(k.sys().coherence(), k.config().spinlock_kind(), fds, pipe));
       Group& g = *groups_.back();
       std::uint64_t& counter = ops[grp];
       for (std::uint32_t i = 0; i < fds; ++i) {

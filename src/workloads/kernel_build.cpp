@@ -61,11 +61,11 @@ struct Child {
 };
 
 struct Slot {
-  explicit Slot(hw::CoherenceModel& m)
-      : make_wait(m, "signal.wait_chldexit"),
-        sh_wait(m, "signal.wait_chldexit"),
-        gcc_wait(m, "signal.wait_chldexit"),
-        pipe(m) {}
+  Slot(hw::CoherenceModel& m, kernel::SpinlockKind locks)
+      : make_wait(m, "signal.wait_chldexit", locks),
+        sh_wait(m, "signal.wait_chldexit", locks),
+        gcc_wait(m, "signal.wait_chldexit", locks),
+        pipe(m, locks) {}
   kernel::WaitQueue make_wait, sh_wait, gcc_wait;  // each parent's wait for its children
   kernel::Pipe pipe;                               // gcc -pipe: cc1's stdout to as's stdin
   std::array<Child, kNumKinds> child{};
@@ -212,7 +212,7 @@ class KernelBuild final : public Workload {
     const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
     sim::Rng rng = sim::Rng(p.seed).split(0x6b62);
     for (std::uint32_t i = 0; i < p.threads; ++i) {
-      slots_.push_back(std::make_unique<Slot>(k.sys().coherence()));
+      slots_.push_back(std::make_unique<Slot>(k.sys().coherence(), k.config().spinlock_kind()));
       Slot& slot = *slots_.back();
       slot.cc1_fraction = 1.0 - rng.uniform();  // (0, 1]
       kernel::MmStruct& mm = k.new_mm();

@@ -13,11 +13,11 @@ using testing::Scenario;
 TEST(Kswapd, WatermarksFollowSetupPerZoneWmarks) {
   Scenario s;
   // tmp = max(min / 4, managed * watermark_scale_factor / 10000): a quarter of min for a small node...
-  const PgData small(s.sys.coherence(), 16384, 256);
+  const PgData small(s.sys.coherence(), 16384, 256, SpinlockKind::kTestAndSet);
   EXPECT_EQ(small.watermark_low, 256u + 64u);
   EXPECT_EQ(small.watermark_high, 256u + 128u);
   // ...and 0.1% of the node once that is larger.
-  const PgData big(s.sys.coherence(), 1'000'000, 100);
+  const PgData big(s.sys.coherence(), 1'000'000, 100, SpinlockKind::kTestAndSet);
   EXPECT_EQ(big.watermark_low, 100u + 1000u);
   EXPECT_EQ(big.watermark_high, 100u + 2000u);
 }

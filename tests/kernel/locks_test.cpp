@@ -52,7 +52,7 @@ class LocksTest : public ::testing::Test {
   sim::TimedScheduler sched{topo.cpu_count(), 1};
   hw::CoherenceModel model{topo, hw::testing::round_latencies()};
   hw::Memory mem{sched, model};
-  Spinlock lock{model, "pgdat.lru_lock"};
+  Spinlock lock{model, "pgdat.lru_lock", SpinlockKind::kTestAndSet};
   Recorder recorder;
 
   // CPU 1 holds the lock from 0 to about 2 us; CPU 0 asks for it at 100 ns and gets an IPI at 500 ns.
@@ -99,6 +99,83 @@ TEST(KernelConfig, OnlyPowerpcBefore516SpinsWithInterruptsEnabled) {
   EXPECT_FALSE(ppc62.spin_lock_flags_enables_irqs());
   EXPECT_FALSE(x86.spin_lock_flags_enables_irqs());
 }
+
+// Takes and releases `l` `rounds` times, holding it for `hold_ns`; appends this CPU to `order` at each acquisition.
+Task<void> contend(hw::Memory& mem, Cpu& cpu, Spinlock& l, int rounds, std::int64_t hold_ns, std::vector<int>& order,
+                   int& inside) {
+  for (int i = 0; i < rounds; ++i) {
+    co_await l.lock(mem, cpu);
+    EXPECT_EQ(++inside, 1) << "two CPUs inside the lock";
+    order.push_back(static_cast<int>(cpu.id().get()));
+    co_await cpu.delay(sim::nanoseconds(hold_ns));
+    --inside;
+    co_await l.unlock(mem, cpu);
+  }
+}
+
+// Every algorithm excludes, and every waiter gets the lock, with all 8 CPUs contending.
+class SpinlockKinds : public ::testing::TestWithParam<SpinlockKind> {};
+
+TEST_P(SpinlockKinds, ExcludeAndServeEveryWaiter) {
+  const hw::Topology topo{hw::testing::small_topology()};
+  sim::TimedScheduler sched{topo.cpu_count(), 1};
+  hw::CoherenceModel model{topo, hw::testing::round_latencies()};
+  hw::Memory mem{sched, model};
+  Spinlock lock{model, "lock", GetParam()};
+  std::vector<int> order;
+  int inside = 0;
+  for (std::uint32_t c = 0; c < topo.cpu_count(); ++c) {
+    sched.cpu(CpuId{c}).start(contend(mem, sched.cpu(CpuId{c}), lock, 20, 50, order, inside));
+  }
+  ASSERT_EQ(sched.run(at_ns(10'000'000)).reason, sim::StopReason::kAllFinished);
+  EXPECT_EQ(order.size(), 8u * 20);
+  EXPECT_FALSE(lock.held());
+}
+
+// A queued lock hands over with a few atomics per acquisition: the fast path, pending, or the queue's xchg_tail and the
+// head's cmpxchg. A test-and-set release sets off an atomic from every spinner.
+TEST(Spinlock, QueuedWaitersSpinOnTheirOwnNodesNotOnTheLockWord) {
+  const auto rmws_per_acquisition = [](SpinlockKind kind) {
+    const hw::Topology topo{hw::testing::small_topology()};
+    sim::TimedScheduler sched{topo.cpu_count(), 1};
+    hw::CoherenceModel model{topo, hw::testing::round_latencies()};
+    hw::Memory mem{sched, model};
+    Spinlock lock{model, "lock", kind};
+    std::vector<int> order;
+    int inside = 0;
+    for (std::uint32_t c = 0; c < topo.cpu_count(); ++c) {
+      sched.cpu(CpuId{c}).start(contend(mem, sched.cpu(CpuId{c}), lock, 20, 50, order, inside));
+    }
+    EXPECT_EQ(sched.run(at_ns(10'000'000)).reason, sim::StopReason::kAllFinished);
+    return static_cast<double>(model.stats(lock.line()).rmws) / static_cast<double>(order.size());
+  };
+  const double queued = rmws_per_acquisition(SpinlockKind::kQueued);
+  const double tas = rmws_per_acquisition(SpinlockKind::kTestAndSet);
+  EXPECT_LE(queued, 3.0);
+  EXPECT_GT(tas, 2 * queued) << "test-and-set " << tas << " vs queued " << queued;
+}
+
+TEST(KernelConfig, SpinlockKindFollowsTheArchAndRelease) {
+  const auto kind = [](const char* arch, KernelVersion v) {
+    KernelConfig c;
+    c.arch = arch;
+    c.version = v;
+    return c.spinlock_kind();
+  };
+  EXPECT_EQ(kind("x86", {3, 3}), SpinlockKind::kTicket);
+  EXPECT_EQ(kind("x86", {4, 2}), SpinlockKind::kQueued);
+  EXPECT_EQ(kind("x86", {6, 13}), SpinlockKind::kQueued);
+  EXPECT_EQ(kind("powerpc", {4, 14}), SpinlockKind::kTestAndSet);
+  EXPECT_EQ(kind("powerpc", {6, 2}), SpinlockKind::kQueued);
+}
+
+INSTANTIATE_TEST_SUITE_P(Locks, SpinlockKinds,
+                         ::testing::Values(SpinlockKind::kTestAndSet, SpinlockKind::kTicket, SpinlockKind::kQueued),
+                         [](const ::testing::TestParamInfo<SpinlockKind>& info) {
+                           std::string name = to_string(info.param);
+                           std::erase(name, '-');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace tlbsim::kernel

@@ -15,7 +15,10 @@ using testing::Scenario;
 
 // A task that blocks on a pipe `rounds` times; another task on another CPU wakes it each time.
 struct PingPong {
-  explicit PingPong(Scenario& s) : sched(s.k), to_a(s.sys.coherence()), to_b(s.sys.coherence()) {}
+  explicit PingPong(Scenario& s)
+      : sched(s.k),
+        to_a(s.sys.coherence(), s.k.config().spinlock_kind()),
+        to_b(s.sys.coherence(), s.k.config().spinlock_kind()) {}
   Sched sched;
   Pipe to_a, to_b;
 };
@@ -36,14 +39,22 @@ sim::Task<void> waker(Sched& s, TaskStruct& t, Pipe& out, Pipe& in, int rounds) 
   for (;;) co_await pipe_read(s, t, in);
 }
 
+// Keeps `t` on the CPU it was created on (sched_setaffinity to one CPU), so that wake-up placement cannot move it.
+void pin(TaskStruct& t, std::uint32_t ncpus) {
+  t.cpus_allowed = Cpumask(ncpus);
+  t.cpus_allowed.set(t.cpu);
+}
+
 TEST(Sched, UserToIdleToSameUserLoadsNoCr3AndFlushesNothing) {
   Scenario s;
   PingPong p(s);
   MmStruct& a = s.k.new_mm();
   MmStruct& b = s.k.new_mm();
   p.sched.start();
-  p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 20); });
-  p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return waker(p.sched, t, p.to_a, p.to_b, 20); });
+  pin(p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 20); }),
+      s.k.ncpus());
+  pin(p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return waker(p.sched, t, p.to_a, p.to_b, 20); }),
+      s.k.ncpus());
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
   // Each CPU loaded its task's mm once (from init_mm); the 20 trips through idle reloaded nothing.
   EXPECT_EQ(s.k.counters().cr3_loads[0], 1u);
@@ -62,8 +73,10 @@ TEST(Sched, IdleBorrowingAnMmHoldsAReferenceOnMmCount) {
   MmStruct& b = s.k.new_mm();
   const std::int64_t base = a.mm_count.value;
   p.sched.start();
-  p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 3); });
-  p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return waker(p.sched, t, p.to_a, p.to_b, 3); });
+  pin(p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 3); }),
+      s.k.ncpus());
+  pin(p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return waker(p.sched, t, p.to_a, p.to_b, 3); }),
+      s.k.ncpus());
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
   // Task a is asleep; cpu0's idle task borrows a's mm as active_mm and holds a reference on mm_count.
   EXPECT_EQ(p.sched.rq(CpuId{0}).curr, p.sched.rq(CpuId{0}).idle);
@@ -91,7 +104,7 @@ sim::Task<void> toucher(Sched& s, TaskStruct& t, MmStruct& mm, std::uint64_t& ad
 TEST(Sched, FreeingPageTablesSwitchesAnIdleLazyCpuToInitMm) {
   Scenario s;
   Sched sched(s.k);
-  Pipe kick(s.sys.coherence());
+  Pipe kick(s.sys.coherence(), s.k.config().spinlock_kind());
   MmStruct& mm = s.k.new_mm();
   std::uint64_t addr = 0;
   sched.start();
@@ -129,7 +142,7 @@ void placement(bool pinned, std::uint32_t expect_cpu, bool expect_ran) {
   sched.start();
   sched.create_task("hog", &mm, CpuId{0}, [&](TaskStruct& t) { return hog(sched, t); });
   std::uint32_t ran_on = 99;
-  WaitQueue never(s.sys.coherence(), "never");
+  WaitQueue never(s.sys.coherence(), "never", s.k.config().spinlock_kind());
   TaskStruct& child = sched.create_task(
       "child", &mm, CpuId{0}, [&](TaskStruct& t) { return note_cpu(sched, t, ran_on, never); }, false);
   if (pinned) {
@@ -186,11 +199,11 @@ TEST(Sched, WakingARunningTaskTakesItsPiLockButNoRunqueueLock) {
   Scenario s;
   Sched sched(s.k, false);
   sched.start();
-  TaskStruct& busy = sched.create_task("busy", &s.k.new_mm(), CpuId{0}, [&](TaskStruct& t) { return busy_forever(sched, t); });
+  TaskStruct& busy =
+      sched.create_task("busy", &s.k.new_mm(), CpuId{0}, [&](TaskStruct& t) { return busy_forever(sched, t); });
   std::uint64_t rq_rmws = 99, pi_rmws = 0;
-  sched.create_task("waker", &s.k.new_mm(), CpuId{2}, [&](TaskStruct& t) {
-    return wake_running(sched, t, busy, s.sys.coherence(), rq_rmws, pi_rmws);
-  });
+  sched.create_task("waker", &s.k.new_mm(), CpuId{2},
+                    [&](TaskStruct& t) { return wake_running(sched, t, busy, s.sys.coherence(), rq_rmws, pi_rmws); });
   s.sys.scheduler().run(sim::kTimeZero + sim::microseconds(200));
   EXPECT_EQ(rq_rmws, 0u);
   EXPECT_EQ(pi_rmws, 10u);

@@ -120,7 +120,7 @@ sim::SimTime first_preemption(sim::Duration run_for,
   Scenario s;
   Sched sched(s.k);
   MmStruct& mm = s.k.new_mm();
-  WaitQueue never(s.sys.coherence(), "never");
+  WaitQueue never(s.sys.coherence(), "never", s.k.config().spinlock_kind());
   sched.start();
   Hog h;
   if (!hog_first) add(s, sched, mm, never);
