@@ -112,8 +112,9 @@ class RunCommand final : public Command {
                           spec_.threads, spec_.kernel, spec_.seed, sim::format_duration(spec_.duration));
       std::string opts;
       for (const auto& o : j["options"]) opts += (opts.empty() ? "" : " ") + o.get<std::string>();
-      text += fmt::format("{:<34} {} {}: {}\n", "kernel code", j["kernel_arch"].get<std::string>(),
-                          j["kernel_version"].get<std::string>(), opts.empty() ? "(no options)" : opts);
+      text += fmt::format("{:<34} {} {}: {}; {} spinlocks\n", "kernel code", j["kernel_arch"].get<std::string>(),
+                          j["kernel_version"].get<std::string>(), opts.empty() ? "(no options)" : opts,
+                          j["kernel_spinlock"].get<std::string>());
       text += fmt::format("{:<34} {:.0f} {}\n", j["metric"]["name"].get<std::string>(), r.metric,
                           j["metric"]["unit"].get<std::string>());
       if (j.contains("benchmark")) {

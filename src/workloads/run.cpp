@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "hw/system.h"
+#include "kernel/locks.h"
 #include "kernel/mutation.h"
 #include "kernel/options.h"
 #include "kernel/profile.h"
@@ -80,6 +81,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   j["kernel"] = spec.kernel;
   j["kernel_arch"] = cfg.arch;
   j["kernel_version"] = cfg.version.str();
+  j["kernel_spinlock"] = kernel::to_string(cfg.spinlock_kind());  // arch_spin_lock's algorithm in that release
   j["options"] = kernel::enabled_options(cfg);
   if (!cfg.mutations.empty()) j["mutations"] = cfg.mutations;
   j["workload"] = spec.workload;
