@@ -40,7 +40,7 @@ sim::Task<void> Spinlock::lock(hw::Memory& mem, sim::Cpu& cpu) {
       co_return;
     case SpinlockKind::kQueued: {
       // queued_spin_lock: the uncontended cmpxchg from 0 to locked, else the slow path with the value it saw.
-      const std::uint64_t val = co_await mem.rmw(cpu, v_, [](std::uint64_t v) { return v == 0 ? kQLocked : v; });
+      const std::uint64_t val = co_await mem.rmw(cpu, v_, try_lock_word);
       if (val != 0) co_await queued_spin_lock_slowpath(mem, cpu, val);
       co_return;
     }
@@ -162,7 +162,7 @@ sim::Task<void> Spinlock::queue_and_lock(hw::Memory& mem, sim::Cpu& cpu, std::ui
   co_await mem.write(cpu, node.next, 0u);
   // queued_spin_trylock before queueing.
   if (co_await mem.read(cpu, v_) == 0) {
-    const std::uint64_t old = co_await mem.rmw(cpu, v_, [](std::uint64_t v) { return v == 0 ? kQLocked : v; });
+    const std::uint64_t old = co_await mem.rmw(cpu, v_, try_lock_word);
     if (old == 0) co_return;
   }
   const std::uint64_t tail = (std::uint64_t{id} + 1) << kQTailShift;

@@ -34,13 +34,15 @@ class Spinlock {
   LineId line() const { return v_.line; }
   SpinlockKind kind() const { return kind_; }
 
+ private:
   // The lock word of each kind: test-and-set 0 or 1; ticket `head | tail << 32`; queued `locked | pending << 8 |
   // tail << 16`, where tail is 1 + the last queued CPU's node (CPU x kMaxNesting + nesting level).
   static constexpr std::uint64_t kQLocked = 1, kQPending = std::uint64_t{1} << 8, kQTailShift = 16;
   static constexpr std::uint64_t kQLockedPending = kQLocked | kQPending;
   static constexpr std::uint64_t kQTailMask = ~((std::uint64_t{1} << kQTailShift) - 1);
+  // queued_spin_trylock's cmpxchg(0 -> locked) as a word update: a busy lock keeps its value.
+  static std::uint64_t try_lock_word(std::uint64_t v) { return v == 0 ? kQLocked : v; }
 
- private:
   // struct mcs_spinlock: `locked` is set by the predecessor's hand-off, `next` is the successor's node id + 1.
   struct McsNode {
     hw::Shared<std::uint32_t> locked;

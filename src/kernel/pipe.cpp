@@ -8,7 +8,7 @@ namespace tlbsim::kernel {
 
 std::uint64_t Pipe::bytes() const {
   std::uint64_t n = 0;
-  for (std::uint32_t i = ring.value.tail; i != ring.value.head; ++i) n += ring.value.len[i % PIPE_DEF_BUFFERS];
+  for (std::uint32_t i = ring.value.tail; i != ring.value.head; ++i) n += ring.value.slot(i);
   return n;
 }
 
@@ -81,8 +81,7 @@ sim::Task<std::uint32_t> pipe_read(Sched& s, TaskStruct& t, Pipe& p, std::uint32
         if (buf == 0) ++r.tail;
         return r;
       });
-      PipeRing r = before;
-      done += std::min(r.slot(r.tail), want);
+      done += std::min(before.slot(before.tail), want);
       if (done == len) break;
       seen = co_await mem.read(s.cpu_of(t).cpu, p.ring);
       if (!seen.empty()) continue;

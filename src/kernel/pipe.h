@@ -23,6 +23,7 @@ struct PipeRing {
   bool empty() const { return head == tail; }                    // pipe_empty
   bool full() const { return head - tail >= PIPE_DEF_BUFFERS; }  // pipe_full with max_usage = 16
   std::uint32_t& slot(std::uint32_t i) { return len[i % PIPE_DEF_BUFFERS]; }
+  std::uint32_t slot(std::uint32_t i) const { return len[i % PIPE_DEF_BUFFERS]; }
 };
 
 struct Pipe {
