@@ -132,7 +132,8 @@ class Vmscan {
 
   Kernel& k_;
   std::vector<std::unique_ptr<PgData>> nodes_;
-  std::vector<CachePage> pages_;  // by pfn
+  // By pfn. A deque: growing it keeps references valid, and shrink_page_list holds one across its awaits.
+  std::deque<CachePage> pages_;
   std::unordered_map<const File*, FileMapping> i_mmap_;
   std::vector<std::vector<Pfn>> pagevecs_;                // per CPU: lru_add_pvec
   std::vector<std::unique_ptr<TlbflushUnmapBatch>> ubc_;  // per CPU: current->tlb_ubc of the workload's task
