@@ -45,13 +45,18 @@ sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v)
   for (std::uint64_t u = first; u < last; ++u) {
     if (u == v.get()) continue;
     const std::uint64_t pgoff = vma.pgoff + (u - (vma.start >> kPageShift));
-    auto it = vma.file->pages.find(pgoff);
-    if (it == vma.file->pages.end()) continue;  // filemap_map_pages maps only pages already in the cache
+    if (!vma.file->pages.contains(pgoff)) continue;  // filemap_map_pages maps only pages already in the cache
     if (mm.pgd.lookup(Vpn{u})) {
       co_await self.cpu.delay(costs(self).fault_around_skip);  // !pte_none: unlock_page, put_page
       continue;
     }
     co_await self.cpu.delay(costs(self).fault_around_page);  // includes the PTE write and the file rmap
+    // The kernel holds the page's lock from before the PTE test, which keeps reclaim (trylock_page in
+    // shrink_page_list) off it. The model has no page lock, and reclaim may have removed the page from the cache
+    // meanwhile (__remove_mapping runs outside the PTE lock this fault holds): look it up again, and map it only if
+    // it is still there.
+    const auto it = vma.file->pages.find(pgoff);
+    if (it == vma.file->pages.end()) continue;
     mm.pgd.set(Vpn{u}, Pte{it->second, true, false, false});
   }
   bool allocated = false;
@@ -118,6 +123,8 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
   co_await mm.mmap_lock.down_read(m, self.cpu);
   const Vma* vma = mm.find_vma(addr);
   if (vma == nullptr) {
+    // bad_area: mmap_lock is released before the signal is sent.
+    co_await mm.mmap_lock.up_read(m, self.cpu);
     throw Sigsegv(fmt::format("SIGSEGV: cpu{} touched {:#x}, outside every mapping", self.id.get(), addr));
   }
   const Vpn v = vpn_of(addr);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <vector>
 
 #include "arch/x86/tlb.h"
@@ -40,6 +41,67 @@ TEST(MmOps, FaultAroundVisitsEveryCachedPageOfItsWindowMappedOrNot) {
   ASSERT_GT(skip, sim::Duration{0});
   for (std::size_t i = 2; i < took.size(); ++i) EXPECT_EQ(took[i] - took[i - 1], skip) << "fault " << i;
   EXPECT_EQ(s.k.counters().page_faults, 16u);
+}
+
+
+// CPU 0 read-faults page 0 of a 16-page file whose pages 1-15 are cached but not mapped in its mm, so fault-around
+// maps them one by one. CPU 1 plays reclaim's __remove_mapping: once page 4 is mapped (fault-around is then working
+// on page 5), it deletes page 5 from the page cache.
+sim::Task<void> fault_page0(PerCpu& self, MmStruct& mm, File& file, std::optional<std::uint64_t>& addr) {
+  co_await x86::switch_mm(self, mm);
+  addr = co_await sys_mmap(self, mm, 16 * kPageSize, false, &file, 0);
+  co_await user_access(self, mm, *addr, false);
+}
+sim::Task<void> remove_page5_after_page4_maps(PerCpu& self, MmStruct& mm, File& file,
+                                               const std::optional<std::uint64_t>& addr) {
+  for (int polls = 0; polls < 1'000'000; ++polls) {
+    if (addr && mm.pgd.lookup(vpn_of(*addr + 4 * kPageSize))) {
+      file.pages.erase(5);
+      co_return;
+    }
+    co_await self.cpu.delay(sim::Duration{1000});  // 1 ns
+  }
+}
+
+TEST(MmOps, FaultAroundSkipsAPageThatLeftTheCacheWhileItWorked) {
+  // In the kernel the page lock, taken before the PTE test, keeps reclaim off a page fault-around is mapping; the
+  // model looks the page up again after the work. Without that, page 5 would be mapped to a frame that is no longer
+  // in the page cache (and the model would read a freed hash-map node).
+  Scenario s;
+  MmStruct& mm = s.k.new_mm();
+  File& file = s.k.new_file(16 * kPageSize);
+  for (std::uint64_t i = 1; i < 16; ++i) file.pages.emplace(i, s.k.frames().alloc(FrameUse::kPageCache));
+  s.k.oracle().set_user_context(CpuId{0}, mm.id());
+  std::optional<std::uint64_t> addr;
+  s.cpu(0).cpu.start(fault_page0(s.cpu(0), mm, file, addr));
+  s.run_on(1, remove_page5_after_page4_maps(s.cpu(1), mm, file, addr));
+  ASSERT_TRUE(addr.has_value());
+  EXPECT_FALSE(file.pages.contains(5));
+  EXPECT_FALSE(mm.pgd.lookup(vpn_of(*addr + 5 * kPageSize)).has_value()) << "page 5 was mapped after it left the cache";
+  for (std::uint64_t i : {0, 1, 4, 6, 15}) {
+    EXPECT_TRUE(mm.pgd.lookup(vpn_of(*addr + i * kPageSize)).has_value()) << "page " << i;
+  }
+}
+
+sim::Task<void> touch_unmapped(PerCpu& self, MmStruct& mm, bool& segv) {
+  co_await x86::switch_mm(self, mm);
+  try {
+    co_await user_access(self, mm, 0x7000'0000'0000, false);
+  } catch (const Sigsegv&) {
+    segv = true;
+  }
+}
+
+TEST(MmOps, ABadAreaFaultReleasesMmapLockBeforeTheSignal) {
+  // do_page_fault -> bad_area: up_read(mmap_lock), then SIGSEGV. A leaked read hold would block every later
+  // munmap or exit of the mm.
+  Scenario s;
+  MmStruct& mm = s.k.new_mm();
+  s.k.oracle().set_user_context(CpuId{0}, mm.id());
+  bool segv = false;
+  s.run_on(0, touch_unmapped(s.cpu(0), mm, segv));
+  EXPECT_TRUE(segv);
+  EXPECT_EQ(mm.mmap_lock.value(), 0);
 }
 
 }  // namespace
