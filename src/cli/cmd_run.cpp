@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/trace_options.h"
+#include "cli/validators.h"
 #include "hw/machine.h"
 #include "kernel/arch_mmu.h"
 #include "kernel/options.h"
@@ -74,7 +75,7 @@ class RunCommand final : public Command {
     c->add_option("--param", spec_.params,
                   "A workload parameter NAME=VALUE (repeatable; a wrong name lists the workload's parameters)");
     c->add_option("--duration", duration_, "Simulated time, e.g. 10ms")->capture_default_str();
-    c->add_option("--seed", spec_.seed, "Random seed")->capture_default_str();
+    c->add_option("--seed", spec_.seed, "Random seed")->check(non_negative_integer())->capture_default_str();
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
     c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
     trace_.define(c);

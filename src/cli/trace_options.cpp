@@ -1,5 +1,6 @@
 // The timeline-trace options and session.
 #include "cli/trace_options.h"
+#include "cli/validators.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -18,7 +19,7 @@ void TraceOptions::define(CLI::App* c) {
   c->add_option("--ftrace", ftrace_path, "Write tlb_flush, sched_switch and IPI events as an ftrace text file");
   c->add_option("--trace-window", window, "Trace only simulated times START:END, e.g. 1ms:2ms (either may be empty)");
   c->add_option("--trace-cpus", cpus, "Trace only these CPUs, e.g. 0-7,64");
-  c->add_option("--trace-max-events", max_events, "Stop recording after this many events (0: no limit)")
+  c->add_option("--trace-max-events", max_events, "Stop recording after this many events (0: no limit)")->check(non_negative_integer())
       ->capture_default_str();
 }
 

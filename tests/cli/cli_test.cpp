@@ -117,6 +117,10 @@ TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
       {{"check", "--kernel", "linux-6.2-ppc", "--mutation", "flush_sends_no_ipis"}, "breaks x86 code, but the kernel is powerpc"},
       {{"check", "--replay", "/nonexistent/cx.json"}, "/nonexistent/cx.json: cannot read"},
       {{"check", "--mutations", "nosuch"}, "unknown mutation 'nosuch'"},
+      {{"check", "--scenario", "madvise_vs_access", "--seed", "-1"}, "--seed: '-1' is negative"},
+      {{"run", "--seed", "-1"}, "--seed: '-1' is negative"},
+      {{"bench", "contention", "--seed", "-2"}, "--seed: '-2' is negative"},
+      {{"run", "--trace", "/tmp/t.json", "--trace-max-events", "-5"}, "--trace-max-events: '-5' is negative"},
       {{"frobnicate"}, "frobnicate"},
       {{}, "subcommand"},
   };
