@@ -42,7 +42,9 @@ class BenchCommand final : public Command {
     c->add_option("--pattern", pattern_, "Access pattern (see `tlbsim list patterns`), or 'all'")
         ->capture_default_str();
     c->add_option("--duration", duration_, "Simulated time per point, e.g. 20us, 1ms")->capture_default_str();
-    c->add_option("--seed", seed_, "Random seed (orders simultaneous events)")->check(non_negative_integer())->capture_default_str();
+    c->add_option("--seed", seed_, "Random seed (orders simultaneous events)")
+        ->check(non_negative_integer())
+        ->capture_default_str();
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
     c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
     return sub;

@@ -60,9 +60,13 @@ class CheckCommand final : public Command {
     c->add_option("--mutation", mutations_, "Plant a mutation (repeatable; `tlbsim list mutations`)");
     c->add_option("--scenario", scenario_, "Scenario name or 'all' (`tlbsim list scenarios`)")->capture_default_str();
     c->add_option("--strategy", spec_.strategy, "random | pct | exhaustive")->capture_default_str();
-    c->add_option("--budget", spec_.budget, "Runs (schedules) per scenario at most")->check(non_negative_integer())->capture_default_str();
+    c->add_option("--budget", spec_.budget, "Runs (schedules) per scenario at most")
+        ->check(non_negative_integer())
+        ->capture_default_str();
     c->add_option("--time", time_, "Wall-clock limit per scenario, e.g. 30s (default: none)");
-    c->add_option("--seed", spec_.seed, "Random seed of the random and pct strategies")->check(non_negative_integer())->capture_default_str();
+    c->add_option("--seed", spec_.seed, "Random seed of the random and pct strategies")
+        ->check(non_negative_integer())
+        ->capture_default_str();
     c->add_option("--depth", spec_.pct_depth, "PCT bug depth d")->capture_default_str();
     c->add_option("--preemptions", spec_.preemptions, "Exhaustive: preemption bound")->capture_default_str();
     c->add_option("--hardware", hardware_, "Speculative page walks the hardware may make per run")->capture_default_str();

@@ -1,6 +1,5 @@
 // The timeline-trace options and session.
 #include "cli/trace_options.h"
-#include "cli/validators.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -9,6 +8,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "cli/validators.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -19,7 +19,8 @@ void TraceOptions::define(CLI::App* c) {
   c->add_option("--ftrace", ftrace_path, "Write tlb_flush, sched_switch and IPI events as an ftrace text file");
   c->add_option("--trace-window", window, "Trace only simulated times START:END, e.g. 1ms:2ms (either may be empty)");
   c->add_option("--trace-cpus", cpus, "Trace only these CPUs, e.g. 0-7,64");
-  c->add_option("--trace-max-events", max_events, "Stop recording after this many events (0: no limit)")->check(non_negative_integer())
+  c->add_option("--trace-max-events", max_events, "Stop recording after this many events (0: no limit)")
+      ->check(non_negative_integer())
       ->capture_default_str();
 }
 

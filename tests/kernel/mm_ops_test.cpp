@@ -43,7 +43,6 @@ TEST(MmOps, FaultAroundVisitsEveryCachedPageOfItsWindowMappedOrNot) {
   EXPECT_EQ(s.k.counters().page_faults, 16u);
 }
 
-
 // CPU 0 read-faults page 0 of a 16-page file whose pages 1-15 are cached but not mapped in its mm, so fault-around
 // maps them one by one. CPU 1 plays reclaim's __remove_mapping: once page 4 is mapped (fault-around is then working
 // on page 5), it deletes page 5 from the page cache.
@@ -53,7 +52,7 @@ sim::Task<void> fault_page0(PerCpu& self, MmStruct& mm, File& file, std::optiona
   co_await user_access(self, mm, *addr, false);
 }
 sim::Task<void> remove_page5_after_page4_maps(PerCpu& self, MmStruct& mm, File& file,
-                                               const std::optional<std::uint64_t>& addr) {
+                                              const std::optional<std::uint64_t>& addr) {
   for (int polls = 0; polls < 1'000'000; ++polls) {
     if (addr && mm.pgd.lookup(vpn_of(*addr + 4 * kPageSize))) {
       file.pages.erase(5);
