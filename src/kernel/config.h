@@ -52,6 +52,14 @@ struct KernelConfig {
     return version < KernelVersion{5, 12} ? SpinlockKind::kTestAndSet : SpinlockKind::kQueued;
   }
 
+  // do_read_fault's fault-around window in base pages: fault_around_bytes (64 KiB) >> PAGE_SHIFT, used only when it
+  // is above 1 (mm/memory.c, from v3.15, "mm: introduce vm_ops->map_pages()"). x86's 4 KiB pages give 16; powerpc64
+  // server kernels run 64 KiB base pages (CONFIG_PPC_64K_PAGES), which give 1: no fault-around. None before v3.15.
+  std::uint64_t fault_around_pages() const {
+    if (version < KernelVersion{3, 15} || arch == "powerpc") return 1;
+    return 16;
+  }
+
   // ---- Not a seed: the two forms of native_flush_tlb_multi of x86 v5.13-v5.17.
   // Commit 6035152d8eeb open-codes the lazy filter into a cpumask before the cross-call; the benchmarked kernels of
   // seed 000 carry its revert, which filters with on_each_cpu_cond_mask(tlb_is_not_lazy).

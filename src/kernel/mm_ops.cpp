@@ -14,8 +14,6 @@ namespace tlbsim::kernel {
 
 namespace {
 
-constexpr std::uint64_t kFaultAroundPages = 16;  // fault_around_bytes = 64 KiB
-
 const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
 
 // The lifetime costs of a new anonymous page, charged when it is mapped: memcg charge and uncharge, LRU insertion
@@ -35,13 +33,15 @@ Pfn page_cache_page(PerCpu& self, File& file, std::uint64_t pgoff, bool& allocat
   return p;
 }
 
-// do_read_fault with do_fault_around: map the faulting page and the cached pages of its aligned 16-page window
+// do_read_fault with do_fault_around: map the faulting page and the cached pages of its aligned window
 // whose PTEs are none, read-only. filemap_map_pages (v4.x-v6.x) visits every cached page of the window: it takes
 // the page's reference and lock (next_uptodate_page, or the radix-tree loop before v5.12) before it tests the PTE,
 // and drops both again when the PTE is already set.
 sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
-  const std::uint64_t first = std::max(v.get() / kFaultAroundPages * kFaultAroundPages, vma.start >> kPageShift);
-  const std::uint64_t last = std::min(first + kFaultAroundPages, vma.end >> kPageShift);
+  // do_fault_around runs only when the window holds more than the faulting page (KernelConfig::fault_around_pages).
+  const std::uint64_t window = self.k.config().fault_around_pages();
+  const std::uint64_t first = window > 1 ? std::max(v.get() / window * window, vma.start >> kPageShift) : v.get();
+  const std::uint64_t last = window > 1 ? std::min(first + window, vma.end >> kPageShift) : v.get();
   for (std::uint64_t u = first; u < last; ++u) {
     if (u == v.get()) continue;
     const std::uint64_t pgoff = vma.pgoff + (u - (vma.start >> kPageShift));

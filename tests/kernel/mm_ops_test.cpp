@@ -103,5 +103,44 @@ TEST(MmOps, ABadAreaFaultReleasesMmapLockBeforeTheSignal) {
   EXPECT_EQ(mm.mmap_lock.value(), 0);
 }
 
+
+sim::Task<void> fault_page0_generic(PerCpu& self, MmStruct& mm, File& file, std::uint64_t& addr) {
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+  addr = co_await sys_mmap(self, mm, 16 * kPageSize, false, &file, 0);
+  co_await user_access(self, mm, addr, false);
+}
+
+// Maps how many of a 16-page file's pages a read fault on page 0 leaves mapped, pages 1-15 being cached.
+std::uint64_t pages_mapped_by_one_read_fault(KernelConfig cfg) {
+  Scenario s(cfg);
+  MmStruct& mm = s.k.new_mm();
+  File& file = s.k.new_file(16 * kPageSize);
+  for (std::uint64_t i = 1; i < 16; ++i) file.pages.emplace(i, s.k.frames().alloc(FrameUse::kPageCache));
+  s.k.oracle().set_user_context(CpuId{0}, mm.id());
+  std::uint64_t addr = 0;
+  s.run_on(0, fault_page0_generic(s.cpu(0), mm, file, addr));
+  std::uint64_t mapped = 0;
+  for (std::uint64_t i = 0; i < 16; ++i) mapped += mm.pgd.lookup(vpn_of(addr + i * kPageSize)).has_value() ? 1 : 0;
+  return mapped;
+}
+
+TEST(MmOps, FaultAroundNeedsAWindowOfMoreThanOnePage) {
+  // do_read_fault calls do_fault_around only when fault_around_bytes >> PAGE_SHIFT > 1: with x86's 4 KiB pages the
+  // window is 16 pages; powerpc64's 64 KiB pages make it 1, and v3.3 predates fault-around.
+  KernelConfig x86;
+  EXPECT_EQ(x86.fault_around_pages(), 16u);
+  EXPECT_EQ(pages_mapped_by_one_read_fault(x86), 16u);
+  KernelConfig ppc;
+  ppc.arch = "powerpc";
+  ppc.version = {4, 14};
+  EXPECT_EQ(ppc.fault_around_pages(), 1u);
+  EXPECT_EQ(pages_mapped_by_one_read_fault(ppc), 1u);
+  KernelConfig v33;
+  v33.version = {3, 3};
+  EXPECT_EQ(v33.fault_around_pages(), 1u);
+}
+
 }  // namespace
 }  // namespace tlbsim::kernel
