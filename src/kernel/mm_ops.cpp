@@ -38,10 +38,11 @@ Pfn page_cache_page(PerCpu& self, File& file, std::uint64_t pgoff, bool& allocat
 // the page's reference and lock (next_uptodate_page, or the radix-tree loop before v5.12) before it tests the PTE,
 // and drops both again when the PTE is already set.
 sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
-  // do_fault_around runs only when the window holds more than the faulting page (KernelConfig::fault_around_pages).
+  // The aligned window (KernelConfig::fault_around_pages); a window of one page is the faulting page alone, which
+  // is do_read_fault without do_fault_around.
   const std::uint64_t window = self.k.config().fault_around_pages();
-  const std::uint64_t first = window > 1 ? std::max(v.get() / window * window, vma.start >> kPageShift) : v.get();
-  const std::uint64_t last = window > 1 ? std::min(first + window, vma.end >> kPageShift) : v.get();
+  const std::uint64_t first = std::max(v.get() / window * window, vma.start >> kPageShift);
+  const std::uint64_t last = std::min(first + window, vma.end >> kPageShift);
   for (std::uint64_t u = first; u < last; ++u) {
     if (u == v.get()) continue;
     const std::uint64_t pgoff = vma.pgoff + (u - (vma.start >> kPageShift));

@@ -43,14 +43,24 @@ TEST(MmOps, FaultAroundVisitsEveryCachedPageOfItsWindowMappedOrNot) {
   EXPECT_EQ(s.k.counters().page_faults, 16u);
 }
 
-// CPU 0 read-faults page 0 of a 16-page file whose pages 1-15 are cached but not mapped in its mm, so fault-around
-// maps them one by one. CPU 1 plays reclaim's __remove_mapping: once page 4 is mapped (fault-around is then working
-// on page 5), it deletes page 5 from the page cache.
+// A 16-page file whose pages 1-15 are in the page cache, none mapped yet.
+File& file_with_pages_1_to_15_cached(Scenario& s) {
+  File& file = s.k.new_file(16 * kPageSize);
+  for (std::uint64_t i = 1; i < 16; ++i) file.pages.emplace(i, s.k.frames().alloc(FrameUse::kPageCache));
+  return file;
+}
+
+// Maps the 16-page file and read-faults its page 0 (with any architecture's switch_mm); `addr` is set once mapped.
 sim::Task<void> fault_page0(PerCpu& self, MmStruct& mm, File& file, std::optional<std::uint64_t>& addr) {
-  co_await x86::switch_mm(self, mm);
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
   addr = co_await sys_mmap(self, mm, 16 * kPageSize, false, &file, 0);
   co_await user_access(self, mm, *addr, false);
 }
+
+// CPU 0 read-faults page 0, so fault-around maps pages 1-15 one by one. CPU 1 plays reclaim's __remove_mapping:
+// once page 4 is mapped (fault-around is then working on page 5), it deletes page 5 from the page cache.
 sim::Task<void> remove_page5_after_page4_maps(PerCpu& self, MmStruct& mm, File& file,
                                               const std::optional<std::uint64_t>& addr) {
   for (int polls = 0; polls < 1'000'000; ++polls) {
@@ -68,8 +78,7 @@ TEST(MmOps, FaultAroundSkipsAPageThatLeftTheCacheWhileItWorked) {
   // in the page cache (and the model would read a freed hash-map node).
   Scenario s;
   MmStruct& mm = s.k.new_mm();
-  File& file = s.k.new_file(16 * kPageSize);
-  for (std::uint64_t i = 1; i < 16; ++i) file.pages.emplace(i, s.k.frames().alloc(FrameUse::kPageCache));
+  File& file = file_with_pages_1_to_15_cached(s);
   s.k.oracle().set_user_context(CpuId{0}, mm.id());
   std::optional<std::uint64_t> addr;
   s.cpu(0).cpu.start(fault_page0(s.cpu(0), mm, file, addr));
@@ -104,25 +113,16 @@ TEST(MmOps, ABadAreaFaultReleasesMmapLockBeforeTheSignal) {
 }
 
 
-sim::Task<void> fault_page0_generic(PerCpu& self, MmStruct& mm, File& file, std::uint64_t& addr) {
-  self.cpu.local_irq_disable();
-  co_await self.k.arch().switch_mm_irqs_off(self, mm);
-  co_await self.cpu.local_irq_enable();
-  addr = co_await sys_mmap(self, mm, 16 * kPageSize, false, &file, 0);
-  co_await user_access(self, mm, addr, false);
-}
-
 // Maps how many of a 16-page file's pages a read fault on page 0 leaves mapped, pages 1-15 being cached.
 std::uint64_t pages_mapped_by_one_read_fault(KernelConfig cfg) {
   Scenario s(cfg);
   MmStruct& mm = s.k.new_mm();
-  File& file = s.k.new_file(16 * kPageSize);
-  for (std::uint64_t i = 1; i < 16; ++i) file.pages.emplace(i, s.k.frames().alloc(FrameUse::kPageCache));
+  File& file = file_with_pages_1_to_15_cached(s);
   s.k.oracle().set_user_context(CpuId{0}, mm.id());
-  std::uint64_t addr = 0;
-  s.run_on(0, fault_page0_generic(s.cpu(0), mm, file, addr));
+  std::optional<std::uint64_t> addr;
+  s.run_on(0, fault_page0(s.cpu(0), mm, file, addr));
   std::uint64_t mapped = 0;
-  for (std::uint64_t i = 0; i < 16; ++i) mapped += mm.pgd.lookup(vpn_of(addr + i * kPageSize)).has_value() ? 1 : 0;
+  for (std::uint64_t i = 0; i < 16; ++i) mapped += mm.pgd.lookup(vpn_of(*addr + i * kPageSize)).has_value() ? 1 : 0;
   return mapped;
 }
 
