@@ -22,7 +22,10 @@ sim::Duration times(sim::Duration d, std::size_t n) { return d * static_cast<std
 // __setup_per_zone_wmarks (v4.14 mm/page_alloc.c): tmp = max(min / 4, managed * watermark_scale_factor / 10000),
 // with the default watermark_scale_factor = 10; low = min + tmp, high = min + 2 * tmp.
 PgData::PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark, SpinlockKind lock_kind)
-    : lru_lock(model, "pgdat.lru_lock", lock_kind), present_pages(present), watermark_min(min_wmark) {
+    : lru_lock(model, "pgdat.lru_lock", lock_kind),
+      inactive_age{0, model.add_line("lruvec.inactive_age")},
+      present_pages(present),
+      watermark_min(min_wmark) {
   constexpr std::uint64_t watermark_scale_factor = 10;
   const std::uint64_t tmp = std::max(min_wmark / 4, present * watermark_scale_factor / 10000);
   watermark_low = min_wmark + tmp;
@@ -44,6 +47,10 @@ CachePage& Vmscan::info(Pfn p) {
 
 void Vmscan::add_mapping(File& file, MmStruct& mm, std::uint64_t start, std::uint64_t pgoff) {
   i_mmap_[&file] = FileMapping{&mm, start, pgoff};
+  if (!tree_lock_.contains(&file)) {
+    tree_lock_.emplace(&file, std::make_unique<Spinlock>(k_.sys().coherence(), "mapping.tree_lock",
+                                                         k_.config().spinlock_kind()));
+  }
 }
 
 void Vmscan::prefill(File& file, std::uint64_t index, std::uint32_t n, bool scanned_once) {
@@ -107,7 +114,13 @@ sim::Task<void> Vmscan::page_cache_read(PerCpu& self, File& file, std::uint64_t 
   // memcg charge (and the uncharge at free) and its LRU insertion (and the removal at free).
   const hw::KernelCosts& c = costs(self);
   co_await self.cpu.delay(c.page_alloc + c.page_zero * 16 + c.memcg_charge + c.lru_update);
+  // __add_to_page_cache_locked: the radix-tree insertion under spin_lock_irq(&mapping->tree_lock).
+  Spinlock& tree_lock = *tree_lock_.at(&file);
+  self.cpu.local_irq_disable();
+  co_await tree_lock.lock(k_.mem(), self.cpu);
   file.pages.emplace(index, p);
+  co_await tree_lock.unlock(k_.mem(), self.cpu);
+  co_await self.cpu.local_irq_enable();
   // The fault that follows installs the PTE young (book3s64 PAGE_READONLY includes _PAGE_ACCESSED).
   info(p) = CachePage{&file, index, n, true, false};
   co_await lru_cache_add(self, p);
@@ -162,15 +175,14 @@ sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgda
   const std::uint64_t nr_reclaimed = co_await shrink_page_list(self, pgdat, sc, page_list, keep);
   if (nr_reclaimed != 0) pgdat.kswapd.kswapd_failures = 0;  // shrink_node: a reclaimable node is not hopeless
 
-  // putback_inactive_pages under lru_lock: kept pages go back to the head of the inactive list.
-  if (!keep.empty()) {
-    self.cpu.local_irq_disable();
-    co_await pgdat.lru_lock.lock(m, self.cpu);
-    for (Pfn p : keep) pgdat.inactive_file.push_back(p);
-    co_await self.cpu.delay(times(c.lru_update / 2, keep.size()));
-    co_await pgdat.lru_lock.unlock(m, self.cpu);
-    co_await self.cpu.local_irq_enable();
-  }
+  // spin_lock_irq(&pgdat->lru_lock) whether or not any page was kept (the PGSTEAL counters and reclaim_stat are
+  // updated under it), then putback_inactive_pages: kept pages go back to the head of the inactive list.
+  self.cpu.local_irq_disable();
+  co_await pgdat.lru_lock.lock(m, self.cpu);
+  for (Pfn p : keep) pgdat.inactive_file.push_back(p);
+  co_await self.cpu.delay(times(c.lru_update / 2, keep.size()));
+  co_await pgdat.lru_lock.unlock(m, self.cpu);
+  co_await self.cpu.local_irq_enable();
   co_return nr_reclaimed;
 }
 
@@ -210,15 +222,24 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, S
       co_await try_to_unmap_one(self, ubc, mm, *v, true);
       co_await self.cpu.delay(c.rmap_update);  // the walk and page_remove_rmap
     }
-    // The page is clean (read-only, a hole): __remove_mapping deletes it from the page cache, unless
-    // page_ref_freeze(page, 2) fails because a fault mapped it again meanwhile (the model has no page lock, which
-    // in the kernel keeps filemap_fault off a page under reclaim): then the page is kept.
+    // The page is clean (read-only, a hole): __remove_mapping, under spin_lock_irqsave(&mapping->tree_lock),
+    // deletes it from the page cache, unless page_ref_freeze(page, 2) fails because a fault mapped it again
+    // meanwhile (the model has no page lock, which in the kernel keeps filemap_fault off a page under reclaim):
+    // then the page is kept. A page it deletes leaves a shadow entry stamped by workingset_eviction.
+    File& mapping = *pg.mapping;
+    Spinlock& tree_lock = *tree_lock_.at(&mapping);
+    co_await tree_lock.lock_irqsave(m, self.cpu, k_.config().spin_lock_flags_enables_irqs());
     if (mapped_at(p)) {
+      co_await tree_lock.unlock(m, self.cpu);
+      co_await self.cpu.local_irq_enable();
       keep.push_back(p);
       continue;
     }
-    pg.mapping->pages.erase(pg.index);
+    co_await m.rmw(self.cpu, node(pg.node).inactive_age, [](long age) { return age + 1; });
+    mapping.pages.erase(pg.index);
     co_await self.cpu.delay(c.rmap_update);
+    co_await tree_lock.unlock(m, self.cpu);
+    co_await self.cpu.local_irq_enable();
     free_pages.push_back(p);
   }
   // mem_cgroup_uncharge_list; try_to_unmap_flush(); free_hot_cold_page_list(&free_pages).

@@ -56,6 +56,9 @@ struct Kswapd {
 struct PgData {
   PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark, SpinlockKind lock_kind);
   Spinlock lru_lock;
+  // lruvec->inactive_age (v4.14 mm/workingset.c): the node's eviction clock, one atomic increment per page that
+  // __remove_mapping evicts (workingset_eviction); the model has one memcg, hence one lruvec per node.
+  hw::Shared<long> inactive_age;
   std::uint64_t present_pages;   // page-cache pages this node can hold
   std::uint64_t watermark_min;   // min_wmark_pages
   std::uint64_t watermark_low;   // low_wmark_pages: below it an allocation wakes kswapd
@@ -135,6 +138,8 @@ class Vmscan {
   // By pfn. A deque: growing it keeps references valid, and shrink_page_list holds one across its awaits.
   std::deque<CachePage> pages_;
   std::unordered_map<const File*, FileMapping> i_mmap_;
+  // mapping->tree_lock of each mapped file (v4.14 struct address_space), guarding its page-cache radix tree.
+  std::unordered_map<const File*, std::unique_ptr<Spinlock>> tree_lock_;
   std::vector<std::vector<Pfn>> pagevecs_;                // per CPU: lru_add_pvec
   std::vector<std::unique_ptr<TlbflushUnmapBatch>> ubc_;  // per CPU: current->tlb_ubc of the workload's task
 };
