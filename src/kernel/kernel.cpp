@@ -41,6 +41,12 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
     throw InputError("no modeled " + config.arch + " code for Linux " + config.version.str() + " (modeled: " +
                      modeled_arch_eras() + ")");
   }
+  // An x86 kernel may run on a POWER model (its cr3 writes are priced as PID switches there), but powerpc code
+  // flushes with tlbie, which only a powerpc64 machine file prices.
+  if (config.arch == "powerpc" && !sys.machine().tlb.tlbie) {
+    throw InputError(fmt::format("a powerpc kernel needs a powerpc64 machine: machine '{}' ({}) has no [tlb] tlbie",
+                                 sys.machine().name, sys.machine().arch));
+  }
   const std::uint32_t n = sys.topology().cpu_count();
   std::vector<const hw::Tlb*> tlbs;
   for (std::uint32_t i = 0; i < n; ++i) {

@@ -119,6 +119,7 @@ TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
       {{"check", "--mutations", "nosuch"}, "unknown mutation 'nosuch'"},
       {{"check", "--scenario", "madvise_vs_access", "--seed", "-1"}, "--seed: '-1' is negative"},
       {{"run", "--seed", "-1"}, "--seed: '-1' is negative"},
+      {{"run", "--machine", "small-2s2c", "--kernel", "linux-6.2-ppc"}, "a powerpc kernel needs a powerpc64 machine"},
       {{"bench", "contention", "--seed", "-2"}, "--seed: '-2' is negative"},
       {{"run", "--trace", "/tmp/t.json", "--trace-max-events", "-5"}, "--trace-max-events: '-5' is negative"},
       {{"frobnicate"}, "frobnicate"},
