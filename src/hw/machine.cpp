@@ -126,6 +126,8 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   m.kernel.rmap_update = lat.take(kern, "kernel", "rmap_update");
   m.kernel.fault_around_page = lat.take(kern, "kernel", "fault_around_page");
   m.kernel.fault_around_skip = lat.take(kern, "kernel", "fault_around_skip");
+  m.kernel.unix_sendmsg = lat.take(kern, "kernel", "unix_sendmsg");
+  m.kernel.unix_recvmsg = lat.take(kern, "kernel", "unix_recvmsg");
   kern.finish();
 
   if (auto idle = root.optional_section("idle")) {

@@ -37,6 +37,10 @@ struct KernelCosts {
   sim::Duration rmap_update{0};        // adding and later removing one page's reverse mapping
   sim::Duration fault_around_page{0};  // filemap_map_pages' work per page mapped around a fault
   sim::Duration fault_around_skip{0};  // its work per cached page of the window whose PTE is already set
+  // One small AF_UNIX stream message's write() and read() beyond the null system call and what the model charges
+  // itself (the socket's locks, queue and sk_wmem_alloc, the wake-ups and the wait): skb allocation and free, copies.
+  sim::Duration unix_sendmsg{0};
+  sim::Duration unix_recvmsg{0};
 };
 
 // One idle state of the machine's cpuidle driver (machine-file [[idle.states]], shallowest first).

@@ -12,7 +12,7 @@ RunOutput run(const char* kernel, std::uint32_t groups, std::uint64_t seed, std:
   spec.kernel = kernel;
   spec.workload = "hackbench";
   spec.threads = groups;
-  spec.duration = sim::microseconds(500);
+  spec.duration = sim::milliseconds(2);
   spec.seed = seed;
   spec.params = std::move(params);
   return run_workload(hw::load_machine("milan-36c"), spec);
@@ -74,7 +74,7 @@ TEST(Hackbench, ReportsHackbenchsTimeForItsLoops) {
   spec.kernel = "linux-6.13";
   spec.workload = "hackbench";
   spec.threads = 2;
-  spec.duration = sim::microseconds(500);
+  spec.duration = sim::milliseconds(2);
   spec.params = {"loops=10000"};
   const RunOutput l = run_workload(hw::load_machine("milan-36c"), spec);
   EXPECT_EQ(l.json["benchmark"]["messages"].get<std::uint64_t>(), 2u * 20 * 20 * 10000);
