@@ -322,7 +322,8 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   if (t.sockets > 1) f += fields.line("ipi.deliver_remote");
   f += fields.line("ipi.handler_entry") + fields.line("ipi.handler_exit") + "\n[kernel]\n";
   for (const char* k : {"syscall", "page_fault", "page_alloc", "page_copy", "page_zero", "pte_update", "memcg_charge",
-                        "lru_update", "rmap_update", "fault_around_page", "fault_around_skip", "unix_sendmsg", "unix_recvmsg"}) {
+                        "lru_update", "rmap_update", "fault_around_page", "fault_around_skip", "unix_sendmsg",
+                        "unix_recvmsg"}) {
     f += fields.line(std::string("kernel.") + k);
   }
   const bool tag_none = !ppc && !info.pcid;

@@ -260,7 +260,8 @@ TEST(TraceRun, OtherErasAndArchitecturesGiveValidTraces) {
   for (const char* kernel : {"linux-3.3", "linux-6.2-ppc"}) {
     // powerpc code needs a powerpc64 machine (its tlbie is priced only there).
     const bool ppc = std::string(kernel) == "linux-6.2-ppc";
-    const Traced t = traced_run(TraceFilter{}, tlb_flush1_spec(), kernel, eight_cpus(ppc ? "power9-2s16c-smt4" : "small-2s2c"));
+    const Traced t =
+        traced_run(TraceFilter{}, tlb_flush1_spec(), kernel, eight_cpus(ppc ? "power9-2s16c-smt4" : "small-2s2c"));
     const testing::ChromeCheck c = testing::validate_chrome_trace(t.chrome);
     EXPECT_TRUE(c.errors.empty()) << kernel << "\n" << errors(c);
     if (std::string(kernel) == "linux-3.3") {
