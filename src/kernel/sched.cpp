@@ -298,6 +298,10 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned
   co_await done();
 }
 
+sim::Task<void> Sched::exit_to_user_mode(TaskStruct& current) {
+  if (need_resched(current)) co_await schedule(current);
+}
+
 sim::Task<void> Sched::wait_event(TaskStruct& current, WaitQueue& wq, const std::function<bool()>& cond) {
   return wait_event_on(current, wq, wq.waiters, cond);
 }

@@ -162,6 +162,9 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   // need_resched(): TIF_NEED_RESCHED of the task running on `t`'s CPU, tested where a preemptible task would
   // take a preemption (the return to user mode of the tick or of a reschedule).
   bool need_resched(TaskStruct& t) { return rq(t.cpu).need_resched.value; }
+  // exit_to_user_mode_loop (kernel/entry/common.c, v5.8+; prepare_exit_to_usermode before it): the return to user
+  // mode that ends every system call schedules while TIF_NEED_RESCHED is set (a wake-up or the tick asked for it).
+  sim::Task<void> exit_to_user_mode(TaskStruct& current);
   // The scheduler tick's period, 1 s / HZ; zero when the tick is off.
   sim::Duration tick_period() const { return tick_period_; }
   // do_task_dead(): the final schedule() of an exiting task.

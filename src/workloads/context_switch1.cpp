@@ -24,7 +24,9 @@ sim::Task<void> parent_body(kernel::Sched& s, kernel::TaskStruct& t, Pair& p, si
                             sim::SimTime end, std::uint64_t& iterations) {
   while (s.cpu_of(t).cpu.now() < end) {
     co_await kernel::pipe_write(s, t, p.to_child);
+    co_await s.exit_to_user_mode(t);
     co_await kernel::pipe_read(s, t, p.to_parent);
+    co_await s.exit_to_user_mode(t);
     if (s.cpu_of(t).cpu.now() >= measure_from) iterations += 2;
   }
 }
@@ -32,7 +34,9 @@ sim::Task<void> parent_body(kernel::Sched& s, kernel::TaskStruct& t, Pair& p, si
 sim::Task<void> child_body(kernel::Sched& s, kernel::TaskStruct& t, Pair& p, sim::SimTime end) {
   while (s.cpu_of(t).cpu.now() < end) {
     co_await kernel::pipe_read(s, t, p.to_child);
+    co_await s.exit_to_user_mode(t);
     co_await kernel::pipe_write(s, t, p.to_parent);
+    co_await s.exit_to_user_mode(t);
   }
 }
 

@@ -37,23 +37,28 @@ struct Group {
   std::vector<std::unique_ptr<kernel::Pipe>> pipes;
 };
 
-// write(out_fd, data, DATASIZE) to receiver j.
+// write(out_fd, data, DATASIZE) to receiver j, and the system call's return to user mode.
 sim::Task<void> send_one(kernel::Sched& s, kernel::TaskStruct& t, Group& g, std::size_t j) {
   if (g.pipes.empty()) {
     co_await kernel::unix_stream_sendmsg(s, t, *g.socks[j], kernel::kSkbTruesize100);
   } else {
     co_await kernel::pipe_write(s, t, *g.pipes[j], kDatasize);
   }
+  co_await s.exit_to_user_mode(t);
 }
 
-// Receiver j's read(in_fd, data + done, DATASIZE - done), repeated until a whole message has come.
+// Receiver j's read(in_fd, data + done, DATASIZE - done), repeated until a whole message has come; each read
+// returns to user mode.
 sim::Task<void> receive_one(kernel::Sched& s, kernel::TaskStruct& t, Group& g, std::size_t j) {
   if (g.pipes.empty()) {
     co_await kernel::unix_stream_recvmsg(s, t, *g.socks[j], kernel::kSkbTruesize100);
+    co_await s.exit_to_user_mode(t);
     co_return;
   }
-  for (std::uint32_t done = 0; done < kDatasize;)
+  for (std::uint32_t done = 0; done < kDatasize;) {
     done += co_await kernel::pipe_read(s, t, *g.pipes[j], kDatasize - done);
+    co_await s.exit_to_user_mode(t);
+  }
 }
 
 // sender(): for each loop, one message to each receiver of the group.

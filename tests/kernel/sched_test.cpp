@@ -280,3 +280,57 @@ TEST(Sched, SleepIsWokenByTheLocalTimerInterrupt) {
 
 }  // namespace
 }  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+namespace {
+
+// Sleeps on `wq` until woken, records when it ran, and sleeps for good.
+sim::Task<void> wakee_body(Sched& s, TaskStruct& t, WaitQueue& wq, bool& go, sim::SimTime& ran_at) {
+  co_await s.wait_event(t, wq, [&go] { return go; });
+  ran_at = s.cpu_of(t).cpu.now();
+  co_await s.wait_event(t, wq, [] { return false; });
+}
+
+// Wakes the sleeper (its own CPU's only other task) as a system call would, then returns to user mode with or
+// without the exit_to_user_mode check, and records when it got past that point.
+sim::Task<void> waker_body(Sched& s, TaskStruct& t, WaitQueue& wq, bool& go, bool check, sim::SimTime& past_at) {
+  co_await s.cpu_of(t).cpu.delay(sim::microseconds(5));
+  go = true;
+  co_await s.wake_up(t, wq);
+  if (check) co_await s.exit_to_user_mode(t);
+  past_at = s.cpu_of(t).cpu.now();
+  for (;;) co_await s.cpu_of(t).cpu.delay(sim::microseconds(1));
+}
+
+// Returns (when the waker got past its return to user mode, when the wakee first ran).
+std::pair<sim::SimTime, sim::SimTime> wake_on_one_cpu(bool check) {
+  Scenario s;
+  Sched sched(s.k);
+  sched.start();
+  WaitQueue wq(s.sys.coherence(), "wq", s.k.config().spinlock_kind());
+  bool go = false;
+  sim::SimTime past_at{}, ran_at{};
+  TaskStruct& wakee = sched.create_task("wakee", &s.k.new_mm(), CpuId{0},
+                                        [&](TaskStruct& t) { return wakee_body(sched, t, wq, go, ran_at); });
+  wakee.cpus_allowed = Cpumask(s.k.ncpus());
+  wakee.cpus_allowed.set(CpuId{0});
+  sched.create_task("waker", &s.k.new_mm(), CpuId{0},
+                    [&](TaskStruct& t) { return waker_body(sched, t, wq, go, check, past_at); });
+  s.sys.scheduler().run(sim::kTimeZero + sim::microseconds(200));
+  return {past_at, ran_at};
+}
+
+TEST(Sched, AWokenSleeperPreemptsItsWakerWhereTheSystemCallReturnsToUserMode) {
+  // try_to_wake_up sets TIF_NEED_RESCHED on the waker's CPU (a slept task preempts); exit_to_user_mode_loop acts
+  // on it, so the wakee runs before the waker's next user instruction.
+  const auto [past, ran] = wake_on_one_cpu(true);
+  ASSERT_NE(ran, sim::SimTime{});
+  EXPECT_LT(ran, past);
+  // Without that check the waker runs on (this model has no other preemption point in a busy loop).
+  const auto [past_unchecked, ran_unchecked] = wake_on_one_cpu(false);
+  EXPECT_NE(past_unchecked, sim::SimTime{});
+  EXPECT_TRUE(ran_unchecked == sim::SimTime{} || past_unchecked < ran_unchecked);
+}
+
+}  // namespace
+}  // namespace tlbsim::kernel
