@@ -40,8 +40,14 @@ void Vmscan::wakeup_kswapd(PerCpu& self, PgData& pgdat) {
   // no wakees, so wake_affine chooses the waker's CPU; with a task on every CPU select_idle_sibling finds no idle
   // one and keeps it. place_entity gives the sleeper up to sched_latency / 2 of credit, more than the wakeup
   // granularity, so check_preempt_wakeup preempts the waker at its next preemption point.
+  // Woken from another node (the allocation's zonelist reached this one), it stays on its own node: on the CPU
+  // it last ran on, or the node's first CPU the first time.
   kd.runnable = true;
-  kd.cpu = self.id;
+  if (node_of(self.id) == pgdat.node_id) {
+    kd.cpu = self.id;
+  } else if (node_of(kd.cpu) != pgdat.node_id) {
+    kd.cpu = k_.sys().topology().cpu_at(pgdat.node_id, 0, 0);
+  }
   kd.turn = self.cpu.now();
 }
 

@@ -37,6 +37,7 @@ Vmscan::Vmscan(Kernel& k, std::vector<std::uint64_t> present_pages_per_node, std
   for (std::size_t n = 0; n < present_pages_per_node.size(); ++n) {
     nodes_.push_back(std::make_unique<PgData>(k.sys().coherence(), present_pages_per_node[n], min_wmark.at(n),
                                               k.config().spinlock_kind()));
+    nodes_.back()->node_id = static_cast<std::uint32_t>(n);
   }
 }
 
@@ -85,12 +86,17 @@ void Vmscan::free_page(Pfn p) {
 sim::Task<void> Vmscan::pagevec_lru_add(PerCpu& self, std::vector<Pfn>& pvec) {
   if (pvec.empty()) co_return;
   std::vector<Pfn> pages = std::exchange(pvec, {});
-  PgData& pgdat = node(info(pages.front()).node);
-  // __pagevec_lru_add -> pagevec_lru_move_fn: spin_lock_irqsave(&pgdat->lru_lock) once for the whole pagevec.
-  co_await pgdat.lru_lock.lock_irqsave(k_.mem(), self.cpu, k_.config().spin_lock_flags_enables_irqs());
-  for (Pfn p : pages) pgdat.inactive_file.push_back(p);  // add_page_to_lru_list: the list head
-  co_await pgdat.lru_lock.unlock(k_.mem(), self.cpu);
-  co_await self.cpu.local_irq_enable();
+  // __pagevec_lru_add -> pagevec_lru_move_fn: spin_lock_irqsave(&pgdat->lru_lock) of the first page's node, kept
+  // while the pages that follow are of the same node and swapped for the next node's where they are not.
+  for (std::size_t i = 0; i < pages.size();) {
+    PgData& pgdat = node(info(pages[i]).node);
+    co_await pgdat.lru_lock.lock_irqsave(k_.mem(), self.cpu, k_.config().spin_lock_flags_enables_irqs());
+    for (; i < pages.size() && info(pages[i]).node == pgdat.node_id; ++i) {
+      pgdat.inactive_file.push_back(pages[i]);  // add_page_to_lru_list: the list head
+    }
+    co_await pgdat.lru_lock.unlock(k_.mem(), self.cpu);
+    co_await self.cpu.local_irq_enable();
+  }
 }
 
 sim::Task<void> Vmscan::lru_cache_add(PerCpu& self, Pfn pfn) {
@@ -99,15 +105,36 @@ sim::Task<void> Vmscan::lru_cache_add(PerCpu& self, Pfn pfn) {
   if (pvec.size() >= PAGEVEC_SIZE) co_await pagevec_lru_add(self, pvec);
 }
 
+std::vector<std::uint32_t> Vmscan::zonelist(std::uint32_t nid) const {
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t i = 0; i < nr_nodes(); ++i) order.push_back((nid + i) % nr_nodes());
+  return order;
+}
+
+sim::Task<std::uint32_t> Vmscan::alloc_page_node(PerCpu& self) {
+  const std::vector<std::uint32_t> zl = zonelist(node_of(self.id));
+  const auto first_above = [&](std::uint64_t PgData::* mark) -> std::optional<std::uint32_t> {
+    for (std::uint32_t n : zl) {
+      if (node(n).nr_free() > node(n).*mark) return n;
+    }
+    return std::nullopt;
+  };
+  // get_page_from_freelist at ALLOC_WMARK_LOW: node_reclaim_mode is 0 (the default since v3.16), so a node at or
+  // below its low watermark is skipped for the next one.
+  if (const auto n = first_above(&PgData::watermark_low)) co_return *n;
+  // __alloc_pages_slowpath: wake_all_kswapds, then get_page_from_freelist at ALLOC_WMARK_MIN.
+  for (std::uint32_t n : zl) wakeup_kswapd(self, node(n));
+  if (const auto n = first_above(&PgData::watermark_min)) co_return *n;
+  // __alloc_pages_direct_reclaim, then the same retry. The allocation proceeds on this CPU's node even if reclaim
+  // fell short (the model has no OOM path; frames are unbounded).
+  co_await try_to_free_pages(self);
+  const auto n = first_above(&PgData::watermark_min);
+  co_return n ? *n : zl.front();
+}
+
 sim::Task<void> Vmscan::page_cache_read(PerCpu& self, File& file, std::uint64_t index) {
-  const std::uint32_t n = node_of(self.id);
+  const std::uint32_t n = co_await alloc_page_node(self);
   PgData& pgdat = node(n);
-  // __alloc_pages_nodemask: get_page_from_freelist at ALLOC_WMARK_LOW fails at or below the low watermark, so
-  // __alloc_pages_slowpath runs: wake_all_kswapds, then the retry at ALLOC_WMARK_MIN fails at or below the min
-  // watermark, and __alloc_pages_direct_reclaim. The allocation then proceeds even if reclaim fell short (the
-  // model has no OOM path; frames are unbounded).
-  if (pgdat.nr_free() <= pgdat.watermark_low) wakeup_kswapd(self, pgdat);
-  if (pgdat.nr_free() <= pgdat.watermark_min) co_await try_to_free_pages(self);
   const Pfn p = k_.frames().alloc(FrameUse::kPageCache);
   ++pgdat.nr_used;
   // The page (allocated and later freed), the hole's zero fill (readpage of a hole), add_to_page_cache_lru's
@@ -135,12 +162,19 @@ sim::Task<void> Vmscan::adopt(PerCpu& self, File& file, std::uint64_t index, Pfn
 
 sim::Task<std::uint64_t> Vmscan::try_to_free_pages(PerCpu& self) {
   ++k_.counters().allocstall;
-  PgData& pgdat = node(node_of(self.id));
-  // shrink_node -> shrink_node_memcg: SWAP_CLUSTER_MAX at a time until nr_to_reclaim (SWAP_CLUSTER_MAX) pages
-  // are reclaimed. The priority loop is not modeled: at most two passes over the list (every page needs two).
   auto& slot = ubc_[self.id.get()];
   if (!slot) slot = std::make_unique<TlbflushUnmapBatch>(k_.ncpus());
   ScanControl sc{slot.get(), false};
+  // do_try_to_free_pages -> shrink_zones: shrink_node on every node of the zonelist, this CPU's first.
+  std::uint64_t reclaimed = 0;
+  for (std::uint32_t nid : zonelist(node_of(self.id))) reclaimed += co_await shrink_node(self, node(nid), sc);
+  co_return reclaimed;
+}
+
+sim::Task<std::uint64_t> Vmscan::shrink_node(PerCpu& self, PgData& pgdat, ScanControl& sc) {
+  // shrink_node -> shrink_node_memcg: SWAP_CLUSTER_MAX at a time until nr_to_reclaim (SWAP_CLUSTER_MAX) pages of
+  // this node are reclaimed. The priority loop is not modeled: at most two passes over the list (every page needs
+  // two).
   const std::uint64_t max_batches = 2 * (pgdat.present_pages / SWAP_CLUSTER_MAX) + 2;
   std::uint64_t reclaimed = 0;
   for (std::uint64_t b = 0; b < max_batches && reclaimed < SWAP_CLUSTER_MAX; ++b) {

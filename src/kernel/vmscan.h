@@ -56,6 +56,7 @@ struct Kswapd {
 struct PgData {
   PgData(hw::CoherenceModel& model, std::uint64_t present, std::uint64_t min_wmark, SpinlockKind lock_kind);
   Spinlock lru_lock;
+  std::uint32_t node_id = 0;  // pgdat->node_id
   // lruvec->inactive_age (v4.14 mm/workingset.c): the node's eviction clock, one atomic increment per page that
   // __remove_mapping evicts (workingset_eviction); the model has one memcg, hence one lruvec per node.
   hw::Shared<long> inactive_age;
@@ -97,15 +98,22 @@ class Vmscan {
   // head, having been scanned once already (young clear, PG_referenced set) or not.
   void prefill(File& file, std::uint64_t index, std::uint32_t node, bool scanned_once);
 
-  // filemap_fault's miss path for a hole of a sparse file: __page_cache_alloc (direct reclaim below the min
-  // watermark), zero-fill (the hole's readpage), add_to_page_cache_lru through this CPU's pagevec.
+  // filemap_fault's miss path for a hole of a sparse file: __page_cache_alloc (alloc_page_node below), zero-fill
+  // (the hole's readpage), add_to_page_cache_lru through this CPU's pagevec.
   sim::Task<void> page_cache_read(PerCpu& self, File& file, std::uint64_t index);
+  // The node a page-cache allocation on `self` takes its page from (v4.14 __alloc_pages_nodemask): the first node
+  // of the zonelist above its low watermark; else the slow path wakes every node's kswapd and takes the first
+  // node above its min watermark; else direct reclaim (try_to_free_pages) and the first node above min, or this
+  // CPU's node.
+  sim::Task<std::uint32_t> alloc_page_node(PerCpu& self);
+  // The zonelist of `nid` (ZONELIST_FALLBACK): `nid` first, then the other nodes in turn.
+  std::vector<std::uint32_t> zonelist(std::uint32_t nid) const;
   // A page-cache frame that the fault path allocated itself (a page reclaimed between page_cache_read and the
   // fault): account it here and put it on the LRU like any other.
   sim::Task<void> adopt(PerCpu& self, File& file, std::uint64_t index, Pfn pfn);
 
-  // try_to_free_pages on `self`'s node: shrink_inactive_list in SWAP_CLUSTER_MAX batches until nr_to_reclaim
-  // pages were reclaimed or the LRU holds nothing more to isolate. Returns the pages reclaimed.
+  // try_to_free_pages from `self`: shrink_zones runs shrink_node on every node of `self`'s zonelist. Returns the
+  // pages reclaimed.
   sim::Task<std::uint64_t> try_to_free_pages(PerCpu& self);
 
   // --- kswapd (kernel/kswapd.cpp) ---
@@ -120,6 +128,9 @@ class Vmscan {
   sim::Duration kswapd_slice() const;
 
  private:
+  // shrink_node: shrink_inactive_list in SWAP_CLUSTER_MAX batches until nr_to_reclaim pages of `pgdat` were
+  // reclaimed or its LRU holds nothing more to isolate.
+  sim::Task<std::uint64_t> shrink_node(PerCpu& self, PgData& pgdat, ScanControl& sc);
   sim::Task<std::uint64_t> shrink_inactive_list(PerCpu& self, PgData& pgdat, ScanControl& sc, bool& isolated_any);
   sim::Task<std::uint64_t> shrink_page_list(PerCpu& self, PgData& pgdat, ScanControl& sc, std::vector<Pfn>& page_list,
                                             std::vector<Pfn>& keep);
