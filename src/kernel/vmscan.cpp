@@ -1,7 +1,7 @@
 // Models the page-cache reclaim path of Linux v4.14: mm/vmscan.c (try_to_free_pages -> shrink_node ->
 // shrink_inactive_list -> shrink_page_list, page_check_references), mm/swap.c (lru_cache_add, __pagevec_lru_add,
 // lru_add_drain), mm/filemap.c (page_cache_read), mm/rmap.c (page_referenced, try_to_unmap(TTU_BATCH_FLUSH) via
-// kernel/rmap.cpp's try_to_unmap_one) and the min-watermark test of mm/page_alloc.c. Costs are composed from the
+// kernel/rmap.cpp's try_to_unmap_one) and the zonelist walk of mm/page_alloc.c. Costs are composed from the
 // machine's [kernel] section (docs/calibration.md, "Reclaim costs").
 #include "kernel/vmscan.h"
 

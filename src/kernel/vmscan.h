@@ -1,7 +1,8 @@
 // Page-cache reclaim, reduced to what a use-once file-read workload needs, modeled on Linux v4.14 mm/vmscan.c
 // (shrink_inactive_list, shrink_page_list, page_check_references), mm/swap.c (lru_cache_add's per-CPU pagevec),
 // mm/filemap.c (page_cache_read of a hole), mm/rmap.c (rmap_walk_file, page_referenced, try_to_unmap with
-// TTU_BATCH_FLUSH) and mm/page_alloc.c (the min watermark that sends an allocation into direct reclaim).
+// TTU_BATCH_FLUSH) and mm/page_alloc.c (the zonelist walk against the watermarks, which falls back to another node,
+// wakes the kswapds or sends an allocation into direct reclaim).
 // Memory is bounded per node (a parameter, see docs/model.md); each node keeps one inactive file LRU under its
 // lru_lock. The batched flush itself is kernel/rmap.cpp's (try_to_unmap_one, try_to_unmap_flush).
 #pragma once
