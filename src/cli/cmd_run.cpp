@@ -75,6 +75,8 @@ class RunCommand final : public Command {
     c->add_option("--param", spec_.params,
                   "A workload parameter NAME=VALUE (repeatable; a wrong name lists the workload's parameters)");
     c->add_option("--duration", duration_, "Simulated time, e.g. 10ms")->capture_default_str();
+    c->add_option("--warmup", warmup_,
+                  "Simulated time before the measured --duration, e.g. 160ms (default: a tenth of --duration)");
     c->add_option("--seed", spec_.seed, "Random seed")->check(non_negative_integer())->capture_default_str();
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
     c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
@@ -92,13 +94,24 @@ class RunCommand final : public Command {
     if (spec_.duration < sim::microseconds(1) || spec_.duration > sim::milliseconds(60000)) {
       throw InputError(fmt::format("--duration: {} is outside 1us..60s", duration_));
     }
+    if (!warmup_.empty()) {
+      try {
+        spec_.warmup = sim::parse_duration(warmup_);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(fmt::format("--warmup: {}", e.what()));
+      }
+      if (spec_.warmup < sim::Duration{0} || spec_.warmup > sim::milliseconds(60000)) {
+        throw InputError(fmt::format("--warmup: {} is outside 0..60s", warmup_));
+      }
+    }
     trace_.validate();
     std::unique_ptr<TraceSession> session;
     if (trace_.enabled()) {
       session = std::make_unique<TraceSession>(
           trace_, m.cpu_count(), fmt::format("tlbsim {} on {}", spec_.workload, m.name),
-          fmt::format("tlbsim run --machine {} --kernel {} --workload {} --threads {} --duration {} --seed {}", machine_,
-                      spec_.kernel, spec_.workload, spec_.threads, duration_, spec_.seed));
+          fmt::format("tlbsim run --machine {} --kernel {} --workload {} --threads {} --duration {}{} --seed {}",
+                      machine_, spec_.kernel, spec_.workload, spec_.threads, duration_,
+                      warmup_.empty() ? "" : " --warmup " + warmup_, spec_.seed));
     }
     const workloads::RunOutput r = workloads::run_workload(m, spec_, session ? &session->tracer() : nullptr);
     if (session) session->write_files(io.err);
@@ -156,6 +169,7 @@ class RunCommand final : public Command {
   std::string machine_ = "skylake-sp-2s28c";
   workloads::RunSpec spec_;
   std::string duration_ = "10ms";
+  std::string warmup_;  // empty: RunSpec's default, a tenth of the duration
   std::string format_ = "table";
   std::string output_;
   TraceOptions trace_;

@@ -119,6 +119,8 @@ TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
       {{"check", "--mutations", "nosuch"}, "unknown mutation 'nosuch'"},
       {{"check", "--scenario", "madvise_vs_access", "--seed", "-1"}, "--seed: '-1' is negative"},
       {{"run", "--seed", "-1"}, "--seed: '-1' is negative"},
+      {{"run", "--warmup", "5 parsecs"}, "--warmup"},
+      {{"run", "--warmup", "100s"}, "--warmup: 100s is outside 0..60s"},
       {{"run", "--machine", "small-2s2c", "--kernel", "linux-6.2-ppc"}, "a powerpc kernel needs a powerpc64 machine"},
       {{"bench", "contention", "--seed", "-2"}, "--seed: '-2' is negative"},
       {{"run", "--trace", "/tmp/t.json", "--trace-max-events", "-5"}, "--trace-max-events: '-5' is negative"},
@@ -211,6 +213,20 @@ TEST(Cli, RunJsonIsReproducible) {
   }
   EXPECT_EQ(j["metric"]["unit"], "ops/s");
   EXPECT_TRUE(j["counters"].contains("nr_tlb_remote_flush"));
+  EXPECT_EQ(j["warmup_ns"].get<double>(), 20000) << "a tenth of --duration by default";
+}
+
+TEST(Cli, RunWarmupSetsTheUnmeasuredStart) {
+  const Result r = run({"run", "--machine", "small-2s2c", "--threads", "2", "--duration", "200us", "--warmup", "50us",
+                        "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["warmup_ns"].get<double>(), 50000);
+  EXPECT_EQ(j["sim_time_ns"].get<double>(), 200000) << "the measured duration, which follows the warm-up";
+  const Result d = run({"run", "--machine", "small-2s2c", "--threads", "2", "--duration", "200us", "--format", "json"});
+  ASSERT_EQ(d.status, 0) << d.err;
+  EXPECT_GT(j["events"].get<std::uint64_t>(), nlohmann::json::parse(d.out)["events"].get<std::uint64_t>())
+      << "50 us of warm-up simulate more than the default 20 us";
 }
 
 TEST(Cli, RunBadInputExits2) {
