@@ -44,8 +44,8 @@ double counter(const workloads::RunOutput& r, const char* a, const char* b) {
 // How long the points run, in ms of simulated time: seed 001's lru-file-mmap-read points, and the kernel-build points
 // of seeds 001 and 004. The readers' LRU turns over once in about 80 ms at the default memory size; a full point
 // warms up for two turnovers, so that no page of the prefilled layout is left, and measures the next 320 ms
-// (docs/fidelity-notes.md: over 160-480 ms the before kernel swings between 390 and 455 us per page from seed to
-// seed). The quick run measures 40 ms from a 4 ms warm-up, inside the first turnover.
+// (docs/fidelity-notes.md: measured so, the before kernel swings between 403 and 438 us per page over seeds 1-3).
+// The quick run measures 40 ms from a 4 ms warm-up, inside the first turnover.
 std::int64_t lru_read_warmup_ms(bool quick) { return quick ? 4 : 160; }
 std::int64_t lru_read_ms(bool quick) { return quick ? 40 : 320; }
 std::int64_t kernel_build_ms(bool quick) { return quick ? 40 : 200; }
