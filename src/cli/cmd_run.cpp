@@ -86,23 +86,10 @@ class RunCommand final : public Command {
 
   int run(Streams& io) override {
     const hw::Machine m = hw::load_machine(machine_);
-    try {
-      spec_.duration = sim::parse_duration(duration_);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(fmt::format("--duration: {}", e.what()));
-    }
-    if (spec_.duration < sim::microseconds(1) || spec_.duration > sim::milliseconds(60000)) {
-      throw InputError(fmt::format("--duration: {} is outside 1us..60s", duration_));
-    }
+    spec_.duration =
+        duration_option("--duration", duration_, sim::microseconds(1), sim::milliseconds(60000), "1us..60s");
     if (!warmup_.empty()) {
-      try {
-        spec_.warmup = sim::parse_duration(warmup_);
-      } catch (const std::invalid_argument& e) {
-        throw InputError(fmt::format("--warmup: {}", e.what()));
-      }
-      if (spec_.warmup < sim::Duration{0} || spec_.warmup > sim::milliseconds(60000)) {
-        throw InputError(fmt::format("--warmup: {} is outside 0..60s", warmup_));
-      }
+      spec_.warmup = duration_option("--warmup", warmup_, sim::Duration{0}, sim::milliseconds(60000), "0..60s");
     }
     trace_.validate();
     std::unique_ptr<TraceSession> session;
