@@ -54,12 +54,27 @@ TEST(Reproduce, Seed001KernelBuildTimeLiesInItsBand) {
   const auto r = quick({"001"});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_TRUE(find(r[0], "kernel build wall time after / before").within);
-  // The sys ratio misses its band (docs/fidelity-notes.md: with v4.14's zonelist fallback and reclaim of every
-  // node, the lru_lock queueing that sets the time per page is the same in both kernels). That the batched flush
-  // still defers is pinned by LruFileMmapRead.BatchingReplacesPerPageTlbieByOneIpiFanOutPerBatch.
-  const Headline& sys = find(r[0], "sys time after / before (lru-file-mmap-read)");
-  ASSERT_TRUE(sys.tolerance.has_value());
-  EXPECT_GT(sys.simulated, 0.0);
+}
+
+// The headlines the model misses (seed 001's sys ratio, seed 002's time ratio; docs/fidelity-notes.md gives the
+// causes found so far) are still computed from both kernels' runs and judged by their bands: a miss is printed as
+// a miss, and the day the model meets a band the report says so. That the batched flush still defers is pinned by
+// LruFileMmapRead.BatchingReplacesPerPageTlbieByOneIpiFanOutPerBatch; the lazy mm_cpumask by the Hackbench tests.
+TEST(Reproduce, MissedHeadlinesAreComputedAndJudgedByTheirBands) {
+  const auto r = quick({"001", "002"});
+  ASSERT_EQ(r.size(), 2u);
+  for (const Headline* h : {&find(r[0], "sys time after / before (lru-file-mmap-read)"),
+                            &find(r[1], "hackbench time after / before")}) {
+    ASSERT_TRUE(h->tolerance.has_value()) << h->name;
+    ASSERT_TRUE(std::isfinite(h->simulated)) << h->name;
+    EXPECT_GT(h->simulated, 0.5) << h->name << ": a ratio of two runs of the same workload";
+    EXPECT_LT(h->simulated, 2.0) << h->name;
+    const bool in_band = h->simulated >= h->tolerance->first && h->simulated <= h->tolerance->second;
+    EXPECT_EQ(h->within, in_band) << h->name << ": " << h->simulated;
+  }
+  // Seed 001's table has a row per kernel (before, after, the LPID variant), each with its own sys time per page.
+  ASSERT_EQ(r[0].simulated.rows.size(), 3u);
+  for (const auto& row : r[0].simulated.rows) EXPECT_NE(row.at(2), "-") << row.at(0);
 }
 
 TEST(Reproduce, JsonHasTheHeadlineFieldsAndMarkdownEveryTable) {
