@@ -52,6 +52,11 @@ struct KernelConfig {
     return version < KernelVersion{5, 12} ? SpinlockKind::kTestAndSet : SpinlockKind::kQueued;
   }
 
+  // The fair class's policy: EEVDF from v6.6 ("sched/fair: Implement an EEVDF-like scheduling policy"), with the
+  // v6.13 defaults PLACE_LAG, PLACE_DEADLINE_INITIAL, PLACE_REL_DEADLINE, RUN_TO_PARITY and WAKEUP_PREEMPTION
+  // (kernel/sched_fair.cpp); CFS's vruntime-gap wake-up preemption and sched_slice() tick preemption before it.
+  bool sched_eevdf() const { return version >= KernelVersion{6, 6}; }
+
   // do_read_fault's fault-around window in base pages: fault_around_bytes (64 KiB) >> PAGE_SHIFT, used only when it
   // is above 1 (mm/memory.c, from v3.15, "mm: introduce vm_ops->map_pages()"). x86's 4 KiB pages give 16; powerpc64
   // server kernels run 64 KiB base pages (CONFIG_PPC_64K_PAGES), which give 1: no fault-around. None before v3.15.

@@ -85,6 +85,7 @@ TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
   if (runnable) {
     Rq& r = rq(cpu);
     t.on_rq.value = true;
+    if (eevdf()) place_entity(r, t, true, base_slice());
     r.queue.push_back(&t);
     if (r.curr == r.idle) r.need_resched.value = true;
   } else {
@@ -146,13 +147,25 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   pc.cpu.local_irq_disable();
   co_await r.lock.lock(mem, pc.cpu);
   if (r.need_resched.value) co_await mem.write(pc.cpu, r.need_resched, false);  // clear_tsk_need_resched(prev)
+  if (eevdf()) update_curr(r, pc.cpu.now(), base_slice());  // pick_task_fair: charge curr before the pick
   // prev_state: a task that is not TASK_RUNNING here leaves the runqueue (deactivate_task); a wake-up from now on
   // finds it off the runqueue and waits for p->on_cpu to clear before queueing it anywhere.
   const bool prev_runnable = current.is_idle || current.state == TaskState::TASK_RUNNING;
-  if (!prev_runnable) co_await mem.write(pc.cpu, current.on_rq, false);
+  if (!prev_runnable) {
+    if (eevdf()) update_entity_lag(r, &current, current, lag_limit());  // dequeue_entity (DEQUEUE_SLEEP)
+    co_await mem.write(pc.cpu, current.on_rq, false);
+  }
   TaskStruct* next = nullptr;
   if (r.queue.empty() && !prev_runnable) co_await newidle_balance(pc, r);
-  if (!r.queue.empty()) {
+  if (!r.queue.empty() && eevdf()) {
+    // pick_next_task_fair -> pick_eevdf, with prev still the cfs_rq's curr when it stays runnable.
+    next = pick_eevdf(r, prev_runnable && !current.is_idle ? &current : nullptr);
+    if (next != &current) {
+      std::erase(r.queue, next);
+      if (prev_runnable && !current.is_idle) r.queue.push_back(&current);
+      next->vprot = next->deadline;  // set_next_entity: the slice protection of RUN_TO_PARITY
+    }
+  } else if (!r.queue.empty()) {
     next = r.queue.front();
     r.queue.pop_front();
     if (prev_runnable && !current.is_idle) r.queue.push_back(&current);
@@ -169,7 +182,7 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   if (!prev_runnable) ++current.nvcsw;
   r.curr = next;
   next->cpu = current.cpu;
-  r.exec_start = pc.cpu.now();
+  r.exec_start = r.curr_exec_start = pc.cpu.now();
   if (next->is_idle) {
     r.tick_running = false;  // tick_nohz_idle_stop_tick (docs/model.md: stopped at every idle entry)
   } else if (current.is_idle) {
@@ -286,14 +299,25 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned
   co_await r.lock.lock(mem, w.cpu);  // ttwu_queue -> ttwu_do_activate
   p.cpu = target;
   update_avg_idle(r, w.cpu.now());
+  const bool fork = (wake_flags & WF_FORK) != 0;
+  // enqueue_entity: update_curr, then place_entity (ENQUEUE_INITIAL for a new task).
+  const bool deadline_resched = eevdf() && update_curr(r, w.cpu.now(), base_slice());
+  if (eevdf()) place_entity(r, p, fork, base_slice());
   r.queue.push_back(&p);
   co_await mem.write(w.cpu, p.on_rq, true);  // activate_task
   co_await mark_overloaded(w, r);
   // check_preempt_curr -> resched_curr: the target's idle task polls need_resched, so setting it wakes the CPU
-  // without an IPI. A task that slept preempts a running one (check_preempt_wakeup: GENTLE_FAIR_SLEEPERS places
-  // it up to sysctl_sched_latency / 2 behind min_vruntime, past wakeup_gran); a new one does not (START_DEBIT).
-  const bool fork = (wake_flags & WF_FORK) != 0;
-  if (r.curr == r.idle || (!fork && !r.need_resched.value)) co_await mem.write(w.cpu, r.need_resched, true);
+  // without an IPI. CFS (v6.1): a task that slept preempts a running one (check_preempt_wakeup:
+  // GENTLE_FAIR_SLEEPERS places it up to sysctl_sched_latency / 2 behind min_vruntime, past wakeup_gran); a new
+  // one does not (START_DEBIT). EEVDF (check_preempt_wakeup_fair): the woken task preempts only if pick_eevdf()
+  // would now pick it.
+  bool preempt = r.curr == r.idle;
+  if (!preempt && eevdf()) {
+    preempt = deadline_resched || pick_eevdf(r, fair_curr(r)) == &p;
+  } else if (!preempt) {
+    preempt = !fork;
+  }
+  if (preempt && (r.curr == r.idle || !r.need_resched.value)) co_await mem.write(w.cpu, r.need_resched, true);
   co_await r.lock.unlock(mem, w.cpu);
   co_await done();
 }
@@ -379,6 +403,11 @@ std::coroutine_handle<> Sched::on_root_done(std::coroutine_handle<>, std::except
         std::logic_error("BUG: task " + std::to_string(t->pid) + " returned from its body")));
   }
   return std::noop_coroutine();
+}
+
+sim::Duration Sched::lag_limit() const {
+  const sim::Duration tick_nsec = std::chrono::duration_cast<sim::Duration>(std::chrono::seconds(1)) / hz();
+  return std::max(2 * base_slice(), tick_nsec);
 }
 
 std::uint64_t Sched::context_switches() const {

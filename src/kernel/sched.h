@@ -18,6 +18,7 @@
 
 #include "kernel/kernel.h"
 #include "kernel/locks.h"
+#include "kernel/sched_fair.h"
 
 namespace tlbsim::kernel {
 
@@ -63,6 +64,14 @@ class TaskStruct {
   hw::Shared<bool> on_rq;
   hw::Shared<bool> on_cpu;
 
+  // struct sched_entity's EEVDF fields (kernel/sched/fair.c, v6.6+; kernel/sched_fair.cpp), used where
+  // KernelConfig::sched_eevdf(). Every task has the weight of nice 0, so virtual time runs at the rate of real time.
+  sim::Duration vruntime{0};   // se->vruntime
+  sim::Duration deadline{0};   // se->deadline: vruntime + the slice it was issued
+  sim::Duration vlag{0};       // se->vlag: V - vruntime when it left its runqueue, clamped (update_entity_lag)
+  sim::Duration vprot{0};      // the deadline at the point of pick (v6.13 stashes it in se->vlag: RUN_TO_PARITY)
+  bool rel_deadline = false;   // se->rel_deadline: the deadline is kept relative across a migration
+
   // Where this task continues when switched to (its suspended coroutine chain, or its body not yet started).
   std::coroutine_handle<> resume_point;
   // The task's body; owned here and destroyed with the task.
@@ -93,6 +102,7 @@ struct Rq {
   };
   std::array<SchedDomainStats, kSchedDomainLevels> sd;
   sim::SimTime exec_start{};  // when curr was switched in (curr->se.prev_sum_exec_runtime, as a time)
+  sim::SimTime curr_exec_start{};  // curr->se.exec_start: up to when update_curr has charged curr's vruntime
   // The periodic tick (kernel/time/tick-sched.c with NO_HZ_IDLE): runs while curr is not the idle task.
   bool tick_running = false;
   sim::SimTime tick_next{};                // the next tick, on a jiffy boundary
@@ -181,8 +191,17 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Task<void> task_main(TaskStruct& t, sim::Task<void> body);
   sim::Task<void> context_switch(Rq& rq, TaskStruct& prev, TaskStruct& next);
   sim::Task<void> finish_task_switch(TaskStruct& current);
-  // detach_task (sched_balance.cpp): removes from `busiest` (its lock held) the last-queued task allowed on `to`.
-  static TaskStruct* detach_task(Rq& busiest, CpuId to);
+  // detach_task (sched_balance.cpp): removes from `busiest` (its lock held) the last-queued task allowed on `to`;
+  // under EEVDF it leaves with its lag and a relative deadline (dequeue_entity without DEQUEUE_SLEEP).
+  TaskStruct* detach_task(Rq& busiest, CpuId to, sim::SimTime now);
+  // attach_task's enqueue of a migrated task `p` onto `target` (its lock held).
+  void attach_task(Rq& target, TaskStruct& p);
+  // The fair class's policy is EEVDF (sched_fair.h) where the kernel's version has it.
+  bool eevdf() const { return k.config().sched_eevdf(); }
+  // sysctl_sched_base_slice: 0.75 ms, scaled by 1 + ilog2(min(ncpus, 8)).
+  sim::Duration base_slice() const { return eevdf_base_slice(k.ncpus()); }
+  // update_entity_lag's limit: max(2 * slice, TICK_NSEC).
+  sim::Duration lag_limit() const;
   // newidle_balance (sched_balance.cpp): before idling, pull a queued task from the busiest runqueue nearby.
   sim::Task<void> newidle_balance(PerCpu& pc, Rq& r);
   // add_nr_running's rd->overload update after a wakeup queued a task behind a running one.

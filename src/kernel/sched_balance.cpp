@@ -69,12 +69,12 @@ sim::Task<void> Sched::newidle_balance(PerCpu& pc, Rq& r) {
       // Drop this runqueue's lock, detach one task from the busiest, attach it here.
       co_await r.lock.unlock(mem, pc.cpu);
       co_await busiest->lock.lock(mem, pc.cpu);
-      TaskStruct* p = detach_task(*busiest, pc.id);
+      TaskStruct* p = detach_task(*busiest, pc.id, pc.cpu.now());
       co_await busiest->lock.unlock(mem, pc.cpu);
       co_await r.lock.lock(mem, pc.cpu);
       if (p != nullptr) {
         p->cpu = pc.id;
-        r.queue.push_back(p);
+        attach_task(r, *p);
         ++k.counters().sched_migrations;
         pulled = true;
       }
@@ -92,16 +92,28 @@ sim::Task<void> Sched::newidle_balance(PerCpu& pc, Rq& r) {
   if (!stopped) co_await mem.write(pc.cpu, rd_overload_, false);
 }
 
-TaskStruct* Sched::detach_task(Rq& busiest, CpuId to) {
+TaskStruct* Sched::detach_task(Rq& busiest, CpuId to, sim::SimTime now) {
   // detach_tasks: from the tail of the runqueue's task list (the task that waited least), skipping the tasks
   // can_migrate_task refuses for their affinity.
   for (auto it = busiest.queue.rbegin(); it != busiest.queue.rend(); ++it) {
     if (!(*it)->allowed_on(to)) continue;
     TaskStruct* t = *it;
+    if (eevdf()) {
+      // dequeue_entity without DEQUEUE_SLEEP: update_curr, update_entity_lag, and PLACE_REL_DEADLINE.
+      update_curr(busiest, now, base_slice());
+      update_entity_lag(busiest, fair_curr(busiest), *t, lag_limit());
+      t->deadline -= t->vruntime;
+      t->rel_deadline = true;
+    }
     busiest.queue.erase(std::next(it).base());
     return t;
   }
   return nullptr;
+}
+
+void Sched::attach_task(Rq& target, TaskStruct& p) {
+  if (eevdf()) place_entity(target, p, false, base_slice());
+  target.queue.push_back(&p);
 }
 
 sim::Task<void> Sched::mark_overloaded(PerCpu& waker, Rq& target) {

@@ -17,15 +17,9 @@ constexpr sim::Duration kSchedLatency = sim::microseconds(6000);
 constexpr sim::Duration kSchedMinGranularity = sim::microseconds(750);
 constexpr std::size_t kSchedNrLatency = 8;
 
-std::int64_t tunable_scaling(std::uint32_t ncpus) {
-  std::int64_t log = 0;
-  for (std::uint32_t n = std::min<std::uint32_t>(ncpus, 8); n > 1; n >>= 1) ++log;
-  return 1 + log;
-}
-
 // sched_slice() of one of `nr_running` equal-weight tasks: __sched_period(nr_running) / nr_running.
 sim::Duration sched_slice(std::size_t nr_running, std::uint32_t ncpus) {
-  const std::int64_t factor = tunable_scaling(ncpus);
+  const std::int64_t factor = sched_tunable_scaling(ncpus);
   const sim::Duration period = nr_running > kSchedNrLatency
                                    ? kSchedMinGranularity * factor * static_cast<std::int64_t>(nr_running)
                                    : kSchedLatency * factor;
@@ -77,8 +71,11 @@ sim::Task<void> Sched::scheduler_tick(PerCpu& self) {
   co_await r.lock.lock(mem, self.cpu);
   // task_tick_fair -> entity_tick -> check_preempt_tick (only with another task queued): curr has used up its
   // slice of the scheduling period.
+  // EEVDF (task_tick_fair -> entity_tick -> update_curr): curr has consumed the request its deadline was issued for.
   bool resched = false;
-  if (r.curr != r.idle && !r.queue.empty()) {
+  if (eevdf()) {
+    resched = update_curr(r, self.cpu.now(), base_slice());
+  } else if (r.curr != r.idle && !r.queue.empty()) {
     resched = self.cpu.now() - r.exec_start >= sched_slice(r.queue.size() + 1, k.ncpus());
   }
   if (resched && !r.need_resched.value) co_await mem.write(self.cpu, r.need_resched, true);  // resched_curr
@@ -135,7 +132,7 @@ sim::Task<bool> Sched::pull_one_task(PerCpu& pc, Rq& busiest, CpuId to) {
   hw::Memory& mem = k.mem();
   // rq_lock_irqsave: no local timer interrupt may take a runqueue lock while this CPU holds one.
   const bool irqs_were_on = co_await busiest.lock.lock_irqsave(mem, pc.cpu, k.config().spin_lock_flags_enables_irqs());
-  TaskStruct* pulled = detach_task(busiest, to);
+  TaskStruct* pulled = detach_task(busiest, to, pc.cpu.now());
   co_await busiest.lock.unlock(mem, pc.cpu);
   if (pulled == nullptr) {
     if (irqs_were_on) co_await pc.cpu.local_irq_enable();
@@ -144,7 +141,7 @@ sim::Task<bool> Sched::pull_one_task(PerCpu& pc, Rq& busiest, CpuId to) {
   Rq& target = rq(to);
   co_await target.lock.lock(mem, pc.cpu);
   pulled->cpu = to;
-  target.queue.push_back(pulled);
+  attach_task(target, *pulled);
   ++k.counters().sched_migrations;
   // attach_task -> check_preempt_curr: an idle target polls need_resched.
   if (target.curr == target.idle && to != pc.id) co_await mem.write(pc.cpu, target.need_resched, true);
