@@ -7,46 +7,23 @@
 #include <memory>
 #include <vector>
 
+#include "kernel/hog.h"
 #include "kernel/scenario.h"
 #include "kernel/sched.h"
 
 namespace tlbsim::kernel {
 namespace {
 
+using testing::Hog;
+using testing::hog_body;
+using testing::napper;
+using testing::only;
 using testing::Scenario;
 
 KernelConfig v6_13() {
   KernelConfig c;
   c.version = KernelVersion{6, 13};
   return c;
-}
-
-// A CPU-bound task that takes a pending preemption every `step` and records when it was first preempted.
-struct Hog {
-  sim::SimTime first_preempted = sim::SimTime::max();
-  std::uint32_t ran_on = 99;
-};
-
-sim::Task<void> hog_body(Sched& s, TaskStruct& t, Hog& h, sim::Duration step) {
-  for (;;) {
-    h.ran_on = t.cpu.get();
-    co_await s.cpu_of(t).cpu.delay(step);
-    if (s.need_resched(t)) {
-      if (h.first_preempted == sim::SimTime::max()) h.first_preempted = s.cpu_of(t).cpu.now();
-      co_await s.schedule(t);
-    }
-  }
-}
-
-sim::Task<void> napper(Sched& s, TaskStruct& t, sim::Duration nap, WaitQueue& never) {
-  co_await s.sleep(t, nap);
-  co_await s.wait_event(t, never, [] { return false; });
-}
-
-Cpumask only(std::uint32_t ncpus, std::uint32_t cpu) {
-  Cpumask m(ncpus);
-  m.set(CpuId{cpu});
-  return m;
 }
 
 constexpr sim::Duration kStep = sim::microseconds(10);
