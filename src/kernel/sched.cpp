@@ -151,28 +151,20 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   // prev_state: a task that is not TASK_RUNNING here leaves the runqueue (deactivate_task); a wake-up from now on
   // finds it off the runqueue and waits for p->on_cpu to clear before queueing it anywhere.
   const bool prev_runnable = current.is_idle || current.state == TaskState::TASK_RUNNING;
-  if (!prev_runnable) {
-    if (eevdf()) update_entity_lag(r, &current, current, lag_limit());  // dequeue_entity (DEQUEUE_SLEEP)
-    co_await mem.write(pc.cpu, current.on_rq, false);
-  }
   TaskStruct* next = nullptr;
-  if (r.queue.empty() && !prev_runnable) co_await newidle_balance(pc, r);
-  if (!r.queue.empty() && eevdf()) {
-    // pick_next_task_fair -> pick_eevdf, with prev still the cfs_rq's curr when it stays runnable.
-    next = pick_eevdf(r, prev_runnable && !current.is_idle ? &current : nullptr);
-    if (next != &current) {
-      std::erase(r.queue, next);
-      if (prev_runnable && !current.is_idle) r.queue.push_back(&current);
-      next->vprot = next->deadline;  // set_next_entity: the slice protection of RUN_TO_PARITY
-    }
-  } else if (!r.queue.empty()) {
-    next = r.queue.front();
-    r.queue.pop_front();
-    if (prev_runnable && !current.is_idle) r.queue.push_back(&current);
-  } else if (prev_runnable) {
-    next = &current;
+  if (eevdf()) {
+    next = co_await pick_next_task_fair(pc, r, current, prev_runnable);
   } else {
-    next = r.idle;
+    // CFS, reduced to round robin among the queued tasks (docs/model.md, "Preemption").
+    if (!prev_runnable) co_await mem.write(pc.cpu, current.on_rq, false);
+    if (r.queue.empty() && !prev_runnable) co_await newidle_balance(pc, r);
+    if (!r.queue.empty()) {
+      next = r.queue.front();
+      r.queue.pop_front();
+      if (prev_runnable && !current.is_idle) r.queue.push_back(&current);
+    } else {
+      next = prev_runnable ? &current : r.idle;
+    }
   }
   if (next == &current) {
     co_await r.lock.unlock(mem, pc.cpu);
@@ -280,6 +272,7 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned
       co_await locked->lock.unlock(mem, w.cpu);
     }
     const bool still = co_await mem.read(w.cpu, p.on_rq);
+    if (still && p.sched_delayed) co_await requeue_delayed(w, *locked, p);
     if (still) p.state = TaskState::TASK_RUNNING;
     co_await locked->lock.unlock(mem, w.cpu);
     if (still) {

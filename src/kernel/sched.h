@@ -71,6 +71,7 @@ class TaskStruct {
   sim::Duration vlag{0};       // se->vlag: V - vruntime when it left its runqueue, clamped (update_entity_lag)
   sim::Duration vprot{0};      // the deadline at the point of pick (v6.13 stashes it in se->vlag: RUN_TO_PARITY)
   bool rel_deadline = false;   // se->rel_deadline: the deadline is kept relative across a migration
+  bool sched_delayed = false;  // se->sched_delayed: asleep but left on its runqueue until picked (DELAY_DEQUEUE)
 
   // Where this task continues when switched to (its suspended coroutine chain, or its body not yet started).
   std::coroutine_handle<> resume_point;
@@ -196,6 +197,14 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   TaskStruct* detach_task(Rq& busiest, CpuId to, sim::SimTime now);
   // attach_task's enqueue of a migrated task `p` onto `target` (its lock held).
   void attach_task(Rq& target, TaskStruct& p);
+  // pick_next_task_fair under EEVDF (sched_fair.cpp), in schedule() with `r` locked: prev leaves the runqueue if it
+  // sleeps (deactivate_task), or stays on it as sched_delayed while it is not eligible (DELAY_DEQUEUE); a delayed
+  // task that pick_eevdf() picks is dequeued then, and the pick runs again; an empty runqueue balances (newidle).
+  // Returns the task to run: `current` to keep it, the idle task to idle.
+  sim::Task<TaskStruct*> pick_next_task_fair(PerCpu& pc, Rq& r, TaskStruct& current, bool prev_runnable);
+  // ttwu_runnable of a sched_delayed task `p` on `r` (locked): enqueue_task(ENQUEUE_DELAYED) ->
+  // requeue_delayed_entity (DELAY_ZERO: re-placed with zero lag if its lag is positive), then wakeup_preempt.
+  sim::Task<void> requeue_delayed(PerCpu& w, Rq& r, TaskStruct& p);
   // The fair class's policy is EEVDF (sched_fair.h) where the kernel's version has it.
   bool eevdf() const { return k.config().sched_eevdf(); }
   // sysctl_sched_base_slice: 0.75 ms, scaled by 1 + ilog2(min(ncpus, 8)).

@@ -96,7 +96,8 @@ TaskStruct* Sched::detach_task(Rq& busiest, CpuId to, sim::SimTime now) {
   // detach_tasks: from the tail of the runqueue's task list (the task that waited least), skipping the tasks
   // can_migrate_task refuses for their affinity.
   for (auto it = busiest.queue.rbegin(); it != busiest.queue.rend(); ++it) {
-    if (!(*it)->allowed_on(to)) continue;
+    // A sched_delayed task is asleep: it leaves its runqueue when picked or requeues when woken, never migrates.
+    if (!(*it)->allowed_on(to) || (*it)->sched_delayed) continue;
     TaskStruct* t = *it;
     if (eevdf()) {
       // dequeue_entity without DEQUEUE_SLEEP: update_curr, update_entity_lag, and PLACE_REL_DEADLINE.

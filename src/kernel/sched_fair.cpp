@@ -121,4 +121,64 @@ TaskStruct* pick_eevdf(Rq& r, TaskStruct* curr) {
   return best != nullptr ? best : r.queue.front();
 }
 
+// ---- The fair class's side of schedule() and try_to_wake_up() under EEVDF.
+
+sim::Task<TaskStruct*> Sched::pick_next_task_fair(PerCpu& pc, Rq& r, TaskStruct& current, bool prev_runnable) {
+  hw::Memory& mem = k.mem();
+  if (!prev_runnable) {
+    // try_to_block_task -> dequeue_entity(DEQUEUE_SLEEP): with DELAY_DEQUEUE a task that is not eligible stays
+    // queued (put_prev_entity puts it back in the tree) until it is picked or woken. A dying task's special state
+    // (DEQUEUE_SPECIAL) is never delayed.
+    if (current.state != TaskState::TASK_DEAD && !entity_eligible(r, &current, current)) {
+      current.sched_delayed = true;
+      r.queue.push_back(&current);
+    } else {
+      update_entity_lag(r, &current, current, lag_limit());
+      co_await mem.write(pc.cpu, current.on_rq, false);
+    }
+  }
+  TaskStruct* curr = prev_runnable && !current.is_idle ? &current : nullptr;
+  for (;;) {
+    if (r.queue.empty()) {
+      if (curr != nullptr) co_return curr;
+      co_await newidle_balance(pc, r);
+      if (r.queue.empty()) co_return r.idle;
+    }
+    TaskStruct* se = pick_eevdf(r, curr);
+    if (se->sched_delayed) {
+      // pick_next_entity -> dequeue_entities(DEQUEUE_SLEEP | DEQUEUE_DELAYED), then pick again.
+      update_entity_lag(r, curr, *se, lag_limit());
+      std::erase(r.queue, se);
+      se->sched_delayed = false;
+      if (se->vlag > sim::Duration{0}) se->vlag = sim::Duration{0};  // DELAY_ZERO
+      co_await mem.write(pc.cpu, se->on_rq, false);
+      continue;
+    }
+    if (se != &current) {
+      std::erase(r.queue, se);
+      if (curr != nullptr) r.queue.push_back(&current);  // put_prev_entity
+      se->vprot = se->deadline;  // set_next_entity: RUN_TO_PARITY's protection
+    }
+    co_return se;
+  }
+}
+
+sim::Task<void> Sched::requeue_delayed(PerCpu& w, Rq& r, TaskStruct& p) {
+  TaskStruct* curr = fair_curr(r);
+  update_entity_lag(r, curr, p, lag_limit());
+  if (p.vlag > sim::Duration{0}) {  // DELAY_ZERO: back at V with zero lag
+    std::erase(r.queue, &p);
+    p.vlag = sim::Duration{0};
+    place_entity(r, p, false, base_slice());
+    r.queue.push_back(&p);
+  }
+  p.sched_delayed = false;
+  // ttwu_runnable -> wakeup_preempt (check_preempt_wakeup_fair: update_curr, then pick_eevdf), unless p is still
+  // on its CPU.
+  const bool on_cpu = co_await k.mem().read(w.cpu, p.on_cpu);
+  if (on_cpu || r.need_resched.value) co_return;
+  const bool preempt = update_curr(r, w.cpu.now(), base_slice()) || pick_eevdf(r, curr) == &p;
+  if (preempt) co_await k.mem().write(w.cpu, r.need_resched, true);
+}
+
 }  // namespace tlbsim::kernel

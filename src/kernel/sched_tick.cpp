@@ -114,7 +114,7 @@ sim::Task<Rq*> Sched::find_busiest_queue(PerCpu& pc, CpuId to) {
       Rq& other = rq(c);
       co_await mem.touch(pc.cpu, other.lock_line(), hw::Access::kLoad);
       const auto movable = std::count_if(other.queue.begin(), other.queue.end(), [to](const TaskStruct* t) {
-        return t->allowed_on(to);  // can_migrate_task
+        return t->allowed_on(to) && !t->sched_delayed;  // can_migrate_task; a delayed task is asleep
       });
       // A runqueue is busy when it has a task queued behind a running one (nr_running >= 2); one whose CPU is idle
       // with a task just queued is about to run it.

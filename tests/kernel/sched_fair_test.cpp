@@ -138,6 +138,12 @@ TEST(SchedFair, TheTickPreemptsAHogWhoseRequestIsConsumed) {
   EXPECT_EQ(s.k.counters().sched_migrations, 0u);
 }
 
+sim::Task<void> forker(Sched& s, TaskStruct& t, TaskStruct& child, WaitQueue& never) {
+  co_await s.cpu_of(t).cpu.delay(sim::microseconds(10));
+  co_await s.wake_up_new_task(t, child);
+  co_await s.wait_event(t, never, [] { return false; });
+}
+
 TEST(SchedFair, AWokenTaskWaitsWhileTheRunningTaskIsInsideItsSlice) {
   Scenario s(v6_13());
   Sched sched(s.k);
@@ -147,13 +153,15 @@ TEST(SchedFair, AWokenTaskWaitsWhileTheRunningTaskIsInsideItsSlice) {
   Hog h;
   TaskStruct& n = sched.create_task("napper", &mm, CpuId{0},
                                     [&](TaskStruct& t) { return napper(sched, t, sim::microseconds(100), never); });
-  TaskStruct& hog = sched.create_task("hog", &mm, CpuId{0}, [&](TaskStruct& t) { return hog_body(sched, t, h, kStep); });
+  TaskStruct& hog = sched.create_task(
+      "hog", &mm, CpuId{0}, [&](TaskStruct& t) { return hog_body(sched, t, h, kStep); }, false);
   n.cpus_allowed = only(s.k.ncpus(), 0);
   hog.cpus_allowed = only(s.k.ncpus(), 0);
+  sched.create_task("forker", &mm, CpuId{2}, [&](TaskStruct& t) { return forker(sched, t, hog, never); });
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(5));
-  // The napper runs first and sleeps; the hog is picked with a deadline 1.5 ms on (the protection of
-  // RUN_TO_PARITY). The napper's wake-up at 100 us places it level with the hog, which stays eligible and
-  // protected: no preemption (CFS preempts at once here, SchedTick.AWokenSleeperPreemptsAtOnceANewTaskWaitsForTheTick).
+  // The napper sleeps alone on cpu0, so it leaves the runqueue with no lag; the hog, forked onto cpu0 at 10 us,
+  // gets a first request of 1.5 ms. The napper's wake-up at 100 us places it at V, level with the hog and with a
+  // later deadline: no preemption (CFS preempts at once here: SchedTick.AWokenSleeperPreemptsAtOnceANewTaskWaitsForTheTick).
   // The 4 ms tick finds the hog's request consumed, and the napper, now the eligible one, runs.
   EXPECT_GE(h.first_preempted, sim::kTimeZero + sim::milliseconds(4));
   EXPECT_LT(h.first_preempted, sim::kTimeZero + sim::milliseconds(4) + sim::microseconds(50));
@@ -181,6 +189,76 @@ TEST(SchedFair, AMigratedTaskKeepsWhatIsLeftOfItsDeadline) {
   EXPECT_NE(b.ran_on, 99u);
   EXPECT_NE(b.ran_on, 0u);
   EXPECT_EQ(tb.deadline - tb.vruntime, request);
+}
+
+// Runs for `run`, sleeps on `wq` until `go`, records the CPU it woke on, then sleeps for good.
+sim::Task<void> run_then_wait(Sched& s, TaskStruct& t, sim::Duration run, WaitQueue& wq, const bool& go,
+                              std::uint32_t& woke_on) {
+  co_await s.cpu_of(t).cpu.delay(run);
+  co_await s.wait_event(t, wq, [&go] { return go; });
+  woke_on = t.cpu.get();
+  co_await s.wait_event(t, wq, [] { return false; });
+}
+
+sim::Task<void> wake_at(Sched& s, TaskStruct& t, sim::Duration at, WaitQueue& wq, bool& go, WaitQueue& never) {
+  co_await s.cpu_of(t).cpu.delay(at);
+  go = true;
+  co_await s.wake_up(t, wq);
+  co_await s.wait_event(t, never, [] { return false; });
+}
+
+// A task `n` on cpu0 that runs 0.5 ms and sleeps, with a hog pinned there; with `waker`, a task on cpu4 wakes `n`
+// at 2.5 ms. Runs until `until`.
+struct DelayedSleeper {
+  explicit DelayedSleeper(bool waker, sim::Duration until) {
+    sched.start();
+    TaskStruct& tn = sched.create_task("n", &mm, CpuId{0}, [&](TaskStruct& t) {
+      return run_then_wait(sched, t, sim::microseconds(500), wq, go, woke_on);
+    });
+    TaskStruct& ta = sched.create_task("a", &mm, CpuId{0}, [&](TaskStruct& t) { return hog_body(sched, t, a, kStep); });
+    ta.cpus_allowed = only(s.k.ncpus(), 0);
+    if (waker) {
+      sched.create_task("w", &mm, CpuId{4},
+                        [&](TaskStruct& t) { return wake_at(sched, t, sim::microseconds(2500), wq, go, never); });
+    }
+    s.sys.scheduler().run(sim::kTimeZero + sim::microseconds(1000));
+    delayed_at_1ms = tn.on_rq.value && tn.sched_delayed;
+    s.sys.scheduler().run(sim::kTimeZero + until);
+    n = &tn;
+  }
+  Scenario s{v6_13()};
+  Sched sched{s.k};
+  MmStruct& mm = s.k.new_mm();
+  WaitQueue wq{s.sys.coherence(), "wq", s.k.config().spinlock_kind()};
+  WaitQueue never{s.sys.coherence(), "never", s.k.config().spinlock_kind()};
+  bool go = false;
+  std::uint32_t woke_on = 99;
+  Hog a;
+  bool delayed_at_1ms = false;
+  TaskStruct* n = nullptr;
+};
+
+TEST(SchedFair, ATaskThatSleepsAheadOfItsShareStaysQueuedAndWakesWhereItWas) {
+  DelayedSleeper d(true, sim::microseconds(3000));
+  // n slept 0.5 ms ahead of the hog (V = 0.25 ms): not eligible, so DELAY_DEQUEUE left it on cpu0's runqueue.
+  EXPECT_TRUE(d.delayed_at_1ms);
+  // Its wake-up found it still queued (ttwu_runnable): requeued on cpu0 with no select_task_rq, although cpu1-3
+  // of its LLC were idle; the hog's consumed request (1.5 ms) let it run at once.
+  EXPECT_EQ(d.woke_on, 0u);
+  EXPECT_EQ(d.s.k.counters().sched_migrations, 0u);
+  EXPECT_GE(d.a.first_preempted, sim::kTimeZero + sim::microseconds(2500));
+  EXPECT_LT(d.a.first_preempted, sim::kTimeZero + sim::microseconds(2550));
+}
+
+TEST(SchedFair, ADelayedTaskLeavesItsRunqueueWhenPicked) {
+  DelayedSleeper d(false, sim::microseconds(4100));
+  EXPECT_TRUE(d.delayed_at_1ms);
+  // The 4 ms tick ends the hog's request; pick_eevdf picks the delayed n (eligible now, earliest deadline), which
+  // is dequeued then, with its positive lag dropped (DELAY_ZERO); the hog runs on.
+  EXPECT_FALSE(d.n->on_rq.value);
+  EXPECT_FALSE(d.n->sched_delayed);
+  EXPECT_EQ(d.n->vlag, sim::Duration{0});
+  EXPECT_EQ(d.woke_on, 99u);
 }
 
 }  // namespace
