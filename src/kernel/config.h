@@ -56,6 +56,10 @@ struct KernelConfig {
   // v6.13 defaults PLACE_LAG, PLACE_DEADLINE_INITIAL, PLACE_REL_DEADLINE, RUN_TO_PARITY and WAKEUP_PREEMPTION
   // (kernel/sched_fair.cpp); CFS's vruntime-gap wake-up preemption and sched_slice() tick preemption before it.
   bool sched_eevdf() const { return version >= KernelVersion{6, 6}; }
+  // EEVDF's delayed dequeue and what came with it in v6.12 (Peter Zijlstra's "Complete EEVDF" series): DELAY_DEQUEUE
+  // and DELAY_ZERO (a sleeper that is not eligible stays queued until picked or woken) and PLACE_REL_DEADLINE (a
+  // migrating task keeps its relative deadline).
+  bool sched_delay_dequeue() const { return version >= KernelVersion{6, 12}; }
 
   // do_read_fault's fault-around window in base pages: fault_around_bytes (64 KiB) >> PAGE_SHIFT, used only when it
   // is above 1 (mm/memory.c, from v3.15, "mm: introduce vm_ops->map_pages()"). x86's 4 KiB pages give 16; powerpc64

@@ -103,8 +103,10 @@ TaskStruct* Sched::detach_task(Rq& busiest, CpuId to, sim::SimTime now) {
       // dequeue_entity without DEQUEUE_SLEEP: update_curr, update_entity_lag, and PLACE_REL_DEADLINE.
       update_curr(busiest, now, base_slice());
       update_entity_lag(busiest, fair_curr(busiest), *t, lag_limit());
-      t->deadline -= t->vruntime;
-      t->rel_deadline = true;
+      if (k.config().sched_delay_dequeue()) {
+        t->deadline -= t->vruntime;
+        t->rel_deadline = true;
+      }
     }
     busiest.queue.erase(std::next(it).base());
     return t;

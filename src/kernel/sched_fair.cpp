@@ -129,7 +129,8 @@ sim::Task<TaskStruct*> Sched::pick_next_task_fair(PerCpu& pc, Rq& r, TaskStruct&
     // try_to_block_task -> dequeue_entity(DEQUEUE_SLEEP): with DELAY_DEQUEUE a task that is not eligible stays
     // queued (put_prev_entity puts it back in the tree) until it is picked or woken. A dying task's special state
     // (DEQUEUE_SPECIAL) is never delayed.
-    if (current.state != TaskState::TASK_DEAD && !entity_eligible(r, &current, current)) {
+    if (k.config().sched_delay_dequeue() && current.state != TaskState::TASK_DEAD &&
+        !entity_eligible(r, &current, current)) {
       current.sched_delayed = true;
       r.queue.push_back(&current);
     } else {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "kernel/hog.h"
@@ -44,6 +45,19 @@ struct Entities {
     return *tasks.back();
   }
 };
+
+TEST(SchedFair, EevdfFromV66AndItsDelayedDequeueFromV612) {
+  KernelConfig c;
+  for (const auto& [v, eevdf, delay] : {std::tuple{KernelVersion{6, 2}, false, false},
+                                        std::tuple{KernelVersion{6, 6}, true, false},
+                                        std::tuple{KernelVersion{6, 11}, true, false},
+                                        std::tuple{KernelVersion{6, 12}, true, true},
+                                        std::tuple{KernelVersion{6, 13}, true, true}}) {
+    c.version = v;
+    EXPECT_EQ(c.sched_eevdf(), eevdf) << v.str();
+    EXPECT_EQ(c.sched_delay_dequeue(), delay) << v.str();
+  }
+}
 
 TEST(SchedFair, TheBaseSliceScalesWithTheLogOfUpToEightCpus) {
   EXPECT_EQ(eevdf_base_slice(1), sim::microseconds(750));
