@@ -86,10 +86,12 @@ TEST(LruFileMmapRead, BatchingReplacesPerPageTlbieByOneIpiFanOutPerBatch) {
   EXPECT_LT(lpid.json["counters"]["ipis_sent"].get<std::uint64_t>(), vmscan(lpid, "pgsteal_direct"));
 }
 
-// The seed's headline in the model's terms: system time per page read (sys for a fixed amount of work) falls with
-// batching, by the flushes the reclaimer no longer issues; user time per page does not change (interrupt time is
-// system time).
-TEST(LruFileMmapRead, BatchingCutsSystemTimePerPageRead) {
+// In the first millisecond after the warm-up, before 64 readers settle into queueing on lru_lock, system time per
+// page read (sys for a fixed amount of work) falls with batching, by the flushes the reclaimer no longer issues;
+// user time per page does not change (interrupt time is system time). In the steady state the lock queueing is
+// the same in both kernels and the gain is gone (docs/fidelity-notes.md, seed 001): this pins the mechanism, not
+// the headline.
+TEST(LruFileMmapRead, BatchingCutsSystemTimePerPageReadBeforeTheLruLockQueueSettles) {
   const auto per_page = [](const RunOutput& r, const char* key) {
     return r.json["counters"][key].get<double>() / static_cast<double>(r.json["ops"].get<std::uint64_t>());
   };
