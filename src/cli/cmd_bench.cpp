@@ -52,15 +52,8 @@ class BenchCommand final : public Command {
 
   int run(Streams& io) override {
     const hw::Machine m = hw::load_machine(machine_);
-    sim::Duration duration;
-    try {
-      duration = sim::parse_duration(duration_);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(fmt::format("--duration: {}", e.what()));
-    }
-    if (duration < sim::nanoseconds(10) || duration > sim::milliseconds(1000)) {
-      throw InputError(fmt::format("--duration: {} is outside 10ns..1s", duration_));
-    }
+    const sim::Duration duration =
+        duration_option("--duration", duration_, sim::nanoseconds(10), sim::milliseconds(1000), "10ns..1s");
     const std::vector<std::uint32_t> cpus =
         cpus_.empty() ? default_cpus(m) : parse_int_list(cpus_, "--cpus", 1, m.cpu_count());
     std::vector<std::string> patterns;

@@ -83,12 +83,8 @@ class CheckCommand final : public Command {
 
   int run(Streams& io) override {
     if (!time_.empty()) {
-      try {
-        spec_.time_limit_s = sim::to_seconds(sim::parse_duration(time_));
-      } catch (const std::invalid_argument& e) {
-        throw InputError(fmt::format("--time: {}", e.what()));
-      }
-      if (spec_.time_limit_s <= 0 || spec_.time_limit_s > 86400) throw InputError("--time must be within 1ms..24h");
+      spec_.time_limit_s = sim::to_seconds(
+          duration_option("--time", time_, sim::milliseconds(1), sim::milliseconds(86'400'000), "1ms..24h"));
     }
     if (hardware_ > 1000) throw InputError("--hardware must be at most 1000");
     if (!replay_.empty()) return run_replay(io);

@@ -111,6 +111,8 @@ TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
       {{"bench", "contention", "--duration", "100s"}, "outside 10ns..1s"},
       {{"bench", "contention", "--format", "xml"}, "--format"},
       {{"check", "--scenario", "nosuch"}, "unknown scenario 'nosuch'"},
+      {{"check", "--scenario", "madvise_vs_access", "--time", "90000s"}, "--time: 90000s is outside 1ms..24h"},
+      {{"check", "--scenario", "madvise_vs_access", "--time", "soon"}, "--time: "},
       {{"check", "--mutation", "nosuch"}, "unknown mutation 'nosuch'"},
       {{"check", "--scenario", "madvise_vs_access", "--strategy", "dfs"}, "unknown strategy 'dfs'"},
       {{"check", "--scenario", "madvise_vs_access", "--budget", "0"}, "--budget must be between"},
