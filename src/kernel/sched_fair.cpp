@@ -44,6 +44,9 @@ VruntimeSum sum_vruntime(const Rq& r, const TaskStruct* curr) {
   return s;
 }
 
+// vruntime_eligible(): (v - base) * load <= the sum of keys, without the division's rounding.
+bool eligible_in(const VruntimeSum& s, const TaskStruct& se) { return (se.vruntime - s.base).count() * s.n <= s.keys; }
+
 }  // namespace
 
 std::int64_t sched_tunable_scaling(std::uint32_t ncpus) {
@@ -65,9 +68,7 @@ sim::Duration avg_vruntime(const Rq& r, const TaskStruct* curr) {
 }
 
 bool entity_eligible(const Rq& r, const TaskStruct* curr, const TaskStruct& se) {
-  // vruntime_eligible(): (v - base) * load <= sum of keys, without the division's rounding.
-  const VruntimeSum s = sum_vruntime(r, curr);
-  return (se.vruntime - s.base).count() * s.n <= s.keys;
+  return eligible_in(sum_vruntime(r, curr), se);
 }
 
 bool update_curr(Rq& r, sim::SimTime now, sim::Duration slice) {
@@ -108,13 +109,14 @@ TaskStruct* pick_eevdf(Rq& r, TaskStruct* curr) {
   const std::size_t n = r.queue.size() + (curr != nullptr ? 1 : 0);
   if (n == 0) return nullptr;
   if (n == 1) return curr != nullptr ? curr : r.queue.front();
-  TaskStruct* keep = curr != nullptr && entity_eligible(r, curr, *curr) ? curr : nullptr;
+  const VruntimeSum sum = sum_vruntime(r, curr);
+  TaskStruct* keep = curr != nullptr && eligible_in(sum, *curr) ? curr : nullptr;
   // RUN_TO_PARITY: once picked, run until no longer eligible or until a new slice is issued.
   if (keep != nullptr && keep->vprot == keep->deadline) return keep;
   // The earliest deadline among the eligible; equal deadlines in the order queued (the rbtree's rb_add).
   TaskStruct* best = nullptr;
   for (TaskStruct* t : r.queue) {
-    if ((best == nullptr || t->deadline < best->deadline) && entity_eligible(r, curr, *t)) best = t;
+    if ((best == nullptr || t->deadline < best->deadline) && eligible_in(sum, *t)) best = t;
   }
   if (keep != nullptr && (best == nullptr || keep->deadline < best->deadline)) best = keep;
   // Some entity is always eligible (V is their mean); the fallback only guards the arithmetic.
