@@ -59,6 +59,7 @@ nlohmann::json KernelCounters::to_json() const {
                          {"CALL_FUNCTION_SINGLE_VECTOR", ipis_call_function_single}};
   j["cr3_loads_by_cause"] = {{"switch_mm", cr3_switch_mm}, {"to_init_mm", cr3_to_init_mm}, {"flush", cr3_flush}};
   j["context_switches"] = context_switches;
+  j["nonvoluntary_ctxt_switches"] = nivcsw;
   j["Local timer interrupts"] = irq_timer_count;
   j["idle_state_usage"] = idle_state_usage;
   j["page_faults"] = page_faults;

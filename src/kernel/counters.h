@@ -54,6 +54,9 @@ struct KernelCounters {
   std::uint64_t cr3_to_init_mm = 0;           // leaving an mm for init_mm (leave_mm, lazy flush IPI, idle),
   std::uint64_t cr3_flush = 0;                // and rewriting CR3 to flush (flush_tlb_local)
   std::uint64_t context_switches = 0;
+  // Of them, switches away from a task still runnable (preempted): the sum of the tasks' nivcsw, which
+  // /proc/PID/status prints as nonvoluntary_ctxt_switches. The idle task's switches are not counted.
+  std::uint64_t nivcsw = 0;
   std::uint64_t sched_migrations = 0;  // tasks pulled by newidle balancing
   std::uint64_t irq_timer_count = 0;  // local timer interrupts (hrtimer expiries)
   std::vector<std::uint64_t> idle_state_usage;  // entries into each idle state (cpuidle "usage"), polling first

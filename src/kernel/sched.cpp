@@ -171,7 +171,12 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
     co_await pc.cpu.local_irq_enable();
     co_return;
   }
-  if (!prev_runnable) ++current.nvcsw;
+  if (!prev_runnable) {
+    ++current.nvcsw;
+  } else if (!current.is_idle) {
+    ++current.nivcsw;
+    ++k.counters().nivcsw;
+  }
   r.curr = next;
   next->cpu = current.cpu;
   r.exec_start = r.curr_exec_start = pc.cpu.now();

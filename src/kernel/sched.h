@@ -53,6 +53,7 @@ class TaskStruct {
   // The affinity test of select_task_rq and can_migrate_task: cpus_allowed is empty or holds `c`.
   bool allowed_on(CpuId c) const { return cpus_allowed.size() == 0 || cpus_allowed.test(c); }
   std::uint64_t nvcsw = 0;           // voluntary context switches
+  std::uint64_t nivcsw = 0;          // involuntary ones (preempted while runnable)
   // record_wakee: the last task this one woke, and how often that changed (halved once a second).
   std::uint32_t last_wakee_pid = 0;
   std::uint32_t wakee_flips = 0;

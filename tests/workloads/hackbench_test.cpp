@@ -34,6 +34,19 @@ TEST(Hackbench, RunsCleanOnBothSidesOfSeed002OverSeeds) {
   }
 }
 
+// The fair class of the kernel decides how often a woken worker preempts a running one: under v5.17's CFS every
+// woken sleeper does; under v6.13's EEVDF only one that pick_eevdf() would pick, and RUN_TO_PARITY lets the running
+// task finish its request first (kernel/sched_fair.cpp).
+TEST(Hackbench, EevdfPreemptsLessOftenThanCfs) {
+  const auto share = [](const RunOutput& r) {
+    const auto& c = r.json["counters"];
+    return c["nonvoluntary_ctxt_switches"].get<double>() / c["context_switches"].get<double>();
+  };
+  const RunOutput cfs = run("linux-5.17", 4, 1), eevdf = run("linux-6.13", 4, 1);
+  EXPECT_GT(share(cfs), 0.3);
+  EXPECT_LT(share(eevdf), 0.8 * share(cfs)) << share(eevdf) << " vs " << share(cfs);
+}
+
 TEST(Hackbench, Seed002TurnsMostCpumaskRmwsIntoReads) {
   const RunOutput before = run("linux-6.13", 4, 1), after = run("linux-6.13-seed002", 4, 1);
   EXPECT_LT(cpumask_rmws(after) * 3, cpumask_rmws(before)) << cpumask_rmws(after) << " vs " << cpumask_rmws(before);
