@@ -22,7 +22,7 @@ namespace tlbsim::cli {
 
 namespace {
 
-// Built-in kernel profiles (configs/kernels), with their arch, release, seed and role.
+// Built-in kernel profiles (configs/kernels), with their arch, release, fair-class policy, seed and role.
 class KernelListing final : public Listing {
  public:
   std::vector<std::pair<std::string, std::string>> rows() const override {
@@ -30,7 +30,9 @@ class KernelListing final : public Listing {
     for (const std::string& name : kernel::builtin_kernel_names()) {
       const kernel::KernelProfile p = kernel::load_kernel_profile(name);
       const std::string seed = p.seed.empty() ? "" : fmt::format(", seed {} {}", p.seed, p.role);
-      out.emplace_back(p.name, fmt::format("[{} {}{}] {}", p.config.arch, p.config.version.str(), seed, p.description));
+      const char* fair = p.config.sched_eevdf() ? "EEVDF" : "CFS";
+      out.emplace_back(p.name, fmt::format("[{} {} {}{}] {}", p.config.arch, p.config.version.str(), fair, seed,
+                                           p.description));
     }
     return out;
   }
