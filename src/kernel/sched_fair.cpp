@@ -144,7 +144,9 @@ sim::Task<TaskStruct*> Sched::pick_next_task_fair(PerCpu& pc, Rq& r, TaskStruct&
   for (;;) {
     if (r.queue.empty()) {
       if (curr != nullptr) co_return curr;
-      co_await newidle_balance(pc, r);
+      // The idle task rescheduled with nothing queued stays idle; newidle balancing runs on the way to idle, as in
+      // the CFS path (docs/model.md, "Scheduler tick").
+      if (!prev_runnable) co_await newidle_balance(pc, r);
       if (r.queue.empty()) co_return r.idle;
     }
     TaskStruct* se = pick_eevdf(r, curr);
