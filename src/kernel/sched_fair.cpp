@@ -1,7 +1,7 @@
 // Models the EEVDF policy of the fair class, kernel/sched/fair.c of Linux v6.13 (update_curr / update_deadline,
 // avg_vruntime, entity_eligible, update_entity_lag, place_entity, pick_eevdf). The callers (schedule,
 // try_to_wake_up, the tick, load balancing) choose this policy where KernelConfig::sched_eevdf() holds;
-// docs/model.md ("Preemption") lists what is left out.
+// docs/model.md ("EEVDF") lists what is left out.
 #include "kernel/sched_fair.h"
 
 #include <algorithm>
