@@ -180,6 +180,7 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   r.curr = next;
   next->cpu = current.cpu;
   r.exec_start = r.curr_exec_start = pc.cpu.now();
+  current.exec_start = next->exec_start = pc.cpu.now();
   if (next->is_idle) {
     r.tick_running = false;  // tick_nohz_idle_stop_tick (docs/model.md: stopped at every idle entry)
   } else if (current.is_idle) {

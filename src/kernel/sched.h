@@ -52,6 +52,9 @@ class TaskStruct {
   bool is_idle = false;
   // The affinity test of select_task_rq and can_migrate_task: cpus_allowed is empty or holds `c`.
   bool allowed_on(CpuId c) const { return cpus_allowed.size() == 0 || cpus_allowed.test(c); }
+  // se.exec_start as task_hot reads it: when it was last switched in or out; none before it first ran (a new task's
+  // zero, which lies far behind the kernel's rq clock).
+  std::optional<sim::SimTime> exec_start;
   std::uint64_t nvcsw = 0;           // voluntary context switches
   std::uint64_t nivcsw = 0;          // involuntary ones (preempted while runnable)
   // record_wakee: the last task this one woke, and how often that changed (halved once a second).
@@ -179,6 +182,10 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Task<void> exit_to_user_mode(TaskStruct& current);
   // The scheduler tick's period, 1 s / HZ; zero when the tick is off.
   sim::Duration tick_period() const { return tick_period_; }
+  // task_hot() of can_migrate_task (sched_balance.cpp): `p` ran within sysctl_sched_migration_cost (0.5 ms) and
+  // `to` is not an SMT sibling of its CPU, so load balancing leaves it where its cache is. **S**: no
+  // nr_balance_failed > cache_nice_tries escape (docs/model.md).
+  bool task_hot(const TaskStruct& p, CpuId to, sim::SimTime now);
   // do_task_dead(): the final schedule() of an exiting task.
   sim::Task<void> do_task_dead(TaskStruct& current);
 
@@ -193,7 +200,7 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Task<void> task_main(TaskStruct& t, sim::Task<void> body);
   sim::Task<void> context_switch(Rq& rq, TaskStruct& prev, TaskStruct& next);
   sim::Task<void> finish_task_switch(TaskStruct& current);
-  // detach_task (sched_balance.cpp): removes from `busiest` (its lock held) the last-queued task allowed on `to`;
+  // detach_task (sched_balance.cpp): removes from `busiest` (its lock held) the last-queued task that may move to `to`;
   // under EEVDF it leaves with its lag and a relative deadline (dequeue_entity without DEQUEUE_SLEEP).
   TaskStruct* detach_task(Rq& busiest, CpuId to, sim::SimTime now);
   // attach_task's enqueue of a migrated task `p` onto `target` (its lock held).

@@ -11,6 +11,13 @@
 
 namespace tlbsim::kernel {
 
+namespace {
+
+// sysctl_sched_migration_cost (kernel/sched/fair.c): 0.5 ms, not scaled with the CPU count.
+constexpr sim::Duration kSysctlSchedMigrationCost = sim::microseconds(500);
+
+}  // namespace
+
 const std::vector<std::vector<CpuId>>& Sched::sched_domains(CpuId c) {
   if (domains_.empty()) {
     const hw::Topology& t = k.sys().topology();
@@ -92,13 +99,21 @@ sim::Task<void> Sched::newidle_balance(PerCpu& pc, Rq& r) {
   if (!stopped) co_await mem.write(pc.cpu, rd_overload_, false);
 }
 
+bool Sched::task_hot(const TaskStruct& p, CpuId to, sim::SimTime now) {
+  // SMT siblings share the core's caches (SD_SHARE_CPUCAPACITY): never hot between them.
+  const hw::Topology& t = k.sys().topology();
+  if (t.core_of(p.cpu) == t.core_of(to) && t.socket_of(p.cpu) == t.socket_of(to)) return false;
+  return p.exec_start.has_value() && now - *p.exec_start < kSysctlSchedMigrationCost;
+}
+
 TaskStruct* Sched::detach_task(Rq& busiest, CpuId to, sim::SimTime now) {
   // detach_tasks: from the tail of the runqueue's task list (the task that waited least), skipping the tasks
-  // can_migrate_task refuses for their affinity.
+  // can_migrate_task refuses: for their affinity, or as cache hot.
   for (auto it = busiest.queue.rbegin(); it != busiest.queue.rend(); ++it) {
     // A sched_delayed task is asleep: it leaves its runqueue when picked or requeues when woken, never migrates.
     if (!(*it)->allowed_on(to) || (*it)->sched_delayed) continue;
     TaskStruct* t = *it;
+    if (task_hot(*t, to, now)) continue;
     if (eevdf()) {
       // dequeue_entity without DEQUEUE_SLEEP: update_curr, update_entity_lag, and PLACE_REL_DEADLINE.
       update_curr(busiest, now, base_slice());

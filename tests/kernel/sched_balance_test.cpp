@@ -82,5 +82,28 @@ TEST(SchedBalance, NoPullWhenTheExpectedIdleTimeCannotPayForBalancing) {
   EXPECT_EQ(ran_on(sim::microseconds(999)), 0u) << "a cost below avg_idle does not stop the balance";
 }
 
+TEST(SchedBalance, ATaskThatRanWithinTheMigrationCostIsCacheHotExceptToItsSmtSibling) {
+  Scenario s;
+  Sched sched(s.k, false);
+  TaskStruct& t = sched.create_task(
+      "t", &s.k.new_mm(), CpuId{0}, [&](TaskStruct&) -> sim::Task<void> { co_return; }, /*runnable=*/false);
+  const hw::Topology& topo = s.sys.topology();
+  std::uint32_t sibling = 0, other = 0;
+  for (std::uint32_t c = 1; c < s.k.ncpus(); ++c) {
+    const bool same_core = topo.core_of(CpuId{c}) == topo.core_of(CpuId{0}) &&
+                           topo.socket_of(CpuId{c}) == topo.socket_of(CpuId{0});
+    if (same_core && sibling == 0) sibling = c;
+    if (!same_core && other == 0) other = c;
+  }
+  ASSERT_NE(sibling, 0u);
+  ASSERT_NE(other, 0u);
+  const sim::SimTime ran = sim::kTimeZero + sim::milliseconds(10);
+  EXPECT_FALSE(sched.task_hot(t, CpuId{other}, ran)) << "a task that never ran has no cache to lose";
+  t.exec_start = ran;
+  EXPECT_TRUE(sched.task_hot(t, CpuId{other}, ran + sim::microseconds(499)));
+  EXPECT_FALSE(sched.task_hot(t, CpuId{other}, ran + sim::microseconds(500)));
+  EXPECT_FALSE(sched.task_hot(t, CpuId{sibling}, ran + sim::microseconds(1))) << "SMT siblings share the caches";
+}
+
 }  // namespace
 }  // namespace tlbsim::kernel
