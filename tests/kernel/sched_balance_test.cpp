@@ -85,8 +85,10 @@ TEST(SchedBalance, NoPullWhenTheExpectedIdleTimeCannotPayForBalancing) {
 TEST(SchedBalance, ATaskThatRanWithinTheMigrationCostIsCacheHotExceptToItsSmtSibling) {
   Scenario s;
   Sched sched(s.k, false);
+  Placement placement;  // never woken: only its bookkeeping is read
   TaskStruct& t = sched.create_task(
-      "t", &s.k.new_mm(), CpuId{0}, [&](TaskStruct&) -> sim::Task<void> { co_return; }, /*runnable=*/false);
+      "t", &s.k.new_mm(), CpuId{0}, [&](TaskStruct& self) { return child_body(sched, self, placement); },
+      /*runnable=*/false);
   const hw::Topology& topo = s.sys.topology();
   std::uint32_t sibling = 0, other = 0;
   for (std::uint32_t c = 1; c < s.k.ncpus(); ++c) {
