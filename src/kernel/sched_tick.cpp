@@ -69,9 +69,8 @@ sim::Task<void> Sched::scheduler_tick(PerCpu& self) {
   Rq& r = rq(self.id);
   hw::Memory& mem = k.mem();
   co_await r.lock.lock(mem, self.cpu);
-  // task_tick_fair -> entity_tick -> check_preempt_tick (only with another task queued): curr has used up its
-  // slice of the scheduling period.
-  // EEVDF (task_tick_fair -> entity_tick -> update_curr): curr has consumed the request its deadline was issued for.
+  // task_tick_fair -> entity_tick. CFS (check_preempt_tick, only with another task queued): curr has used up its
+  // slice of the scheduling period. EEVDF (update_curr): curr has consumed the request its deadline was issued for.
   bool resched = false;
   if (eevdf()) {
     resched = update_curr(r, self.cpu.now(), base_slice());
