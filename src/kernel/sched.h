@@ -104,6 +104,9 @@ struct Rq {
   struct SchedDomainStats {
     sim::Duration max_newidle_lb_cost{0};     // sd->max_newidle_lb_cost
     std::int64_t last_decay_max_lb_cost = 0;  // sd->last_decay_max_lb_cost, in jiffies
+    // sd->nr_balance_failed: idle (not newidle) balances in a row that moved nothing; past the level's
+    // cache_nice_tries they may move a cache-hot task.
+    std::uint32_t nr_balance_failed = 0;
   };
   std::array<SchedDomainStats, kSchedDomainLevels> sd;
   sim::SimTime exec_start{};  // when curr was switched in (curr->se.prev_sum_exec_runtime, as a time)
@@ -183,8 +186,8 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   // The scheduler tick's period, 1 s / HZ; zero when the tick is off.
   sim::Duration tick_period() const { return tick_period_; }
   // task_hot() of can_migrate_task (sched_balance.cpp): `p` ran within sysctl_sched_migration_cost (0.5 ms) and
-  // `to` is not an SMT sibling of its CPU, so load balancing leaves it where its cache is. **S**: no
-  // nr_balance_failed > cache_nice_tries escape (docs/model.md).
+  // `to` is not an SMT sibling of its CPU, so load balancing leaves it where its cache is (unless the domain's
+  // nr_balance_failed has passed its cache_nice_tries: pull_one_task).
   bool task_hot(const TaskStruct& p, CpuId to, sim::SimTime now);
   // do_task_dead(): the final schedule() of an exiting task.
   sim::Task<void> do_task_dead(TaskStruct& current);
@@ -202,7 +205,7 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Task<void> finish_task_switch(TaskStruct& current);
   // detach_task (sched_balance.cpp): removes from `busiest` (its lock held) the last-queued task that may move to `to`;
   // under EEVDF it leaves with its lag and a relative deadline (dequeue_entity without DEQUEUE_SLEEP).
-  TaskStruct* detach_task(Rq& busiest, CpuId to, sim::SimTime now);
+  TaskStruct* detach_task(Rq& busiest, CpuId to, sim::SimTime now, bool allow_hot = false);
   // attach_task's enqueue of a migrated task `p` onto `target` (its lock held).
   void attach_task(Rq& target, TaskStruct& p);
   // pick_next_task_fair under EEVDF (sched_fair.cpp), in schedule() with `r` locked: prev leaves the runqueue if it
@@ -239,7 +242,8 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Task<void> nohz_idle_balance(PerCpu& pc);
   // The busiest runqueue with a task `to` may run, nearest scheduling domain first; nullptr if none.
   sim::Task<Rq*> find_busiest_queue(PerCpu& pc, CpuId to);
-  // Moves one task `to` may run from `busiest` to `to`'s runqueue (detach_task / attach_task); false if none.
+  // Moves one task `to` may run from `busiest` to `to`'s runqueue (detach_task / attach_task); false if none. An
+  // idle balance (CPU_IDLE): a failure counts in `to`'s domain that spans both CPUs, a success clears the count.
   sim::Task<bool> pull_one_task(PerCpu& pc, Rq& busiest, CpuId to);
   // Wake-up placement helpers (sched_wake.cpp).
   void record_wakee(TaskStruct& waker, TaskStruct& p, sim::SimTime now);

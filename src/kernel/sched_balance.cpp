@@ -106,14 +106,14 @@ bool Sched::task_hot(const TaskStruct& p, CpuId to, sim::SimTime now) {
   return p.exec_start.has_value() && now - *p.exec_start < kSysctlSchedMigrationCost;
 }
 
-TaskStruct* Sched::detach_task(Rq& busiest, CpuId to, sim::SimTime now) {
+TaskStruct* Sched::detach_task(Rq& busiest, CpuId to, sim::SimTime now, bool allow_hot) {
   // detach_tasks: from the tail of the runqueue's task list (the task that waited least), skipping the tasks
   // can_migrate_task refuses: for their affinity, or as cache hot.
   for (auto it = busiest.queue.rbegin(); it != busiest.queue.rend(); ++it) {
     // A sched_delayed task is asleep: it leaves its runqueue when picked or requeues when woken, never migrates.
     if (!(*it)->allowed_on(to) || (*it)->sched_delayed) continue;
     TaskStruct* t = *it;
-    if (task_hot(*t, to, now)) continue;
+    if (!allow_hot && task_hot(*t, to, now)) continue;
     if (eevdf()) {
       // dequeue_entity without DEQUEUE_SLEEP: update_curr, update_entity_lag, and PLACE_REL_DEADLINE.
       update_curr(busiest, now, base_slice());

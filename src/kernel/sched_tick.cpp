@@ -4,6 +4,7 @@
 // kick_ilb, nohz_idle_balance), reduced as docs/model.md ("Scheduler tick") lists: the tick stops at every idle
 // entry, the kicked CPU pulls one queued task for each idle CPU, and busy CPUs do not balance among themselves.
 #include <algorithm>
+#include <array>
 
 #include "kernel/sched.h"
 
@@ -131,8 +132,21 @@ sim::Task<bool> Sched::pull_one_task(PerCpu& pc, Rq& busiest, CpuId to) {
   hw::Memory& mem = k.mem();
   // rq_lock_irqsave: no local timer interrupt may take a runqueue lock while this CPU holds one.
   const bool irqs_were_on = co_await busiest.lock.lock_irqsave(mem, pc.cpu, k.config().spin_lock_flags_enables_irqs());
-  TaskStruct* pulled = detach_task(busiest, to, pc.cpu.now());
+  // load_balance(CPU_IDLE) at the domain of `to` that spans busiest's CPU: can_migrate_task lets a cache-hot task
+  // go once the domain's nr_balance_failed exceeds its cache_nice_tries (sd_init: 1 for the LLC and the package,
+  // 2 across NUMA nodes; SMT siblings are never hot).
+  std::size_t level = 0;
+  for (const auto& cpus : sched_domains(to)) {
+    if (std::any_of(cpus.begin(), cpus.end(), [&](CpuId c) { return &rq(c) == &busiest; })) break;
+    ++level;
+  }
+  constexpr std::array<std::uint32_t, kSchedDomainLevels> kCacheNiceTries = {0, 1, 1, 2};
+  level = std::min(level, kSchedDomainLevels - 1);
+  Rq::SchedDomainStats& sd = rq(to).sd[level];
+  const bool allow_hot = sd.nr_balance_failed > kCacheNiceTries[level];
+  TaskStruct* pulled = detach_task(busiest, to, pc.cpu.now(), allow_hot);
   co_await busiest.lock.unlock(mem, pc.cpu);
+  sd.nr_balance_failed = pulled == nullptr ? sd.nr_balance_failed + 1 : 0;
   if (pulled == nullptr) {
     if (irqs_were_on) co_await pc.cpu.local_irq_enable();
     co_return false;

@@ -84,6 +84,39 @@ TEST(SchedTick, ANohzKickMovesAQueuedTaskToAnIdleCpu) {
   }
 }
 
+TEST(SchedTick, ACacheHotTaskMovesOnlyAfterIdleBalancingHasFailedPastCacheNiceTries) {
+  Scenario s;
+  Sched sched(s.k);
+  MmStruct& mm = s.k.new_mm();
+  sched.start();
+  Hog a, b;
+  TaskStruct& ta =
+      sched.create_task("a", &mm, CpuId{0}, [&](TaskStruct& t) { return hog_body(sched, t, a, sim::microseconds(10)); });
+  TaskStruct& tb =
+      sched.create_task("b", &mm, CpuId{0}, [&](TaskStruct& t) { return hog_body(sched, t, b, sim::microseconds(10)); });
+  // b looks as if it had just run at every balance (its exec_start stands ahead of the clock), so task_hot refuses it.
+  // Neither hog may run on cpu0's SMT sibling, where no task is ever hot.
+  tb.exec_start = sim::kTimeZero + sim::milliseconds(1000);
+  const hw::Topology& topo = s.sys.topology();
+  Cpumask not_sibling(s.k.ncpus());
+  for (std::uint32_t c = 0; c < s.k.ncpus(); ++c) {
+    const bool sibling = c != 0 && topo.core_of(CpuId{c}) == topo.core_of(CpuId{0}) &&
+                         topo.socket_of(CpuId{c}) == topo.socket_of(CpuId{0});
+    if (!sibling) not_sibling.set(CpuId{c});
+  }
+  ta.cpus_allowed = tb.cpus_allowed = not_sibling;
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(10));
+  // The kicks at 4 and 8 ms find only a cache-hot task: each idle CPU's balance fails and counts it.
+  EXPECT_EQ(s.k.counters().sched_migrations, 0u);
+  EXPECT_EQ(b.ran_on, 99u);
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(13));
+  // At 12 ms the LLC domain of an idle CPU has failed twice, more than its cache_nice_tries (1), and a hot task
+  // may move. (The same tick ends a's CFS slice, so the task that moves is whichever is queued then.)
+  EXPECT_EQ(s.k.counters().sched_migrations, 1u);
+  EXPECT_NE(b.ran_on, 99u);
+  EXPECT_NE(a.ran_on, b.ran_on) << "the two hogs now run on two CPUs";
+}
+
 sim::Task<void> forker(Sched& s, TaskStruct& t, TaskStruct& child, WaitQueue& never) {
   co_await s.cpu_of(t).cpu.delay(sim::microseconds(100));
   co_await s.wake_up_new_task(t, child);
