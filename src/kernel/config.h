@@ -2,6 +2,7 @@
 // each reviewed variant is one named boolean here, registered in kernel/options.cpp with the eras it exists in.
 #pragma once
 
+#include <algorithm>
 #include <compare>
 #include <cstdint>
 #include <string>
@@ -65,9 +66,14 @@ struct KernelConfig {
   // is above 1 (mm/memory.c, from v3.15, "mm: introduce vm_ops->map_pages()"). x86's 4 KiB pages give 16; powerpc64
   // server kernels run 64 KiB base pages (CONFIG_PPC_64K_PAGES), which give 1: no fault-around. None before v3.15.
   std::uint64_t fault_around_pages() const {
-    if (version < KernelVersion{3, 15} || arch == "powerpc") return 1;
-    return 16;
+    if (version < KernelVersion{3, 15}) return 1;
+    return std::max<std::uint64_t>(1, 65536 / page_size());
   }
+  // PAGE_SIZE in bytes: x86's 4 KiB; powerpc64 server kernels are built with 64 KiB base pages
+  // (CONFIG_PPC_64K_PAGES, the default of book3s64's configs). The model's pages are 4 KiB of address space; where a
+  // workload's per-page work scales with the page (a hole's zero fill, a reader's loads), it is charged for a whole
+  // PAGE_SIZE page (docs/model.md, "Reclaim and lru_file_mmap_read").
+  std::uint64_t page_size() const { return arch == "powerpc" ? 65536 : 4096; }
 
   // ---- Not a seed: the two forms of native_flush_tlb_multi of x86 v5.13-v5.17.
   // Commit 6035152d8eeb open-codes the lazy filter into a cpumask before the cross-call; the benchmarked kernels of

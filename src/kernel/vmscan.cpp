@@ -137,10 +137,12 @@ sim::Task<void> Vmscan::page_cache_read(PerCpu& self, File& file, std::uint64_t 
   PgData& pgdat = node(n);
   const Pfn p = k_.frames().alloc(FrameUse::kPageCache);
   ++pgdat.nr_used;
-  // The page (allocated and later freed), the hole's zero fill (readpage of a hole), add_to_page_cache_lru's
-  // memcg charge (and the uncharge at free) and its LRU insertion (and the removal at free).
+  // The page (allocated and later freed), the hole's zero fill of a PAGE_SIZE page (readpage of a hole; page_zero
+  // clears 4 KiB), add_to_page_cache_lru's memcg charge (and the uncharge at free) and its LRU insertion (and the
+  // removal at free).
   const hw::KernelCosts& c = costs(self);
-  co_await self.cpu.delay(c.page_alloc + c.page_zero * 16 + c.memcg_charge + c.lru_update);
+  const auto zero_4k_pages = static_cast<std::int64_t>(k_.config().page_size() / 4096);
+  co_await self.cpu.delay(c.page_alloc + c.page_zero * zero_4k_pages + c.memcg_charge + c.lru_update);
   // __add_to_page_cache_locked: the radix-tree insertion under spin_lock_irq(&mapping->tree_lock).
   Spinlock& tree_lock = *tree_lock_.at(&file);
   self.cpu.local_irq_disable();

@@ -32,10 +32,10 @@ constexpr std::uint64_t kFileToMemoryRatio = 16;
 // Each node's min watermark: 1/64 of its page-cache capacity, at least two reclaim batches (an estimate: the
 // kernel's min_free_kbytes would be a few pages of memory this small).
 constexpr std::uint64_t kMinWatermarkDivisor = 64;
-// usemem's do_rw_once with step = sizeof(long): one load per 8-byte word. The model looks up the TLB once per
-// 64-word (512-byte) chunk and charges the other loads as compute (one L1 hit each; docs/calibration.md).
-constexpr std::uint64_t kWordsPerPage = kPageSize / 8;
-constexpr std::uint64_t kWordsPerChunk = 64;
+// usemem's do_rw_once with step = sizeof(long): one load per 8-byte word of every PAGE_SIZE page (64 KiB on powerpc,
+// KernelConfig::page_size, though a model page spans 4 KiB of addresses). The model looks up the TLB once per
+// eighth of the page (a chunk) and charges the chunk's other loads as compute (one L1 hit each; docs/calibration.md).
+constexpr std::uint64_t kChunksPerPage = 8;
 
 // The reader's CPU time: the open segment since `t0` is user or system time; interrupt time within a user segment
 // is system time (powerpc VIRT_CPU_ACCOUNTING_NATIVE: vtime_flush charges hardirq time with
@@ -87,10 +87,13 @@ sim::Task<void> reader_task(kernel::PerCpu& self, kernel::Vmscan& vm, Reader& r,
   self.k.oracle().set_user_context(self.id, r.mm->id());
   kernel::MmStruct& mm = *r.mm;
   const sim::Duration word = self.k.machine().coherence.l1_hit;
+  const std::uint64_t words_per_chunk = self.k.config().page_size() / 8 / kChunksPerPage;
+  const std::uint64_t chunk_bytes = kPageSize / kChunksPerPage;  // the addresses the chunk's loads stand for
   for (std::uint64_t index = r.first; index < r.npages && self.cpu.now() < end; ++index) {
     const std::uint64_t page_addr = r.addr + index * kPageSize;
     const Vpn v = kernel::vpn_of(page_addr);
-    for (std::uint64_t w = 0; w < kWordsPerPage; w += kWordsPerChunk) {
+    for (std::uint64_t chunk = 0; chunk < kChunksPerPage; ++chunk) {
+      const std::uint64_t addr = page_addr + chunk * chunk_bytes;
       // A preemption point in user mode: the node's kswapd, woken onto this CPU, takes it for its turn.
       if (vm.kswapd_due(self)) {
         const sim::SimTime t0 = self.cpu.now();
@@ -103,16 +106,16 @@ sim::Task<void> reader_task(kernel::PerCpu& self, kernel::Vmscan& vm, Reader& r,
         // reclaim when the node is at its min watermark) before the fault maps it (do_read_fault).
         r.time.begin(self, false);
         if (!r.file->pages.contains(index)) co_await vm.page_cache_read(self, *r.file, index);
-        co_await kernel::user_access(self, mm, page_addr + w * 8, false);
+        co_await kernel::user_access(self, mm, addr, false);
         const auto pte = mm.pgd.lookup(v);
         if (pte && vm.page(pte->pfn) == nullptr) co_await vm.adopt(self, *r.file, index, pte->pfn);
         r.time.end(self, self.cpu.now());
         r.time.begin(self, true);
       } else {
         r.time.begin(self, true);
-        co_await kernel::user_access(self, mm, page_addr + w * 8, false);
+        co_await kernel::user_access(self, mm, addr, false);
       }
-      co_await self.cpu.delay(word * static_cast<std::int64_t>(kWordsPerChunk - 1));
+      co_await self.cpu.delay(word * static_cast<std::int64_t>(words_per_chunk - 1));
       r.time.end(self, self.cpu.now());
     }
     if (self.cpu.now() >= r.time.from && self.cpu.now() < end) ++pages_read;
