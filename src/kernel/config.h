@@ -90,6 +90,14 @@ struct KernelConfig {
   // switch_mm_irqs_off leaves the CPU in prev's mm_cpumask and sets next's bit only if clear; flush_tlb_func on a
   // CPU that no longer runs f->mm clears its bit there.
   bool lazy_mm_cpumask = false;
+  // Its later fix, "x86,mm: only trim the mm_cpumask once a second" (Rik van Riel, v4 as posted 2024-12-04, merged
+  // for v6.14): flush_tlb_mm_range sets info->trim_cpumask once per HZ per mm (should_trim_cpumask), and
+  // native_flush_tlb_multi's filter (should_flush_tlb) IPIs a CPU that no longer runs the mm only then.
+  bool should_trim_cpumask = false;
+  // The fix of that fix, "x86/mm: Eliminate window where TLB flushes may be inadvertently skipped" (Dave Hansen,
+  // fea4e317f9e7, 2025): switch_mm_irqs_off writes LOADED_MM_SWITCHING before it sets next's mm_cpumask bit and
+  // reads tlb_gen, and should_flush_tlb IPIs a CPU in that state (docs/findings.md, F5).
+  bool should_flush_tlb_switching = false;
 
   // ---- Seed 003 (x86 v3.3): x86, tlb: switch cr3 in leave_mm() only when needed.
   // As first posted: leave_mm does cpumask_test_and_clear_cpu and loads swapper_pg_dir only if the bit was set.

@@ -1,5 +1,6 @@
 #include "kernel/kernel.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "kernel/sched.h"
@@ -25,6 +26,7 @@ PerCpu::PerCpu(Kernel& kernel, sim::Cpu& c, const hw::TlbParams& tlb_params, hw:
       id(c.id()),
       tlb(tlb_params),
       is_lazy{false, model.add_line("cpu_tlbstate_shared")},
+      loaded_mm_id{0, model.add_line("cpu_tlbstate")},
       call_single_queue_line(model.add_line("call_single_queue")),
       model_(model),
       csds_(ncpus) {}
@@ -82,9 +84,16 @@ void Kernel::free_mm(MmStruct& mm) {
   ++counters_.mm_freed;
 }
 
+std::int64_t jiffies_at(sim::SimTime now, std::int64_t hz) {
+  return now.time_since_epoch() / (sim::milliseconds(1000) / std::max<std::int64_t>(hz, 1));
+}
+
 MmStruct& Kernel::new_mm() {
   mms_.push_back(std::make_unique<MmStruct>(static_cast<std::uint32_t>(mms_.size() + 1), ++last_mm_ctx_id_,
                                             sys_.coherence(), ncpus(), frames_, false, config_.spinlock_kind()));
+  // x86 init_new_context with seed 002's later fix: the first trim of mm_cpumask is due a second from now.
+  const std::int64_t hz = std::max<std::int64_t>(config_.HZ, 1);
+  mms_.back()->context.next_trim_cpumask.value = jiffies_at(sys_.scheduler().now(), hz) + hz;
   return *mms_.back();
 }
 

@@ -63,6 +63,10 @@ class PerCpu {
   MmStruct* cr3_mm = nullptr;
   std::uint16_t hw_tag = 0;
   hw::Shared<bool> is_lazy;  // cpu_tlbstate_shared.is_lazy
+  // cpu_tlbstate.loaded_mm as other CPUs read it (should_flush_tlb, with KernelConfig::should_trim_cpumask): the
+  // mm's id, kLoadedMmSwitching while switching. Only kernels with that remote reader model its stores (docs/model.md).
+  static constexpr std::uint32_t kLoadedMmSwitching = ~std::uint32_t{0};
+  hw::Shared<std::uint32_t> loaded_mm_id;
   // call_single_queue: an llist; entries are the csds of pending cross-calls, oldest first.
   LineId call_single_queue_line;
   std::vector<Csd*> call_single_queue;
@@ -76,6 +80,9 @@ class PerCpu {
   hw::CoherenceModel& model_;
   std::vector<std::unique_ptr<Csd>> csds_;
 };
+
+// jiffies at `now` for a kernel of `hz` ticks a second (jiffies advance whether or not the tick is modeled).
+std::int64_t jiffies_at(sim::SimTime now, std::int64_t hz);
 
 // Contract: owns everything a run of the modeled kernel needs besides the System; installs itself as every
 // CPU's interrupt handler.

@@ -51,6 +51,9 @@ class MmStruct {
     // init_mm) and active_cpus (atomic_t), which shares the context line with tlb_gen.
     std::uint32_t id = ~std::uint32_t{0};
     hw::Shared<int> active_cpus;
+    // x86 (seed 002's later fix, KernelConfig::should_trim_cpumask): the jiffies after which a flush next trims
+    // mm_cpumask (mm_context_t.next_trim_cpumask, next to tlb_gen), set to jiffies + HZ by init_new_context.
+    hw::Shared<std::int64_t> next_trim_cpumask;
   } context;
   SharedCpumask cpumask;                  // mm_cpumask(mm)
   hw::Shared<std::int64_t> mm_users;      // mm_users and mm_count share a line

@@ -19,9 +19,7 @@ std::int64_t nr_running(const Rq& r) { return static_cast<std::int64_t>(r.queue.
 
 }  // namespace
 
-std::int64_t Sched::jiffies(sim::SimTime now) const {
-  return now.time_since_epoch() / (sim::milliseconds(1000) / hz());
-}
+std::int64_t Sched::jiffies(sim::SimTime now) const { return jiffies_at(now, hz()); }
 
 void Sched::record_wakee(TaskStruct& waker, TaskStruct& p, sim::SimTime now) {
   // Decay the flips once a second so that a waker that stopped switching wakees is not wide for ever.

@@ -76,7 +76,8 @@ namespace {
 // modeled) must not violate on the same schedule.
 TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   const std::string dir = std::string(TLBSIM_SOURCE_DIR) + "/docs/counterexamples/";
-  for (const char* name : {"f1-seed000-batched-flush-skipped.json", "f4-seed001-reclaimer-not-flushed.json"}) {
+  for (const char* name : {"f1-seed000-batched-flush-skipped.json", "f4-seed001-reclaimer-not-flushed.json",
+                           "f5-seed002-trim-skips-switching-cpu.json"}) {
     const Counterexample cx = parse_counterexample(read_file(dir + name), name);
     const Replay r = replay(cx);
     EXPECT_TRUE(r.violation) << name;
@@ -85,6 +86,11 @@ TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   Counterexample f1 = parse_counterexample(read_file(dir + "f1-seed000-batched-flush-skipped.json"), "f1");
   f1.target = make_target("linux-5.17-seed000-fixed", {}, {}, f1.target.scenario, "");
   EXPECT_FALSE(replay(f1).violation) << "ignore_invalid_tlb_gen fixes F1 on the same schedule";
+  Counterexample f5 = parse_counterexample(read_file(dir + "f5-seed002-trim-skips-switching-cpu.json"), "f5");
+  f5.target = make_target("linux-6.13-seed002-trim-fixed", {}, {}, f5.target.scenario, "");
+  EXPECT_FALSE(replay(f5).violation) << "should_flush_tlb_switching fixes F5 on the same schedule";
+  f5.target = make_target("linux-6.13-seed002", {}, {}, f5.target.scenario, "");
+  EXPECT_FALSE(replay(f5).violation) << "patch 1/3 alone IPIs every CPU in the mask that is not lazy";
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ class X86TlbGenMmu final : public kernel::ArchMmu {
   // initialize_tlbstate_and_flush: init_mm in ASID 0, generation 0.
   void init_cpu(PerCpu& self, MmStruct& init_mm) override {
     self.tlbstate.loaded_mm = &init_mm;
+    self.loaded_mm_id.value = init_mm.id();
     self.tlbstate.loaded_mm_asid = 0;
     self.tlbstate.ctxs[0] = {init_mm.context.ctx_id, 0};
     self.hw_tag = self.k.machine().tlb.tag == hw::TlbTag::kNone ? 0 : kern_pcid(0);

@@ -1,9 +1,12 @@
 // Models arch/x86/mm/tlb.c of Linux v5.17 (read against BUPT-OS/RROS arch/x86/mm/tlb.c @9e350f6b, the
 // v5.13-v5.17 algorithm; see docs/model.md for what differs). Shared variables are awaited accesses on modeled
-// lines; cpu_tlbstate is plain per-CPU data.
+// lines; cpu_tlbstate is plain per-CPU data, except loaded_mm where a flush filter reads it remotely
+// (should_flush_tlb, seed 002's later fix).
 #include "arch/x86/tlb.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "kernel/mutation.h"
 #include "kernel/options.h"
@@ -97,6 +100,15 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
     new_asid = prev_asid;
     need_flush = true;
   } else {
+    // The fix of seed 002's later fix (fea4e317f9e7): mark the switch before this CPU starts receiving IPIs for next
+    // and reads its tlb_gen, so that should_flush_tlb sees LOADED_MM_SWITCHING for the whole window.
+    // Mutation: mark it where v6.13 did, after the tlb_gen read, while should_flush_tlb still trusts the mark.
+    const bool switching_first = self.k.config().should_flush_tlb_switching &&
+                                 !self.k.config().mutated("loaded_mm_switching_marked_late");
+    if (switching_first) {
+      ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING
+      co_await m.write(self.cpu, self.loaded_mm_id, PerCpu::kLoadedMmSwitching);
+    }
     if (self.k.config().lazy_mm_cpumask) {
       // Seed 002: leave this CPU in prev's mm_cpumask (atomic writes to it are expensive under contention); it is
       // removed lazily at TLB flush time. Set next's bit only when it is not already set.
@@ -120,6 +132,9 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
     }
     choose_new_asid(self, next, next_tlb_gen, new_asid, need_flush);
     ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING
+    if (self.k.config().should_trim_cpumask && !switching_first) {
+      co_await m.write(self.cpu, self.loaded_mm_id, PerCpu::kLoadedMmSwitching);
+    }
   }
 
   if (need_flush) {
@@ -131,6 +146,9 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
   }
   self.k.trace_tlb_flush(self, TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH, need_flush ? -1 : 0);
   ts.loaded_mm = &next;
+  if (self.k.config().should_trim_cpumask && self.loaded_mm_id.value != next.id()) {
+    co_await m.write(self.cpu, self.loaded_mm_id, next.id());
+  }
   ts.loaded_mm_asid = new_asid;
 }
 
@@ -249,6 +267,35 @@ sim::Task<bool> tlb_is_not_lazy(PerCpu& self, CpuId cpu, const void*) {
   co_return !lazy;
 }
 
+// should_flush_tlb(cpu, info) (seed 002's later fix): a lazy CPU is flushed at its next switch; a kernel flush
+// (no mm) and a CPU running the mm are flushed; a CPU that left the mm only when this flush trims the mask. With
+// the fix of that fix (fea4e317f9e7), loaded_mm is read first (then smp_rmb, then is_lazy) and a CPU in
+// LOADED_MM_SWITCHING is flushed too.
+sim::Task<bool> should_flush_tlb(PerCpu& self, CpuId cpu, const void* data) {
+  const auto& info = *static_cast<const FlushTlbInfo*>(data);
+  PerCpu& target = self.k.percpu(cpu);
+  const bool fixed = self.k.config().should_flush_tlb_switching;
+  std::uint32_t loaded = 0;
+  if (fixed) loaded = co_await mem(self).read(self.cpu, target.loaded_mm_id);
+  const bool lazy = co_await mem(self).read(self.cpu, target.is_lazy);
+  if (lazy) co_return false;
+  if (info.mm == nullptr) co_return true;
+  if (!fixed) loaded = co_await mem(self).read(self.cpu, target.loaded_mm_id);
+  if (fixed && loaded == PerCpu::kLoadedMmSwitching) co_return true;
+  if (loaded == info.mm->id()) co_return true;
+  co_return info.trim_cpumask;
+}
+
+// should_trim_cpumask(mm): true at most once per HZ jiffies per mm (READ_ONCE/WRITE_ONCE of next_trim_cpumask).
+sim::Task<bool> should_trim_cpumask(PerCpu& self, MmStruct& mm) {
+  const std::int64_t hz = std::max<std::int64_t>(self.k.config().HZ, 1);
+  const std::int64_t jiffies = kernel::jiffies_at(self.cpu.now(), hz);
+  const std::int64_t next = co_await mem(self).read(self.cpu, mm.context.next_trim_cpumask);
+  if (jiffies - next <= 0) co_return false;  // !time_after(jiffies, next)
+  co_await mem(self).write(self.cpu, mm.context.next_trim_cpumask, jiffies + hz);
+  co_return true;
+}
+
 }  // namespace
 
 sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, const FlushTlbInfo& info) {
@@ -266,6 +313,8 @@ sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, con
       if (not_lazy) cond_cpumask.set(CpuId{c});
     }
     co_await kernel::on_each_cpu_cond_mask(self, nullptr, flush_tlb_func, &info, true, cond_cpumask);
+  } else if (self.k.config().should_trim_cpumask) {
+    co_await kernel::on_each_cpu_cond_mask(self, should_flush_tlb, flush_tlb_func, &info, true, cpumask);
   } else {
     // As benchmarked for seed 000 (the revert): the filter runs per CPU inside the queueing loop.
     co_await kernel::on_each_cpu_cond_mask(self, tlb_is_not_lazy, flush_tlb_func, &info, true, cpumask);
@@ -289,6 +338,7 @@ sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t sta
 
   const Cpumask mask = co_await mm.cpumask.read(m, self.cpu);
   if (mask.any_but(self.id) < mask.size() && !self.k.config().mutated("flush_sends_no_ipis")) {
+    if (self.k.config().should_trim_cpumask) info.trim_cpumask = co_await should_trim_cpumask(self, mm);
     co_await native_flush_tlb_multi(self, mask, info);
   } else if (&mm == self.tlbstate.loaded_mm) {
     self.cpu.local_irq_disable();
@@ -335,6 +385,10 @@ TLBSIM_KERNEL_OPTION(ignore_invalid_tlb_gen, "x86", 5, 17, 6, 13, "000", "avoid_
                      "later fix: no early return for f->new_tlb_gen == TLB_GENERATION_INVALID (batched flushes)");
 TLBSIM_KERNEL_OPTION(lazy_mm_cpumask, "x86", 6, 13, 6, 13, "002", "", "",
                      "switch_mm_irqs_off keeps prev's mm_cpumask bit; the first flush IPI to a non-user clears it");
+TLBSIM_KERNEL_OPTION(should_trim_cpumask, "x86", 6, 13, 6, 13, "002", "lazy_mm_cpumask", "",
+                     "later fix (v6.14): flushes reach CPUs that left the mm once a second per mm (should_flush_tlb)");
+TLBSIM_KERNEL_OPTION(should_flush_tlb_switching, "x86", 6, 13, 6, 13, "002", "should_trim_cpumask", "",
+                     "fix of that fix (fea4e317f9e7): LOADED_MM_SWITCHING set first; should_flush_tlb IPIs it");
 
 }  // namespace tlbsim::x86
 
@@ -346,6 +400,9 @@ TLBSIM_MUTATION(partial_flush_skips_generations, "generation", "x86", "cow_vs_ma
                 "flush_tlb_func does a partial flush even when it takes the CPU more than one generation forward");
 TLBSIM_MUTATION(switch_mm_reads_tlb_gen_before_cpumask, "generation", "x86", "switch_vs_madvise", "linux-5.17",
                 "switch_mm_irqs_off reads next->context.tlb_gen before setting its bit in mm_cpumask(next)");
+TLBSIM_MUTATION(loaded_mm_switching_marked_late, "cpumask", "x86", "switch_vs_madvise",
+                "linux-6.13-seed002-trim-fixed",
+                "switch_mm_irqs_off marks LOADED_MM_SWITCHING after reading tlb_gen; should_flush_tlb trusts it");
 TLBSIM_MUTATION(asid_slot_reuse_skips_tlb_gen, "asid", "x86", "switch_vs_madvise", "linux-5.17",
                 "choose_new_asid reuses the mm's ASID slot without comparing the slot's tlb_gen with the mm's");
 TLBSIM_MUTATION(asid_new_slot_skips_flush, "asid", "x86", "asid_reuse", "linux-5.17",

@@ -49,6 +49,7 @@ struct FlushTlbInfo {
   std::uint32_t initiating_cpu = 0;
   std::uint8_t stride_shift = 12;
   bool freed_tables = false;
+  bool trim_cpumask = false;  // seed 002's later fix: this flush also reaches CPUs that left the mm
 };
 
 }  // namespace tlbsim::x86

@@ -215,5 +215,48 @@ TEST(X86Tlb, Seed002SetsTheNextBitOnlyWhenItIsClear) {
   EXPECT_EQ(s.sys.coherence().stats(line).loads, loads + 1);
 }
 
+sim::Task<void> do_wait(PerCpu& self, sim::Duration d) { co_await self.cpu.delay(d); }
+
+kernel::KernelConfig v613_trim() {
+  kernel::KernelConfig c = v613(true);
+  c.should_trim_cpumask = true;
+  return c;
+}
+
+// Seed 002's later fix: a CPU that left the mm is IPIed (and trims its bit) only by the first flush after a second.
+TEST(X86Tlb, Seed002TrimFixSkipsACpuThatLeftTheMmUntilASecondHasPassed) {
+  Scenario s(v613_trim());
+  MmStruct& mm = s.k.new_mm();
+  MmStruct& other = s.k.new_mm();
+  const std::int64_t hz = s.k.config().HZ;
+  EXPECT_EQ(mm.context.next_trim_cpumask.value, hz) << "init_new_context: jiffies (0) + HZ";
+  switch_away_then_flush(s, mm, other);
+  s.run_on(0, do_range(s.cpu(0), mm, 0, kPageSize));
+  EXPECT_EQ(s.k.counters().irq_tlb_count[1], 0u) << "within the first second the stale CPU gets no IPI";
+  EXPECT_TRUE(mm.cpumask.peek().test(CpuId{1})) << "and keeps its bit";
+
+  for (int i = 0; i < 26; ++i) s.run_on(0, do_wait(s.cpu(0), sim::milliseconds(40)));  // a second passes
+  s.run_on(0, do_range(s.cpu(0), mm, 0, kPageSize));
+  EXPECT_EQ(s.k.counters().irq_tlb_count[1], 1u) << "the first flush after a second trims";
+  EXPECT_FALSE(mm.cpumask.peek().test(CpuId{1}));
+  EXPECT_EQ(s.k.counters().traced(kernel::TlbFlushReason::TLB_REMOTE_WRONG_CPU), 1u);
+  const std::int64_t now = kernel::jiffies_at(s.cpu(0).cpu.now(), hz);
+  EXPECT_GT(mm.context.next_trim_cpumask.value, now) << "and the next trim is due a second later";
+  EXPECT_LE(mm.context.next_trim_cpumask.value, now + hz);
+}
+
+// The fix's filter still IPIs a CPU that runs the mm, and still skips a lazy one.
+TEST(X86Tlb, Seed002TrimFixStillFlushesACpuRunningTheMmAndSkipsALazyOne) {
+  Scenario s(v613_trim());
+  MmStruct& mm = s.k.new_mm();
+  s.run_on(0, do_switch(s.cpu(0), mm));
+  s.run_on(1, do_switch(s.cpu(1), mm));
+  s.run_on(2, do_switch(s.cpu(2), mm));
+  s.run_on(2, do_lazy(s.cpu(2)));
+  s.run_on(0, do_range(s.cpu(0), mm, 0, kPageSize));
+  EXPECT_EQ(s.k.counters().irq_tlb_count[1], 1u) << "cpu1 runs mm";
+  EXPECT_EQ(s.k.counters().irq_tlb_count[2], 0u) << "cpu2 is lazy";
+}
+
 }  // namespace
 }  // namespace tlbsim::x86
