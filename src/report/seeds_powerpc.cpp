@@ -99,7 +99,8 @@ class Seed001 final : public Reproduction {
         const double direct = counter(r[i], "vmscan", "pgsteal_direct");
         s.simulated.rows.push_back({names[k], count_cell(r[i].metric), fmt::format("{:.2f}", sys[k]),
                                     fmt::format("{:.3f}", r[i].json["counters"]["user_time_ns"].get<double>() / 1e3 / pages),
-                                    fmt::format("{:.1f}%", 100 * kswapd / (kswapd + direct))});
+                                    kswapd + direct > 0 ? fmt::format("{:.1f}%", 100 * kswapd / (kswapd + direct))
+                                                        : std::string("-")});
       }
       s.headlines.push_back(banded("sys time after / before (lru-file-mmap-read)", "382m35 / 433m26 = 0.883",
                                    382.58 / 433.44, sys[1] / sys[0], 0.80, 0.95));
