@@ -25,7 +25,7 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
   t.mutations = mutations;
   t.machine_name = machine;
   t.config = kernel::load_kernel_profile(kernel).config;
-  for (const std::string& o : options) kernel::apply_option_override(t.config, o);
+  kernel::apply_option_overrides(t.config, options);
   kernel::validate_options(t.config, "--option");
   for (const std::string& m : mutations) kernel::set_mutation(t.config, m, "--mutation");
   const auto s = Registry<CheckScenario>::make("scenario", scenario);

@@ -38,7 +38,7 @@ class BenchCommand final : public Command {
     sub->require_subcommand(1);
     CLI::App* c = sub->add_subcommand("contention", "N CPUs repeat an access pattern on modeled cache lines");
     c->add_option("--machine", machine_, "Built-in machine name or machine .toml file")->capture_default_str();
-    c->add_option("--cpus", cpus_, "CPU counts, e.g. 1,2,4-8,8-56:8 (default: powers of two and socket boundaries)");
+    c->add_option("--cpus", cpus_, "CPU counts, e.g. 1,2,4-8,16-56:8 (default: powers of two and socket boundaries)");
     c->add_option("--pattern", pattern_, "Access pattern (see `tlbsim list patterns`), or 'all'")
         ->capture_default_str();
     c->add_option("--duration", duration_, "Simulated time per point, e.g. 20us, 1ms")->capture_default_str();
@@ -46,11 +46,12 @@ class BenchCommand final : public Command {
         ->check(non_negative_integer())
         ->capture_default_str();
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-    c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
+    c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout")->check(non_empty());
     return sub;
   }
 
   int run(Streams& io) override {
+    if (!output_.empty()) check_output_path(output_, "--output");  // before the work, not after it
     const hw::Machine m = hw::load_machine(machine_);
     const sim::Duration duration =
         duration_option("--duration", duration_, sim::nanoseconds(10), sim::milliseconds(1000), "10ns..1s");

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "native/calibrate.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -19,7 +20,7 @@ class CalibrateCommand final : public Command {
  public:
   CLI::App* define(CLI::App& parent) override {
     CLI::App* c = parent.add_subcommand("calibrate", "Measure this host and write a machine file for it");
-    c->add_option("--out", out_, "Write the machine file here (atomically) instead of stdout");
+    c->add_option("--out", out_, "Write the machine file here (atomically) instead of stdout")->check(non_empty());
     c->add_option("--name", opts_.name, "The machine's name in the file")->capture_default_str();
     c->add_option("--repetitions", opts_.scale.repetitions, "Samples per figure (spread: median, p10, p90)")
         ->capture_default_str();
@@ -28,6 +29,7 @@ class CalibrateCommand final : public Command {
   }
 
   int run(Streams& io) override {
+    if (!out_.empty()) check_output_path(out_, "--out");  // before the work, not after it
     if (opts_.scale.repetitions < 3 || opts_.scale.repetitions > 1000) {
       throw InputError(fmt::format("--repetitions: {} is outside 3..1000", opts_.scale.repetitions));
     }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <ostream>
@@ -43,12 +44,13 @@ using ScenarioListing = RegistryListing<check::CheckScenario, Registry<check::Ch
 TLBSIM_REGISTER(Listing, MutationListing, "mutations", "planted kernel bugs the checker must catch (--mutation)");
 TLBSIM_REGISTER(Listing, ScenarioListing, "scenarios", "the checker's small scenarios (tlbsim check --scenario)");
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::string read_text_file(const std::string& path) { return read_file(path); }
+
+// Where scenario `name`'s counterexample goes when several scenarios run: beside --out, the scenario's name
+// before the file name (`dir/cx.json` -> `dir/reclaim_two_mms.cx.json`).
+std::string scenario_out_path(const std::string& out, const std::string& name) {
+  const std::filesystem::path p(out);
+  return (p.parent_path() / (name + "." + p.filename().string())).string();
 }
 
 class CheckCommand final : public Command {
@@ -71,7 +73,10 @@ class CheckCommand final : public Command {
     c->add_option("--preemptions", spec_.preemptions, "Exhaustive: preemption bound")->capture_default_str();
     c->add_option("--hardware", hardware_, "Speculative page walks the hardware may make per run")->capture_default_str();
     c->add_option("--machine", machine_, "Machine whose latencies to use (default: by the kernel's arch)");
-    c->add_option("--out", out_, "Where to write a counterexample")->capture_default_str();
+    c->add_option("--out", out_,
+                  "Where to write a counterexample (with several scenarios, each's name is put before the file name)")
+        ->check(non_empty())
+        ->capture_default_str();
     c->add_flag("--no-shrink", no_shrink_, "Keep the counterexample as found");
     c->add_option("--replay", replay_, "Replay a counterexample file and print its interleaving");
     trace_.define(c);
@@ -130,6 +135,8 @@ class CheckCommand final : public Command {
     } else {
       scenarios.push_back(scenario_);
     }
+    // A counterexample's file must be writable before the search runs, not after it.
+    check_output_path(scenarios.size() == 1 ? out_ : scenario_out_path(out_, scenarios.front()), "--out");
     nlohmann::json rows = nlohmann::json::array();
     std::string table = fmt::format("{:<24} {:<10} {:>8} {:>10} {:<9} {}\n", "scenario", "strategy", "runs", "steps",
                                     "complete", "result");
@@ -153,7 +160,7 @@ class CheckCommand final : public Command {
         status = 1;
         check::Counterexample cx{t, r.found->decisions, r.found->what, r.found->steps};
         if (!no_shrink_) cx = check::shrink(cx);
-        const std::string path = scenarios.size() == 1 ? out_ : name + "." + out_;
+        const std::string path = scenarios.size() == 1 ? out_ : scenario_out_path(out_, name);
         write_file_atomic(path, check::to_json_text(cx));
         result = fmt::format("VIOLATION at run {} ({} forced choices, {} steps): {}; written to {}", r.found_at_run,
                              cx.decisions.size(), cx.steps, cx.violation, path);

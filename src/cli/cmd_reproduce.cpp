@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "report/html.h"
 #include "report/reproduce.h"
 #include "util/atomic_file.h"
@@ -33,7 +34,7 @@ class ReproduceCommand final : public Command {
         ->check(CLI::Range(1u, 20u));
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json", "markdown"}))->capture_default_str();
     c->add_option("--jobs", jobs_, "Simulations run in parallel (default: the host's cores)");
-    c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
+    c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout")->check(non_empty());
     c->add_option("--plot", plot_dir_, "Also write one SVG per seed into this directory (seed-NNN.svg)");
     c->add_option("--html", html_dir_,
                   "Also write reproduce.json, the plots and a self-contained index.html into this directory");
@@ -41,6 +42,7 @@ class ReproduceCommand final : public Command {
   }
 
   int run(Streams& io) override {
+    if (!output_.empty()) check_output_path(output_, "--output");  // before the work, not after it
     for (const std::string& s : opts_.seeds) {
       if (Registry<report::Reproduction>::find(s) == nullptr) Registry<report::Reproduction>::make("seed", s);
     }

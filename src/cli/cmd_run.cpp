@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <memory>
 #include <ostream>
 
@@ -69,11 +70,14 @@ class RunCommand final : public Command {
   CLI::App* define(CLI::App& parent) override {
     CLI::App* c = parent.add_subcommand("run", "Run a workload on a modeled machine and kernel");
     c->add_option("--machine", machine_, "Built-in machine name or machine .toml file")->capture_default_str();
-    c->add_option("--kernel", spec_.kernel, "Kernel profile name or .toml file (see `tlbsim list kernels`)")
-        ->capture_default_str();
+    kernel_opt_ = c->add_option("--kernel", spec_.kernel,
+                                "Kernel profile name or .toml file (see `tlbsim list kernels`; default: linux-5.17 on "
+                                "x86_64 machines, linux-6.2-ppc on powerpc64)");
     c->add_option("--option", spec_.options, "Override a profile option: NAME=on|off (repeatable; `tlbsim list options`)");
     c->add_option("--workload", spec_.workload, "Workload (see `tlbsim list workloads`)")->capture_default_str();
-    c->add_option("--threads", spec_.threads, "Benchmark threads")->capture_default_str();
+    c->add_option("--threads", spec_.threads, "Benchmark threads")
+        ->check(non_negative_integer())
+        ->capture_default_str();
     c->add_option("--param", spec_.params,
                   "A workload parameter NAME=VALUE (repeatable; a wrong name lists the workload's parameters)");
     c->add_option("--duration", duration_, "Simulated time, e.g. 10ms")->capture_default_str();
@@ -81,19 +85,23 @@ class RunCommand final : public Command {
                   "Simulated time before the measured --duration, e.g. 160ms (default: a tenth of --duration)");
     c->add_option("--seed", spec_.seed, "Random seed")->check(non_negative_integer())->capture_default_str();
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-    c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
+    c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout")
+        ->check(non_empty());
     trace_.define(c);
     return c;
   }
 
   int run(Streams& io) override {
     const hw::Machine m = hw::load_machine(machine_);
+    if (kernel_opt_->count() == 0) spec_.kernel = kernel::default_kernel_for(m.arch);
     spec_.duration =
         duration_option("--duration", duration_, sim::microseconds(1), sim::milliseconds(60000), "1us..60s");
     if (!warmup_.empty()) {
       spec_.warmup = duration_option("--warmup", warmup_, sim::Duration{0}, sim::milliseconds(60000), "0..60s");
     }
     trace_.validate();
+    check_distinct_outputs({{"--output", &output_}, {"--trace", &trace_.json_path}, {"--ftrace", &trace_.ftrace_path}});
+    if (!output_.empty()) check_output_path(output_, "--output");  // before the run, not after it
     std::unique_ptr<TraceSession> session;
     if (trace_.enabled()) {
       session = std::make_unique<TraceSession>(
@@ -102,7 +110,21 @@ class RunCommand final : public Command {
                       machine_, spec_.kernel, spec_.workload, spec_.threads, duration_,
                       warmup_.empty() ? "" : " --warmup " + warmup_, spec_.seed));
     }
-    const workloads::RunOutput r = workloads::run_workload(m, spec_, session ? &session->tracer() : nullptr);
+    // A long run says how far it has got, every few seconds of wall time, on stderr.
+    const auto wall_start = std::chrono::steady_clock::now();
+    auto last_report = wall_start;
+    const workloads::RunProgress progress = [&](sim::Duration reached, sim::Duration end, std::uint64_t events) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_report < std::chrono::seconds(5)) return;
+      last_report = now;
+      const double wall = std::chrono::duration<double>(now - wall_start).count();
+      io.err << fmt::format("tlbsim: simulated {} of {} ({:.0f}%), {:.1f} M events in {:.0f} s of wall time\n",
+                            sim::format_duration(reached), sim::format_duration(end),
+                            100.0 * sim::to_seconds(reached) / sim::to_seconds(end), static_cast<double>(events) / 1e6,
+                            wall);
+    };
+    const workloads::RunOutput r =
+        workloads::run_workload(m, spec_, session ? &session->tracer() : nullptr, progress);
     if (session) session->write_files(io.err);
     std::string text;
     if (format_ == "json") {
@@ -145,6 +167,9 @@ class RunCommand final : public Command {
                             st["remote_transfers"].dump(), st["wait_ns"].get<double>());
       }
       text += fmt::format("oracle: {} checks, {} violations\n", j["oracle_checks"].dump(), r.violations);
+      if (r.seed_changes_nothing) {
+        text += "seed: no simultaneous events to order and no draws: every --seed gives this run\n";
+      }
       for (const auto& v : j["violations"]) text += fmt::format("  violation: {}\n", v["what"].get<std::string>());
     }
     if (output_.empty()) io.out << text;
@@ -156,6 +181,7 @@ class RunCommand final : public Command {
 
  private:
   std::string machine_ = "skylake-sp-2s28c";
+  CLI::Option* kernel_opt_ = nullptr;
   workloads::RunSpec spec_;
   std::string duration_ = "10ms";
   std::string warmup_;  // empty: RunSpec's default, a tenth of the duration

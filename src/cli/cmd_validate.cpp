@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "cli/command.h"
+#include "cli/validators.h"
 #include "native/host.h"
 #include "native/validate.h"
 #include "native/workloads.h"
@@ -40,13 +41,14 @@ class ValidateCommand final : public Command {
     c->add_option("--kernel", o_.kernel, "Kernel profile (default: the x86 profile closest to `uname -r`)");
     c->add_option("--sim-duration", o_.sim_duration, "Simulated time per simulated run")->capture_default_str();
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-    c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout");
+    c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout")->check(non_empty());
     c->add_flag("--qemu", qemu_, "Run the native side in a QEMU guest booted from /boot/vmlinuz-* (with --smp)");
     c->add_option("--smp", smp_, "CPUs of the QEMU guest");
     return c;
   }
 
   int run(Streams& io) override {
+    if (!output_.empty()) check_output_path(output_, "--output");  // before the work, not after it
     if (qemu_ != (smp_ != 0)) throw InputError("--qemu and --smp N go together");
     if (qemu_ && smp_ > 64) throw InputError(fmt::format("--smp: {} is outside 1..64", smp_));
     o_.qemu_smp = qemu_ ? smp_ : 0;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <new>
 #include <ostream>
 #include <vector>
 
@@ -11,6 +12,15 @@
 #include "util/registry.h"
 
 namespace tlbsim::cli {
+
+namespace {
+
+const CLI::App* find_subcommand(const CLI::App& app, const std::string& name) {
+  const auto found = app.get_subcommands([&](const CLI::App* s) { return s->get_name() == name; });
+  return found.empty() ? nullptr : found.front();
+}
+
+}  // namespace
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"tlbsim: an executable model of the Linux multiprocessor TLB-shootdown machinery", "tlbsim"};
@@ -31,6 +41,19 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     err << "tlbsim: unknown command '" << argv[1] << "' (known: " << known << ")\n";
     return 2;
   }
+  // A command made of subcommands (`bench contention`, `machine show`) names an unknown one as such; CLI11 would say
+  // only that a subcommand is required.
+  if (argc > 2 && argv[2][0] != '-') {
+    const CLI::App* sub = find_subcommand(app, argv[1]);
+    if (sub != nullptr && sub->get_require_subcommand_min() > 0 && find_subcommand(*sub, argv[2]) == nullptr) {
+      std::string known;
+      for (const CLI::App* s : sub->get_subcommands([](const CLI::App*) { return true; })) {
+        known += (known.empty() ? "" : ", ") + s->get_name();
+      }
+      err << "tlbsim: error: " << argv[1] << ": unknown subcommand '" << argv[2] << "' (known: " << known << ")\n";
+      return 2;
+    }
+  }
   try {
     try {
       app.parse(argc, argv);
@@ -41,7 +64,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       out << app.help("", CLI::AppFormatMode::All);
       return 0;
     } catch (const CLI::ParseError& e) {
-      err << "tlbsim: " << e.what() << "\n";
+      err << "tlbsim: error: " << e.what() << "\n";
       err << "Run 'tlbsim --help' for usage.\n";
       return 2;
     }
@@ -52,6 +75,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return 2;
   } catch (const InputError& e) {
     err << "tlbsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    err << "tlbsim: error: out of memory: the run needs more memory than this process may use "
+           "(a smaller machine, fewer threads, a smaller workload, or a narrower --trace)\n";
     return 2;
   } catch (const sim::DeadlockError& e) {
     err << "tlbsim: simulation stopped: " << e.what();

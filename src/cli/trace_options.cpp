@@ -2,10 +2,8 @@
 #include "cli/trace_options.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <filesystem>
 #include <ostream>
 
 #include "cli/validators.h"
@@ -15,8 +13,10 @@
 namespace tlbsim::cli {
 
 void TraceOptions::define(CLI::App* c) {
-  c->add_option("--trace", json_path, "Write a timeline (Chrome trace-event JSON: ui.perfetto.dev, chrome://tracing)");
-  c->add_option("--ftrace", ftrace_path, "Write tlb_flush, sched_switch and IPI events as an ftrace text file");
+  c->add_option("--trace", json_path, "Write a timeline (Chrome trace-event JSON: ui.perfetto.dev, chrome://tracing)")
+      ->check(non_empty());
+  c->add_option("--ftrace", ftrace_path, "Write tlb_flush, sched_switch and IPI events as an ftrace text file")
+      ->check(non_empty());
   c->add_option("--trace-window", window, "Trace only simulated times START:END, e.g. 1ms:2ms (either may be empty)");
   c->add_option("--trace-cpus", cpus, "Trace only these CPUs, e.g. 0-7,64");
   c->add_option("--trace-max-events", max_events, "Stop recording after this many events (0: no limit)")
@@ -24,37 +24,23 @@ void TraceOptions::define(CLI::App* c) {
       ->capture_default_str();
 }
 
-namespace {
-
-void check_writable(const std::string& path, const char* option) {
-  const std::filesystem::path p(path);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  if (std::filesystem::is_directory(p, ec)) throw InputError(fmt::format("{} {}: is a directory", option, path));
-  if (!std::filesystem::is_directory(dir, ec)) {
-    throw InputError(fmt::format("{} {}: cannot write: directory '{}' does not exist", option, path, dir.string()));
-  }
-  if (::access(dir.c_str(), W_OK) != 0) {
-    throw InputError(fmt::format("{} {}: cannot write: directory '{}' is not writable", option, path, dir.string()));
-  }
-}
-
-}  // namespace
 
 void TraceOptions::validate() const {
   if (!enabled() && (!window.empty() || !cpus.empty())) {
     throw InputError("--trace-window and --trace-cpus need --trace FILE.json or --ftrace FILE");
   }
-  if (!json_path.empty()) check_writable(json_path, "--trace");
-  if (!ftrace_path.empty()) check_writable(ftrace_path, "--ftrace");
+  if (!json_path.empty()) check_output_path(json_path, "--trace");
+  if (!ftrace_path.empty()) check_output_path(ftrace_path, "--ftrace");
 }
 
 TraceSession::TraceSession(const TraceOptions& o, std::uint32_t ncpus, std::string title, std::string about)
     : opts_(o), tracer_(ncpus, trace::parse_trace_filter(o.window, o.cpus, o.max_events, ncpus)) {
   if (!o.json_path.empty()) {
     trace::TraceFilter f = trace::parse_trace_filter(o.window, o.cpus, o.max_events, ncpus);
+    json_file_ = std::make_unique<AtomicFileWriter>(o.json_path);
     chrome_ = std::make_unique<trace::ChromeWriter>(
         trace::ChromeTraceInfo{std::move(title), ncpus, std::move(f.cpus), std::move(about)});
+    chrome_->set_sink([file = json_file_.get()](std::string_view bytes) { file->write(bytes); });
     tracer_.add_writer(*chrome_);
   }
   if (!o.ftrace_path.empty()) {
@@ -64,6 +50,19 @@ TraceSession::TraceSession(const TraceOptions& o, std::uint32_t ncpus, std::stri
 }
 
 void TraceSession::write_files(std::ostream& err) {
+  if (const std::exception_ptr failure = tracer_.failure()) {
+    const char* option = chrome_ ? "--trace" : "--ftrace";
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::bad_alloc&) {
+      throw InputError(fmt::format(
+          "{}: the trace did not fit in memory after {} events; narrow it with --trace-window or --trace-cpus, "
+          "or lower --trace-max-events",
+          option, tracer_.events()));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", option, e.what()));
+    }
+  }
   if (tracer_.truncated()) {
     err << fmt::format(
         "tlbsim: trace stopped after {} events (--trace-max-events); narrow it with --trace-window "
@@ -71,10 +70,10 @@ void TraceSession::write_files(std::ostream& err) {
         opts_.max_events);
   }
   if (chrome_) {
-    const std::string text = chrome_->finish();
-    write_file_atomic(opts_.json_path, text);
+    json_file_->write(chrome_->finish());
+    json_file_->commit();
     err << fmt::format("tlbsim: trace {}: {} events, {:.1f} MB\n", opts_.json_path, tracer_.events(),
-                       static_cast<double>(text.size()) / 1e6);
+                       static_cast<double>(json_file_->bytes_written()) / 1e6);
   }
   if (ftrace_) {
     const std::string text = ftrace_->finish();

@@ -10,6 +10,7 @@
 #include "trace/chrome_writer.h"
 #include "trace/ftrace_writer.h"
 #include "trace/tracer.h"
+#include "util/atomic_file.h"
 
 namespace CLI {
 class App;
@@ -31,8 +32,11 @@ struct TraceOptions {
   void validate() const;
 };
 
-// Contract: made before the run, handed to it as tracer(); write_files() after the run writes each file
-// atomically (InputError, exit status 2, when that fails) and notes sizes and truncation on `err`.
+// Contract: made before the run, handed to it as tracer(); the Chrome trace streams into a temporary file beside
+// its path during the run (bounded memory; removed on failure or a terminating signal), the ftrace text is kept in
+// memory (it is sorted by time at the end). write_files() after the run puts each file in place atomically, or
+// throws InputError (exit status 2) when recording or writing failed (out of memory, a full disk), and notes sizes
+// and truncation on `err`.
 class TraceSession {
  public:
   TraceSession(const TraceOptions& o, std::uint32_t ncpus, std::string title, std::string about);
@@ -42,6 +46,7 @@ class TraceSession {
  private:
   TraceOptions opts_;
   trace::Tracer tracer_;
+  std::unique_ptr<AtomicFileWriter> json_file_;  // the Chrome trace streams into it during the run
   std::unique_ptr<trace::ChromeWriter> chrome_;
   std::unique_ptr<trace::FtraceWriter> ftrace_;
 };

@@ -160,7 +160,10 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   b.tag = tag == "none" ? TlbTag::kNone : tag == "pcid" ? TlbTag::kPcid : TlbTag::kPid;
   b.tag_bits = static_cast<std::uint32_t>(tlb.integer("tag_bits", 0, 24));
   if ((b.tag == TlbTag::kNone) != (b.tag_bits == 0)) tlb.fail("tag_bits", "must be 0 exactly when tag = \"none\"");
-  if ((b.tag == TlbTag::kPid) != (m.arch == "powerpc64")) tlb.fail("tag", "\"pid\" tags are for powerpc64 only");
+  if (b.tag == TlbTag::kPid && m.arch != "powerpc64") tlb.fail("tag", "\"pid\" tags are for powerpc64 only");
+  if (b.tag != TlbTag::kPid && m.arch == "powerpc64") {
+    tlb.fail("tag", fmt::format("a powerpc64 machine tags its TLB entries by PID: expected \"pid\", got \"{}\"", tag));
+  }
   b.page_walk = lat.take(tlb, "tlb", "page_walk");
   b.invlpg = lat.take(tlb, "tlb", "invlpg");
   b.flush_tag = lat.take(tlb, "tlb", "flush_tag");

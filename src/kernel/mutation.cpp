@@ -14,7 +14,8 @@ void set_mutation(KernelConfig& cfg, std::string_view name, std::string_view whe
     throw InputError(std::string(where) + ": mutation '" + std::string(name) + "' breaks " + std::string(arch) +
                      " code, but the kernel is " + cfg.arch);
   }
-  if (!cfg.mutated(name)) cfg.mutations.emplace_back(name);
+  if (cfg.mutated(name)) throw InputError(std::string(where) + " " + std::string(name) + ": given twice");
+  cfg.mutations.emplace_back(name);
 }
 
 bool KernelConfig::mutated(std::string_view name) const {

@@ -8,6 +8,7 @@
 
 #include "kernel/arch_mmu.h"
 #include "kernel/options.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/param_reader.h"
 
@@ -48,14 +49,6 @@ KernelProfile parse_kernel_profile(std::string_view text, const std::string& nam
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open kernel profile", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string stem_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -68,13 +61,17 @@ std::string stem_of(const std::string& path) {
 KernelProfile load_kernel_profile(std::string_view name_or_path) {
   const std::string arg(name_or_path);
   if (arg.find('/') != std::string::npos || arg.ends_with(".toml")) {
-    return parse_kernel_profile(read_file(arg), stem_of(arg), arg);
+    return parse_kernel_profile(tlbsim::read_file(arg), stem_of(arg), arg);
   }
   for (const auto& f : builtin_kernel_files()) {
     if (f.name == arg) return parse_kernel_profile(f.text, arg, fmt::format("builtin:{}", f.name));
   }
   throw InputError(fmt::format("unknown kernel '{}' (known: {}; or give a path to a .toml kernel profile)", arg,
                                fmt::join(builtin_kernel_names(), ", ")));
+}
+
+std::string default_kernel_for(std::string_view machine_arch) {
+  return machine_arch == "powerpc64" ? "linux-6.2-ppc" : "linux-5.17";
 }
 
 void apply_option_override(KernelConfig& cfg, std::string_view assignment) {
@@ -90,6 +87,18 @@ void apply_option_override(KernelConfig& cfg, std::string_view assignment) {
     throw InputError(fmt::format("{}: value '{}' is not on or off", where, value));
   }
   set_option(cfg, name, on, where);
+}
+
+void apply_option_overrides(KernelConfig& cfg, const std::vector<std::string>& assignments) {
+  std::vector<std::string_view> names;
+  for (const std::string& a : assignments) {
+    const std::string_view name = std::string_view(a).substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      throw InputError(fmt::format("--option {}: '{}' is given twice", a, name));
+    }
+    names.push_back(name);
+    apply_option_override(cfg, a);
+  }
 }
 
 std::vector<std::string> builtin_kernel_names() {

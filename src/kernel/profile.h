@@ -26,8 +26,13 @@ struct KernelProfile {
 KernelProfile parse_kernel_profile(std::string_view text, const std::string& name, const std::string& origin);
 // A built-in profile by name, or a profile file by path (anything containing '/' or ending in ".toml").
 KernelProfile load_kernel_profile(std::string_view name_or_path);
+// The profile a command runs when --kernel is not given: a kernel of the machine's architecture ("x86_64":
+// linux-5.17, the release seed 000 measured; "powerpc64": linux-6.2-ppc, the newest radix release modeled).
+std::string default_kernel_for(std::string_view machine_arch);
 // Applies "NAME=on|off" (also true/false, 1/0). Throws InputError naming the --option argument.
 void apply_option_override(KernelConfig& cfg, std::string_view assignment);
+// Applies each --option in order; a name given twice (even with the same value) is refused, as --param is.
+void apply_option_overrides(KernelConfig& cfg, const std::vector<std::string>& assignments);
 
 std::span<const EmbeddedFile> builtin_kernel_files();
 std::vector<std::string> builtin_kernel_names();

@@ -29,6 +29,7 @@ Event EventQueue::pop() {
   if (!drained_[top.bag]) {
     // First pop from this tie set: fix its order by a seeded shuffle (Fisher-Yates), then drain it from the back.
     drained_[top.bag] = 1;
+    if (bag.size() > 1) ++tie_sets_;
     for (std::size_t i = bag.size(); i > 1; --i) std::swap(bag[i - 1], bag[rng_.below(i)]);
   }
   const Payload p = bag.back();

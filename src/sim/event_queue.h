@@ -67,6 +67,9 @@ class EventQueue {
   static constexpr std::uint32_t kNoTarget = 0xffffffffu;
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
+  // Tie sets of two or more events ordered by the seed so far: the only choices the seed makes here. Zero means
+  // that another seed would have run the same events in the same order.
+  std::uint64_t tie_sets() const { return tie_sets_; }
   void reserve(std::size_t n);
 
  private:
@@ -108,6 +111,7 @@ class EventQueue {
   std::uint64_t cached_key_ = 0;  // the key of the last push, and its bag (kEmpty when none)
   std::uint32_t cached_bag_ = kEmpty;
   std::size_t size_ = 0;
+  std::uint64_t tie_sets_ = 0;
   Rng rng_;
 };
 

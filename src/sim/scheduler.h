@@ -33,6 +33,7 @@ struct RunResult {
   StopReason reason;
   SimTime end;
   std::uint64_t events;
+  std::uint64_t seeded_choices = 0;  // choices the seed made (tie sets ordered; the explorer's decisions)
 };
 
 // Thrown when no CPU can make progress (deadlock) or a CPU spins longer than the stall limit (livelock).
@@ -72,6 +73,12 @@ class Scheduler {
   std::string line_name(LineId line) const;
   // A spin on one line longer than this is reported as a stall. Zero disables the check.
   void set_stall_limit(Duration limit) { stall_limit_ = limit; }
+  // More than this many events in a row at one simulated instant is reported as a livelock: steps that cost no
+  // time (a latency that rounded to zero picoseconds) would otherwise loop forever. Zero disables the check.
+  void set_livelock_limit(std::uint64_t events) { livelock_limit_ = events; }
+  // Called from run() every few tens of thousands of events with the current time and event count (to report
+  // progress on long runs); it must not change simulated state.
+  void set_progress(std::function<void(SimTime now, std::uint64_t events)> hook) { progress_ = std::move(hook); }
   // Every CPU's state, one line each.
   std::string dump_state() const;
 
@@ -86,8 +93,11 @@ class Scheduler {
   SimTime now_{};
   std::uint64_t events_ = 0;
   Duration stall_limit_ = milliseconds(100);
+  std::uint64_t livelock_limit_ = std::uint64_t{1} << 24;
+  std::uint64_t events_at_now_ = 0;  // events run at now_ so far
   std::vector<std::optional<Cpu>> cpus_;  // contiguous: the hot per-CPU state of many CPUs stays in cache
   std::function<std::string(LineId)> line_namer_;
+  std::function<void(SimTime, std::uint64_t)> progress_;
 };
 
 }  // namespace tlbsim::sim

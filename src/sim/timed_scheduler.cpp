@@ -34,10 +34,17 @@ RunResult TimedScheduler::run(SimTime until) {
   while (!queue_.empty()) {
     if (queue_.top_time() > until) {
       now_ = until;
-      return {StopReason::kTimeLimit, now_, events_};
+      return {StopReason::kTimeLimit, now_, events_, queue_.tie_sets()};
     }
     const Event ev = queue_.pop();
-    now_ = ev.time;
+    if (ev.time != now_) {
+      now_ = ev.time;
+      events_at_now_ = 0;
+    } else if (++events_at_now_ > livelock_limit_ && livelock_limit_ != 0) {
+      throw DeadlockError(fmt::format(
+          "livelock: {} events in a row at simulated time {} without time advancing (steps that cost no time)\n{}",
+          events_at_now_, format_duration(now_ - kTimeZero), dump_state()));
+    }
     // Tie sets are drained in random CPU order; load the state of CPUs about to run ahead of time.
     if (const std::uint32_t soon = queue_.target_ahead(1); soon < cpus_.size()) cpus_[soon]->prefetch_frame();
     if (const std::uint32_t later = queue_.target_ahead(4); later < cpus_.size()) cpus_[later]->prefetch();
@@ -52,9 +59,12 @@ RunResult TimedScheduler::run(SimTime until) {
         break;
       }
     }
-    if ((events_ & kStallCheckMask) == 0) check_stalls();
+    if ((events_ & kStallCheckMask) == 0) {
+      check_stalls();
+      if (progress_) progress_(now_, events_);
+    }
   }
-  return {classify_idle_end(), now_, events_};
+  return {classify_idle_end(), now_, events_, queue_.tie_sets()};
 }
 
 }  // namespace tlbsim::sim

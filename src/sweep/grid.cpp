@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -90,6 +91,9 @@ std::vector<std::string> parse_name_list(const std::string& text, const std::str
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item.empty()) throw InputError(fmt::format("{}: empty name in '{}'", what, text));
+    if (std::find(out.begin(), out.end(), item) != out.end()) {
+      throw InputError(fmt::format("{}: '{}' is listed twice in '{}'", what, item, text));
+    }
     out.push_back(item);
   }
   if (out.empty()) throw InputError(fmt::format("{}: empty list", what));

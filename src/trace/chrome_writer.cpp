@@ -58,7 +58,8 @@ void ChromeWriter::open(char ph, std::uint32_t tid, sim::SimTime ts, std::string
 void ChromeWriter::write(const TraceEvent& e) {
   // Full megabytes move to the chunk list, so the buffer never grows (and copies) past that.
   if (out_.size() >= (std::size_t{1} << 20)) {
-    chunks_.push_back(fmt::to_string(out_));
+    if (sink_) sink_(std::string_view(out_.data(), out_.size()));
+    else chunks_.push_back(fmt::to_string(out_));
     out_.clear();
   }
   switch (e.kind) {

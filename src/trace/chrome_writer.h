@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,9 @@ struct ChromeTraceInfo {
 class ChromeWriter final : public TraceWriter {
  public:
   explicit ChromeWriter(ChromeTraceInfo info);
+  // Streams the file: each full megabyte goes to `sink` as it is written, so memory stays bounded however long
+  // the trace; finish() then returns only the rest. Without a sink, finish() returns the whole file.
+  void set_sink(std::function<void(std::string_view)> sink) { sink_ = std::move(sink); }
   void write(const TraceEvent& e) override;
   std::string finish() override;
 
@@ -32,7 +37,8 @@ class ChromeWriter final : public TraceWriter {
   void put(std::string_view s) { out_.append(s.data(), s.data() + s.size()); }
 
   ChromeTraceInfo info_;
-  std::vector<std::string> chunks_;  // the file so far, in pieces of about 1 MB
+  std::function<void(std::string_view)> sink_;
+  std::vector<std::string> chunks_;  // the file so far, in pieces of about 1 MB (without a sink)
   fmt::memory_buffer out_;           // the piece being written
   std::string notes_;
 };

@@ -63,8 +63,15 @@ TraceEvent Tracer::base(const sim::Cpu& cpu, EventKind kind) const {
 }
 
 void Tracer::emit(const TraceEvent& e) {
+  if (failure_) return;
   ++events_;
-  for (TraceWriter* w : writers_) w->write(e);
+  // The hooks run inside the model, some from destructors (TraceSpan): a writer's failure (memory, a full disk)
+  // must not escape there. It ends the recording; the session reports it after the run.
+  try {
+    for (TraceWriter* w : writers_) w->write(e);
+  } catch (...) {
+    failure_ = std::current_exception();
+  }
 }
 
 bool Tracer::admit(std::uint32_t cpu, sim::SimTime ts) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <span>
 #include <string>
@@ -73,6 +74,8 @@ class Tracer {
   bool closed() const { return closed_; }
   std::uint64_t events() const { return events_; }
   bool truncated() const { return truncated_; }
+  // What a writer threw (std::bad_alloc, a write error), which stopped the recording; null when none did.
+  std::exception_ptr failure() const { return failure_; }
   std::uint32_t ncpus() const { return static_cast<std::uint32_t>(cpus_.size()); }
 
  private:
@@ -122,6 +125,7 @@ class Tracer {
   bool stopped_ = false;
   bool truncated_ = false;
   bool closed_ = false;
+  std::exception_ptr failure_;
 };
 
 // A kernel function's span on its CPU for the lifetime of the guard (a coroutine's frame: it ends at co_return).

@@ -53,7 +53,9 @@ std::vector<std::uint32_t> parse_int_list(const std::string& text, const std::st
     for (std::uint64_t v = lo; v <= hi; v += step) out.push_back(static_cast<std::uint32_t>(v));
   }
   std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (const auto dup = std::adjacent_find(out.begin(), out.end()); dup != out.end()) {
+    throw InputError(fmt::format("{}: {} is listed twice in '{}'", what, *dup, text));
+  }
   return out;
 }
 

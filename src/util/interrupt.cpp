@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "util/atomic_file.h"
+
 namespace tlbsim {
 
 namespace {
@@ -11,8 +13,13 @@ namespace {
 std::atomic<bool> g_stop{false};  // written by the signal handler: a lock-free atomic is async-signal-safe
 struct sigaction g_previous;
 
-void on_sigint(int) {
-  g_stop = true;
+void on_sigint(int sig) {
+  if (g_stop.exchange(true)) {  // the second Ctrl-C ends the process, without leaving temporary files behind
+    remove_temporary_files_on_signal();
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
   static const char kMessage[] = "\ntlbsim: interrupted; finishing the running points (Ctrl-C again to abandon them)\n";
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
 }
@@ -25,7 +32,7 @@ InterruptGuard::InterruptGuard() {
   struct sigaction sa {};
   sa.sa_handler = on_sigint;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;  // a second Ctrl-C gets the default action
+  sa.sa_flags = 0;  // a second Ctrl-C takes the default action, from the handler
   ::sigaction(SIGINT, &sa, &g_previous);
 }
 

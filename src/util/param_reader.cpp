@@ -177,7 +177,7 @@ std::vector<std::string> ParamReader::string_list(std::string_view key) {
 Latency ParamReader::latency(std::string_view key, double max_ns) {
   const toml::node* n = require(key);
   const std::string expected =
-      fmt::format("expected an inline table {{ ns = <number in (0, {}]>, source = \"<public source>\" }}", max_ns);
+      fmt::format("expected an inline table {{ ns = <number in [0.001, {}]>, source = \"<public source>\" }}", max_ns);
   if (!n->is_table()) fail(key, fmt::format("{}, got {}", expected, type_name(*n)));
   const toml::table& t = *n->as_table();
   for (const auto& [k, v] : t) {
@@ -191,6 +191,11 @@ Latency ParamReader::latency(std::string_view key, double max_ns) {
   }
   const double v = ns->is_integer() ? static_cast<double>(ns->as_integer()->get()) : ns->as_floating_point()->get();
   if (!std::isfinite(v) || v <= 0 || v > max_ns) fail(key, fmt::format("{}, got ns = {}", expected, v));
+  // The clock counts whole picoseconds: a smaller latency would round to a step that costs no time, and a spin
+  // loop of such steps would never let simulated time advance.
+  if (v < kMinLatencyNs) {
+    fail(key, fmt::format("{}, got ns = {}: below one picosecond, the simulated clock's resolution", expected, v));
+  }
   return Latency{sim::from_nanoseconds(v), src->as_string()->get()};
 }
 

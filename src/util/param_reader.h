@@ -22,6 +22,9 @@ class node;
 
 namespace tlbsim {
 
+// The smallest latency a file may give: one picosecond, the resolution of the simulated clock (sim::Duration).
+inline constexpr double kMinLatencyNs = 0.001;
+
 // A latency as machine files give it: a value and the public source it comes from.
 struct Latency {
   sim::Duration value{0};

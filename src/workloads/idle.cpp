@@ -46,6 +46,8 @@ class Idle final : public Workload {
  public:
   std::string metric_name() const override { return "wakeups_per_sec"; }
   std::string unit() const override { return "wakeups/s"; }
+  // --threads 0: no user process ever runs, so no CPU ever leaves init_mm (seed 003's quietest case).
+  std::uint32_t min_threads() const override { return 0; }
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
     const std::uint32_t n = k.ncpus();
     if (p.threads > n) {

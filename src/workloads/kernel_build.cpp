@@ -200,6 +200,7 @@ class KernelBuild final : public Workload {
  public:
   std::string metric_name() const override { return "jobs_per_sec"; }
   std::string unit() const override { return "jobs/s"; }
+  bool draws_from_seed() const override { return true; }
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
     const std::uint32_t n = k.ncpus();
     if (p.threads == 0 || p.threads > n) {

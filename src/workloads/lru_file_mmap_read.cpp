@@ -7,6 +7,8 @@
 // watermark wakes onto its CPU (kernel/kswapd.cpp). Reports pages read per second (ops = pages read), and the
 // readers' user and system time after the warm-up (counters user_time_ns / sys_time_ns), as `time ./run` would;
 // kswapd's time is its own (vmscan.kswapd_time_ns), as `time` does not see it.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
@@ -14,6 +16,7 @@
 
 #include "kernel/mm_ops.h"
 #include "kernel/vmscan.h"
+#include "util/memory_budget.h"
 #include "util/registry.h"
 #include "workloads/workload.h"
 
@@ -32,6 +35,10 @@ constexpr std::uint64_t kFileToMemoryRatio = 16;
 // Each node's min watermark: 1/64 of its page-cache capacity, at least two reclaim batches (an estimate: the
 // kernel's min_free_kbytes would be a few pages of memory this small).
 constexpr std::uint64_t kMinWatermarkDivisor = 64;
+// The simulator's own memory per page of page cache (struct page, its mapping, LRU and page-table entries), measured
+// as peak RSS over full caches of 2 x 2048 and 2 x 8192 pages (87 bytes a page) and 16 x 1024 and 16 x 4096 (106),
+// rounded up: for refusing a run that cannot fit, not for accounting.
+constexpr std::uint64_t kBytesPerCachedPage = 128;
 // usemem's do_rw_once with step = sizeof(long): one load per 8-byte word of every PAGE_SIZE page (64 KiB on powerpc,
 // KernelConfig::page_size, though a model page spans 4 KiB of addresses). The model looks up the TLB once per
 // eighth of the page (a chunk) and charges the chunk's other loads as compute (one L1 hit each; docs/calibration.md).
@@ -140,6 +147,9 @@ class LruFileMmapRead final : public Workload {
                 "page-cache capacity per reader, in 4 KiB pages");
     const std::uint64_t file_pages = p.param("file_pages", kFileToMemoryRatio * memory_pages, memory_pages + 1,
                                              std::uint64_t{1} << 30, "each reader's sparse file, in 4 KiB pages");
+    // Refuse up front what would not fit (issue 32): the page cache is the run's memory.
+    check_memory_need(std::uint64_t{p.threads} * memory_pages * kBytesPerCachedPage,
+                      fmt::format("lru_file_mmap_read with {} readers x memory_pages={}", p.threads, memory_pages));
     // The scheduler spreads the readers over cores first, then SMT threads; they do not migrate in the model.
     std::vector<CpuId> cpus;
     std::vector<std::vector<std::uint32_t>> by_node(tp.sockets);

@@ -37,12 +37,18 @@ class TraceCloser {
 
 }  // namespace
 
-RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::Tracer* tracer) {
+RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::Tracer* tracer,
+                       const RunProgress& progress) {
   const kernel::KernelProfile profile = kernel::load_kernel_profile(spec.kernel);
   kernel::KernelConfig cfg = profile.config;
-  for (const std::string& o : spec.options) kernel::apply_option_override(cfg, o);
+  kernel::apply_option_overrides(cfg, spec.options);
   kernel::validate_options(cfg, "--option");
-  Registry<Workload>::make("workload", spec.workload);  // validate the name before building anything
+  // Validate the name before building anything, and the thread count by one rule; each workload then states its
+  // upper bound against the machine.
+  if (const auto w = Registry<Workload>::make("workload", spec.workload); spec.threads < w->min_threads()) {
+    throw InputError(fmt::format("--threads: {}; {} runs at least {} thread", spec.threads, spec.workload,
+                                 w->min_threads()));
+  }
   // A kernel may run on a machine of another architecture (the x86 code on the POWER8 model shows mm_count
   // contention the way the scheduler issue asked); the output records both.
   if (spec.duration.count() <= 0) throw InputError("--duration must be positive");
@@ -65,6 +71,11 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   params.args = &args;
   workload->start(k, params, ops);
   args.finish();
+  if (progress) {
+    sys.scheduler().set_progress([&progress, end = warmup + spec.duration](sim::SimTime now, std::uint64_t events) {
+      progress(now - sim::kTimeZero, end, events);
+    });
+  }
   const sim::RunResult r = sys.scheduler().run(sim::kTimeZero + warmup + spec.duration);
   workload->finish(k, sim::kTimeZero + warmup + spec.duration);
   if (tracer != nullptr) tracer->close(sim::kTimeZero + warmup + spec.duration);
@@ -74,6 +85,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   out.metric = static_cast<double>(total) / sim::to_seconds(spec.duration);
   out.violations = k.oracle().violations().size();
   out.events = r.events;
+  out.seed_changes_nothing = r.seeded_choices == 0 && !workload->draws_from_seed();
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   nlohmann::json j;
@@ -88,6 +100,10 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   j["threads"] = spec.threads;
   if (!args.given().empty()) j["params"] = args.given();
   j["seed"] = spec.seed;
+  // What the seed decided: the order within each set of simultaneous events (the model has no other noise), and
+  // the workload's own draws. With neither, every seed gives this run's bytes.
+  j["seeded_tie_sets"] = r.seeded_choices;
+  j["seed_changes_nothing"] = out.seed_changes_nothing;
   j["sim_time_ns"] = sim::to_nanoseconds(spec.duration);
   j["warmup_ns"] = sim::to_nanoseconds(warmup);
   j["ops"] = total;

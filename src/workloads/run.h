@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,15 @@ struct RunOutput {
   std::size_t violations = 0;
   std::uint64_t events = 0;
   double wall_seconds = 0;
+  bool seed_changes_nothing = false;  // no tie set was ordered by the seed and the workload draws nothing from it
 };
 
 // Throws InputError for unknown kernels or workloads and impossible parameters. With a tracer, the run is also
 // recorded as a timeline (closed at the run's end); the results are the same as without.
-RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::Tracer* tracer = nullptr);
+// `progress`, when given, is called now and then during the run with the simulated time reached (from the start,
+// warm-up included), the time the run ends at, and the events so far.
+using RunProgress = std::function<void(sim::Duration reached, sim::Duration end, std::uint64_t events)>;
+RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::Tracer* tracer = nullptr,
+                       const RunProgress& progress = {});
 
 }  // namespace tlbsim::workloads

@@ -45,6 +45,11 @@ class Workload {
     (void)metric;
     return nullptr;
   }
+  // The fewest --threads the workload runs with (idle: 0, a machine on which no user process ever ran).
+  virtual std::uint32_t min_threads() const { return 1; }
+  // Whether the workload draws from --seed itself (job sizes, think times), beyond the order of simultaneous
+  // events that the seed decides in every run.
+  virtual bool draws_from_seed() const { return false; }
   // The run stopped at `end` (tasks may be mid-step): account what is still open, e.g. CPU time.
   virtual void finish(kernel::Kernel& k, sim::SimTime end) {
     (void)k;

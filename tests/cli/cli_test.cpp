@@ -12,26 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_harness.h"
 #include "trace/chrome_validate.h"
 #include "util/atomic_file.h"
 
 namespace tlbsim::cli {
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Result run(std::vector<std::string> args) {
-  args.insert(args.begin(), "tlbsim");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int status = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {status, out.str(), err.str()};
-}
+using testing::Result;
+using testing::run;
 
 void expect_golden(const std::string& name, const std::string& actual) {
   const std::string path = std::string(TLBSIM_GOLDEN_DIR) + "/" + name;
@@ -117,15 +106,15 @@ TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
       {{"check", "--scenario", "madvise_vs_access", "--strategy", "dfs"}, "unknown strategy 'dfs'"},
       {{"check", "--scenario", "madvise_vs_access", "--budget", "0"}, "--budget must be between"},
       {{"check", "--kernel", "linux-6.2-ppc", "--mutation", "flush_sends_no_ipis"}, "breaks x86 code, but the kernel is powerpc"},
-      {{"check", "--replay", "/nonexistent/cx.json"}, "/nonexistent/cx.json: cannot read"},
+      {{"check", "--replay", "/nonexistent/cx.json"}, "cannot read '/nonexistent/cx.json'"},
       {{"check", "--mutations", "nosuch"}, "unknown mutation 'nosuch'"},
-      {{"check", "--scenario", "madvise_vs_access", "--seed", "-1"}, "--seed: '-1' is negative"},
-      {{"run", "--seed", "-1"}, "--seed: '-1' is negative"},
+      {{"check", "--scenario", "madvise_vs_access", "--seed", "-1"}, "--seed: '-1' is not a non-negative integer"},
+      {{"run", "--seed", "-1"}, "--seed: '-1' is not a non-negative integer"},
       {{"run", "--warmup", "5 parsecs"}, "--warmup"},
       {{"run", "--warmup", "100s"}, "--warmup: 100s is outside 0..60s"},
       {{"run", "--machine", "small-2s2c", "--kernel", "linux-6.2-ppc"}, "a powerpc kernel needs a powerpc64 machine"},
-      {{"bench", "contention", "--seed", "-2"}, "--seed: '-2' is negative"},
-      {{"run", "--trace", "/tmp/t.json", "--trace-max-events", "-5"}, "--trace-max-events: '-5' is negative"},
+      {{"bench", "contention", "--seed", "-2"}, "--seed: '-2' is not a non-negative integer"},
+      {{"run", "--trace", "/tmp/t.json", "--trace-max-events", "-5"}, "--trace-max-events: '-5' is not a non-negative integer"},
       {{"frobnicate"}, "frobnicate"},
       {{}, "subcommand"},
   };
@@ -180,7 +169,7 @@ TEST(Cli, BadOptionsAreRefusedWithWhereAndWhat) {
       {{"run", "--option", "avoid_mm_tlb_gen_read=maybe"}, "value 'maybe' is not on or off"},
       {{"run", "--option", "avoid_mm_tlb_gen_read"}, "expected NAME=on or NAME=off"},
       {{"run", "--option", "ignore_invalid_tlb_gen=on"}, "option 'ignore_invalid_tlb_gen' needs option 'avoid_mm_tlb_gen_read' on"},
-      {{"run", "--kernel", "/nonexistent/k.toml"}, "/nonexistent/k.toml: cannot open kernel profile"},
+      {{"run", "--kernel", "/nonexistent/k.toml"}, "cannot read '/nonexistent/k.toml': No such file or directory"},
       {{"reproduce", "007"}, "unknown seed '007'"},
       {{"reproduce", "--jobs", "1000"}, "--jobs: 1000 is outside 1..256"},
       {{"reproduce", "--format", "pdf"}, "--format"},
@@ -359,9 +348,10 @@ TEST(Cli, RunTraceWritesATimelineAndAnFtraceFileAndTheSameFigures) {
 TEST(Cli, TraceToAnUnwritablePlaceOrWithBadFiltersExits2AndSaysWhy) {
   const std::vector<BadInput> cases = {
       {{"run", "--duration", "10us", "--trace", "/nonexistent/dir/t.json"},
-       "--trace /nonexistent/dir/t.json: cannot write: directory '/nonexistent/dir' does not exist"},
+       "--trace /nonexistent/dir/t.json: cannot write '/nonexistent/dir/t.json': directory '/nonexistent/dir' does "
+       "not exist"},
       {{"run", "--duration", "10us", "--ftrace", "/nonexistent/t.txt"}, "--ftrace /nonexistent/t.txt: cannot write"},
-      {{"run", "--duration", "10us", "--trace", "/tmp"}, "--trace /tmp: is a directory"},
+      {{"run", "--duration", "10us", "--trace", "/tmp"}, "--trace /tmp: cannot write '/tmp': is a directory"},
       {{"run", "--duration", "10us", "--trace-window", "1us:2us"}, "need --trace FILE.json or --ftrace FILE"},
       {{"run", "--duration", "10us", "--trace", "/tmp/t.json", "--trace-window", "2us"}, "--trace-window: '2us' is not"},
       {{"run", "--machine", "small-2s2c", "--duration", "10us", "--trace", "/tmp/t.json", "--trace-cpus", "8"},

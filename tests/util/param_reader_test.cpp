@@ -37,5 +37,21 @@ TEST(ParamReader, ErrorsNameTheComponentAndLine) {
   }
 }
 
+// 0.0001 ns would round to a step of zero picoseconds, and a spin loop of such steps never advances the clock
+// (issue 32: `run --duration 1us` on such a machine spun forever).
+TEST(ParamReader, ALatencyBelowOnePicosecondIsRefused) {
+  const TomlDocument doc =
+      TomlDocument::parse("[a]\nfast = { ns = 0.0001, source = \"s\" }\nok = { ns = 0.001, source = \"s\" }\n", "t.toml");
+  ParamReader a = ParamReader(doc.root(), "t.toml", "widget").section("a");
+  try {
+    a.latency("fast");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.toml:2:8: widget: 'a.fast'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("below one picosecond"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(a.latency("ok").value, sim::Duration{1});
+}
+
 }  // namespace
 }  // namespace tlbsim
