@@ -23,5 +23,32 @@ TEST(Run, NamesTheSpinlockAlgorithmOfTheKernelRelease) {
   EXPECT_EQ(spinlock("power9-2s16c-smt4", "linux-6.2-ppc"), "queued");
 }
 
+// A long run can say how far it has got (issue 32: a 1536-CPU run looked hung): the hook sees simulated time and
+// events grow, and reporting does not change the run.
+TEST(Run, ReportsProgressWithoutChangingTheRun) {
+  RunSpec spec;
+  spec.workload = "context_switch1";
+  spec.threads = 8;
+  spec.duration = sim::milliseconds(2);
+  const hw::Machine m = hw::load_machine("small-2s2c");
+  std::vector<std::pair<sim::Duration, std::uint64_t>> seen;
+  sim::Duration end_seen{};
+  const RunOutput with = run_workload(m, spec, nullptr, [&](sim::Duration reached, sim::Duration end, std::uint64_t e) {
+    seen.emplace_back(reached, e);
+    end_seen = end;
+  });
+  ASSERT_GE(seen.size(), 2u);
+  for (std::size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_LE(seen[i - 1].first, seen[i].first);
+    EXPECT_LT(seen[i - 1].second, seen[i].second);
+  }
+  EXPECT_EQ(end_seen, spec.duration + spec.duration / 10);
+  EXPECT_LE(seen.back().first, end_seen);
+  nlohmann::json a = with.json, b = run_workload(m, spec).json;
+  a.erase("wall_seconds");
+  b.erase("wall_seconds");
+  EXPECT_EQ(a, b);
+}
+
 }  // namespace
 }  // namespace tlbsim::workloads
