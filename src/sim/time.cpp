@@ -23,6 +23,7 @@ Duration parse_duration(const std::string& text) {
   }
   double value = std::stod(number);
   double scale_ps;
+  if (unit.empty() && value == 0) return Duration{0};  // zero needs no unit
   if (unit == "ps") scale_ps = 1;
   else if (unit == "ns") scale_ps = 1e3;
   else if (unit == "us") scale_ps = 1e6;

@@ -13,6 +13,9 @@ TEST(Time, ParsesUnits) {
   EXPECT_EQ(parse_duration("1.5us"), nanoseconds(1500));
   EXPECT_EQ(parse_duration("2ms"), milliseconds(2));
   EXPECT_EQ(parse_duration("1s"), milliseconds(1000));
+  // Zero needs no unit (`--warmup 0`); any other bare number still does.
+  EXPECT_EQ(parse_duration("0"), Duration{0});
+  EXPECT_EQ(parse_duration("0.0"), Duration{0});
 }
 
 TEST(Time, RejectsMalformedDurations) {
