@@ -12,9 +12,10 @@ constexpr std::size_t kHistory = 4096;
 constexpr std::size_t kMaxViolations = 100;
 }  // namespace
 
-Oracle::Oracle(const kernel::FrameAllocator& frames, std::vector<const hw::Tlb*> tlbs,
+Oracle::Oracle(const kernel::FrameAllocator& frames, const hw::PfnHolders& holders, std::vector<const hw::Tlb*> tlbs,
                std::function<int(CpuId)> loaded_tag)
     : frames_(frames),
+      holders_(holders),
       tlbs_(std::move(tlbs)),
       loaded_tag_(std::move(loaded_tag)),
       by_cpu_(tlbs_.size()),
@@ -36,7 +37,8 @@ void Oracle::report_kernel_warning(CpuId cpu, std::uint32_t mm_id, const std::st
 }
 
 void Oracle::on_frame_reuse(Pfn pfn, sim::SimTime now) {
-  for (std::size_t c = 0; c < tlbs_.size(); ++c) {
+  // Only the CPUs whose TLBs hold the frame can map it (ascending, as a scan of every CPU would report them).
+  for (const std::uint32_t c : holders_.of(pfn.get())) {
     if (user_mm_[c] == 0) continue;  // a lazy CPU runs kernel code only; switching back checks the generation
     const int tag = loaded_tag_(CpuId{static_cast<std::uint32_t>(c)});
     if (tag >= 0 && tlbs_[c]->maps_pfn(Asid{static_cast<std::uint16_t>(tag)}, pfn)) {
@@ -52,7 +54,7 @@ void Oracle::report(sim::SimTime at, CpuId cpu, std::uint32_t mm, Vpn vpn, std::
 }
 
 void Oracle::on_pte_removed(const kernel::MmStruct& mm, Vpn v, const kernel::Pte& old, CpuId by, sim::SimTime now) {
-  const auto key = std::make_tuple(mm.id(), v.get(), old.pfn.get());
+  const RemovalKey key{old.pfn.get(), mm.id(), v.get()};
   in_flight_[key] = Removal{mm.id(), v.get(), old.pfn.get(), by, now};
   by_cpu_[by.get()].push_back(key);
   history_.push_back(Removal{mm.id(), v.get(), old.pfn.get(), by, now});
@@ -65,9 +67,8 @@ void Oracle::on_syscall_return(CpuId cpu) {
 }
 
 void Oracle::on_frame_free(Pfn pfn, sim::SimTime now) {
-  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-    it = std::get<2>(it->first) == pfn.get() ? in_flight_.erase(it) : std::next(it);
-  }
+  in_flight_.erase(in_flight_.lower_bound(RemovalKey{pfn.get(), 0, 0}),
+                   in_flight_.lower_bound(RemovalKey{pfn.get() + 1, 0, 0}));
   if (frames_.use(pfn) != kernel::FrameUse::kPageTable) return;
   for (std::size_t c = 0; c < tlbs_.size(); ++c) {
     const int tag = loaded_tag_(CpuId{static_cast<std::uint32_t>(c)});
@@ -101,7 +102,7 @@ void Oracle::on_tlb_hit(CpuId cpu, const kernel::MmStruct& mm, Vpn v, const hw::
   const auto truth = mm.pgd.lookup(v);
   const bool stale = !truth || truth->pfn != t.pfn || (t.writable && !truth->writable);
   if (!stale) return;
-  if (in_flight_.contains(std::make_tuple(mm.id(), v.get(), t.pfn.get()))) return;  // removal not yet complete
+  if (in_flight_.contains(RemovalKey{t.pfn.get(), mm.id(), v.get()})) return;  // removal not yet complete
   const std::string now_maps =
       truth ? fmt::format("pfn {}{}", truth->pfn.get(), truth->writable ? " rw" : " ro") : std::string("nothing");
   report(now, cpu, mm.id(), v,

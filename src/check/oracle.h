@@ -38,7 +38,8 @@ struct Violation {
 class Oracle {
  public:
   // `tlbs[cpu]` is each CPU's TLB; `loaded_tag(cpu)` the address-space tag its CR3 holds now (or -1 for none).
-  Oracle(const kernel::FrameAllocator& frames, std::vector<const hw::Tlb*> tlbs, std::function<int(CpuId)> loaded_tag);
+  Oracle(const kernel::FrameAllocator& frames, const hw::PfnHolders& holders, std::vector<const hw::Tlb*> tlbs,
+         std::function<int(CpuId)> loaded_tag);
 
   // A PTE of `mm` for `v` that mapped `old` was cleared or replaced by `by`.
   void on_pte_removed(const kernel::MmStruct& mm, Vpn v, const kernel::Pte& old, CpuId by, sim::SimTime now);
@@ -78,11 +79,14 @@ class Oracle {
   std::string describe_last_removal(std::uint32_t mm, Vpn v, Pfn pfn) const;
 
   const kernel::FrameAllocator& frames_;
+  const hw::PfnHolders& holders_;
   std::vector<const hw::Tlb*> tlbs_;
   std::function<int(CpuId)> loaded_tag_;
-  // In-flight removals, by (mm, vpn, old pfn) -> the CPU whose syscall made it.
-  std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>, Removal> in_flight_;
-  std::vector<std::vector<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>>> by_cpu_;
+  // In-flight removals, by (old pfn, mm, vpn) -> the CPU whose syscall made it. The pfn leads so that freeing a
+  // frame erases its removals as one range, not by a scan of every removal in flight.
+  using RemovalKey = std::tuple<std::uint64_t, std::uint32_t, std::uint64_t>;
+  std::map<RemovalKey, Removal> in_flight_;
+  std::vector<std::vector<RemovalKey>> by_cpu_;
   std::deque<Removal> history_;  // recent removals, for reports
   std::vector<std::uint32_t> user_mm_;  // per CPU: the mm of the running user task, 0 for none
   std::vector<Violation> violations_;

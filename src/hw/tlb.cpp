@@ -1,6 +1,8 @@
 #include "hw/tlb.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace tlbsim::hw {
 
@@ -66,7 +68,7 @@ void Tlb::fill(Asid tag, Vpn vpn, const Translation& tr, bool speculative) {
   if (valid(*victim) && !(victim->vpn == vpn.get() && victim->tag == t)) ++c_.evictions;
   if (victim->used) drop_ref(*victim);
   *victim = Entry{vpn.get(), tr, ++clock_, tag_gen_[t], all_gen_, t, true};
-  ++pfn_refs_[tr.pfn.get()];
+  add_ref(*victim);
   ++c_.fills;
   if (speculative) {
     ++c_.speculative_fills;
@@ -137,15 +139,60 @@ bool Tlb::pwc_holds_for(Asid tag, std::uint64_t table_id) const {
 
 namespace tlbsim::hw {
 
+void Tlb::add_ref(Entry& e) {
+  const auto index = static_cast<std::uint32_t>(&e - entries_.data());
+  const auto [it, inserted] = pfn_head_.try_emplace(e.t.pfn.get(), index);
+  e.next_same_pfn = inserted ? kNoEntry : std::exchange(it->second, index);
+  if (inserted && holders_ != nullptr) holders_->add(e.t.pfn.get(), cpu_);
+}
+
 void Tlb::drop_ref(const Entry& e) {
-  auto it = pfn_refs_.find(e.t.pfn.get());
-  if (it != pfn_refs_.end() && --it->second == 0) pfn_refs_.erase(it);
+  const auto index = static_cast<std::uint32_t>(&e - entries_.data());
+  const auto it = pfn_head_.find(e.t.pfn.get());
+  if (it == pfn_head_.end()) return;
+  if (it->second == index) {
+    if (e.next_same_pfn != kNoEntry) {
+      it->second = e.next_same_pfn;
+    } else {
+      pfn_head_.erase(it);
+      if (holders_ != nullptr) holders_->remove(e.t.pfn.get(), cpu_);
+    }
+    return;
+  }
+  for (std::uint32_t i = it->second; i != kNoEntry; i = entries_[i].next_same_pfn) {
+    if (entries_[i].next_same_pfn == index) {
+      entries_[i].next_same_pfn = e.next_same_pfn;
+      return;
+    }
+  }
+}
+
+void PfnHolders::add(std::uint64_t pfn, std::uint32_t cpu) {
+  std::vector<std::uint32_t>& cpus = by_pfn_[pfn];
+  cpus.insert(std::lower_bound(cpus.begin(), cpus.end(), cpu), cpu);
+}
+
+void PfnHolders::remove(std::uint64_t pfn, std::uint32_t cpu) {
+  const auto it = by_pfn_.find(pfn);
+  if (it == by_pfn_.end()) return;
+  std::vector<std::uint32_t>& cpus = it->second;
+  const auto at = std::lower_bound(cpus.begin(), cpus.end(), cpu);
+  if (at != cpus.end() && *at == cpu) cpus.erase(at);
+  if (cpus.empty()) by_pfn_.erase(it);
+}
+
+const std::vector<std::uint32_t>& PfnHolders::of(std::uint64_t pfn) const {
+  static const std::vector<std::uint32_t> kNone;
+  const auto it = by_pfn_.find(pfn);
+  return it == by_pfn_.end() ? kNone : it->second;
 }
 
 bool Tlb::maps_pfn(Asid tag, Pfn pfn) const {
-  if (!pfn_refs_.contains(pfn.get())) return false;
-  for (const Entry& e : entries_) {
-    if (valid(e) && e.tag == tag.get() && e.t.pfn == pfn) return true;
+  const auto it = pfn_head_.find(pfn.get());
+  if (it == pfn_head_.end()) return false;
+  for (std::uint32_t i = it->second; i != kNoEntry; i = entries_[i].next_same_pfn) {
+    const Entry& e = entries_[i];
+    if (valid(e) && e.tag == tag.get()) return true;
   }
   return false;
 }

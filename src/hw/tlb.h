@@ -2,8 +2,8 @@
 // plus a small paging-structure cache, with O(1) flushes of a tag or of everything.
 #pragma once
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -33,11 +33,30 @@ struct TlbCounters {
   std::uint64_t flush_all = 0;   // everything
 };
 
+// Which CPUs' TLBs hold an entry (valid or not yet overwritten) for each pfn: so that a check at a frame's reuse
+// visits those few TLBs rather than every CPU's (a 1536-CPU machine made the check the whole cost of a run).
+// Contract: CPUs of a pfn are kept in ascending order; the Tlbs attached keep it exact.
+class PfnHolders {
+ public:
+  void add(std::uint64_t pfn, std::uint32_t cpu);
+  void remove(std::uint64_t pfn, std::uint32_t cpu);
+  // The CPUs holding `pfn`, ascending (empty when none).
+  const std::vector<std::uint32_t>& of(std::uint64_t pfn) const;
+
+ private:
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_pfn_;
+};
+
 // Contract: lookup/fill/invalidate are O(ways); flush_tag/flush_all are O(1) (entries carry the generation of
 // their tag and of the whole TLB at fill time and are valid only while both still match).
 class Tlb {
  public:
   explicit Tlb(const TlbParams& p);
+  // Keeps `holders` told which pfns this TLB (CPU `cpu`'s) holds. Contract: before the first fill.
+  void attach_holders(PfnHolders* holders, std::uint32_t cpu) {
+    holders_ = holders;
+    cpu_ = cpu;
+  }
 
   // The translation for (tag, vpn) if cached; refreshes its LRU position. Counts a hit or a miss.
   std::optional<Translation> lookup(Asid tag, Vpn vpn);
@@ -82,7 +101,9 @@ class Tlb {
     std::uint32_t all_gen = 0;
     std::uint16_t tag = 0;
     bool used = false;
+    std::uint32_t next_same_pfn = kNoEntry;  // the next used entry of the same pfn (a chain from pfn_head_)
   };
+  static constexpr std::uint32_t kNoEntry = ~std::uint32_t{0};
   struct PwcEntry {
     std::uint64_t table_id = 0;
     std::uint64_t first_vpn = 0, end_vpn = 0;
@@ -93,6 +114,8 @@ class Tlb {
   };
   static constexpr std::size_t kPwcEntries = 32;
 
+  // Links a used entry into its pfn's chain / unlinks it.
+  void add_ref(Entry& e);
   void drop_ref(const Entry& e);
   bool valid(const Entry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
   bool valid(const PwcEntry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
@@ -107,7 +130,11 @@ class Tlb {
   std::uint32_t all_gen_ = 1;
   std::uint64_t clock_ = 0;
   std::vector<PwcEntry> pwc_;
-  std::unordered_map<std::uint64_t, std::uint32_t> pfn_refs_;  // entries ever filled and not overwritten, by pfn
+  // The entries filled and not overwritten, by pfn: the first of a chain through Entry::next_same_pfn, so that
+  // maps_pfn (the oracle's check at every frame reuse) visits a pfn's few entries, not the whole TLB.
+  std::unordered_map<std::uint64_t, std::uint32_t> pfn_head_;
+  PfnHolders* holders_ = nullptr;
+  std::uint32_t cpu_ = 0;
   std::array<std::uint64_t, kRecent> recent_{};
   std::size_t recent_next_ = 0;
   std::size_t pwc_next_ = 0;

@@ -53,10 +53,12 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
   std::vector<const hw::Tlb*> tlbs;
   for (std::uint32_t i = 0; i < n; ++i) {
     percpu_.push_back(std::make_unique<PerCpu>(*this, sys.cpu(CpuId{i}), sys.machine().tlb, sys.coherence(), n));
+    percpu_.back()->tlb.attach_holders(&pfn_holders_, i);
     tlbs.push_back(&percpu_.back()->tlb);
     sys.cpu(CpuId{i}).set_irq_handler(this);
   }
-  oracle_ = std::make_unique<check::Oracle>(frames_, tlbs, [this](CpuId c) { return percpu(c).tlb_tag(); });
+  oracle_ = std::make_unique<check::Oracle>(frames_, pfn_holders_, tlbs,
+                                            [this](CpuId c) { return percpu(c).tlb_tag(); });
   frames_.set_free_observer([this](Pfn p) { oracle_->on_frame_free(p, sys_.scheduler().now()); });
   frames_.set_reuse_observer([this](Pfn p) { oracle_->on_frame_reuse(p, sys_.scheduler().now()); });
   init_mm_ = std::make_unique<MmStruct>(0, 1, sys.coherence(), n, frames_, true, config_.spinlock_kind());

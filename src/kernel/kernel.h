@@ -129,6 +129,7 @@ class Kernel final : public sim::IrqHandler {
   std::unique_ptr<ArchMmu> arch_;
   KernelCounters counters_;
   FrameAllocator frames_;
+  hw::PfnHolders pfn_holders_;  // which CPUs' TLBs hold each frame, for the oracle's check at a frame's reuse
   std::vector<std::unique_ptr<PerCpu>> percpu_;
   std::unique_ptr<check::Oracle> oracle_;
   std::unique_ptr<MmStruct> init_mm_;
