@@ -251,11 +251,21 @@ sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t a
   hw::Memory& m = self.k.mem();
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
   co_await mm.mmap_lock.down_read(m, self.cpu);
-  // zap_page_range: one VMA here; tlb_end_vma flushes at the VMA boundary, tlb_finish_mmu afterwards.
+  // zap_page_range (zap_page_range_single from v6.3; mm/memory.c): one VMA here, so unmap_page_range's
+  // tlb_start_vma / tlb_end_vma bracket it. tlb_end_vma flushes nothing on any modeled architecture, so the gathered
+  // range is flushed once, by tlb_finish_mmu (the whole mm when another gather runs on it, mm_tlb_flush_nested), or
+  // earlier when the gather fills (zap_pte_range's force_flush):
+  // - x86 up to v5.19: arch/x86/include/asm/tlb.h defines tlb_start_vma and tlb_end_vma as empty statements (read in
+  //   New-B/Linux3.6 @b5154d3e, v3.6, and kelis-cpu/linux-myread-5.10.142 @d5a71374, v5.10).
+  // - x86 from v6.0: "mmu_gather: Remove per arch tlb_{start,end}_vma()" (Peter Zijlstra, July 2022) adds `select
+  //   MMU_GATHER_MERGE_VMAS` to arch/x86/Kconfig, and the generic tlb_end_vma (include/asm-generic/tlb.h) returns at
+  //   once when it is set (read in Kingxukai/linux @0291023e, v6.15+).
+  // - powerpc: empty in v4.14's arch/powerpc/include/asm/tlb.h (Panchajanya1999/msm-4.14 @109b75b5), and
+  //   MMU_GATHER_MERGE_VMAS by the same v6.0 patch.
+  // Architectures whose tlb_end_vma flushes (the generic default: arm64, riscv, ...) are not modeled.
   MmuGather tlb(mm);
   co_await tlb_gather_mmu(self, tlb);
   co_await zap_page_range_in(self, tlb, mm, addr, addr + len);
-  co_await tlb_flush_mmu_tlbonly(self, tlb);  // tlb_end_vma
   co_await tlb_finish_mmu(self, tlb);
   co_await mm.mmap_lock.up_read(m, self.cpu);
   self.k.oracle().on_syscall_return(self.id);

@@ -1,4 +1,5 @@
-// Scenario tests of the fault paths (kernel/mm_ops.cpp): what fault-around charges for the pages of its window.
+// Scenario tests of the fault and madvise paths (kernel/mm_ops.cpp): what fault-around charges for the pages of its
+// window, and how often madvise(MADV_DONTNEED) flushes.
 #include "kernel/mm_ops.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "arch/x86/tlb.h"
+#include "kernel/profile.h"
 #include "kernel/scenario.h"
 
 namespace tlbsim::kernel {
@@ -142,6 +144,62 @@ TEST(MmOps, FaultAroundNeedsAWindowOfMoreThanOnePage) {
   KernelConfig v33;
   v33.version = {3, 3};
   EXPECT_EQ(v33.fault_around_pages(), 1u);
+}
+
+// One CPU of a two-thread mm: it runs the mm (with any architecture's switch_mm) and writes one page of it.
+sim::Task<void> run_mm_and_write(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+  co_await user_access(self, mm, addr, true);
+}
+sim::Task<void> madvise_page(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  co_await sys_madvise_dontneed(self, mm, addr, kPageSize);
+}
+sim::Task<void> mmap_pages(PerCpu& self, MmStruct& mm, std::uint64_t pages, std::uint64_t& addr) {
+  addr = co_await sys_mmap(self, mm, pages * kPageSize, false, nullptr, 0);
+}
+
+// Two CPUs run one mm, each having written its own page of a 4 MiB mapping: CPU 0 page 0, CPU 1 page 512, which
+// lies in the next page-table page (so their zaps take different page-table locks).
+struct TwoThreadMm {
+  explicit TwoThreadMm(const char* profile) : s(load_kernel_profile(profile).config), mm(s.k.new_mm()) {
+    s.k.oracle().set_user_context(CpuId{0}, mm.id());
+    s.k.oracle().set_user_context(CpuId{1}, mm.id());
+    s.run_on(0, mmap_pages(s.cpu(0), mm, 2 * kPtesPerTable, addr));
+    s.run_on(0, run_mm_and_write(s.cpu(0), mm, page(0)));
+    s.run_on(1, run_mm_and_write(s.cpu(1), mm, page(1)));
+  }
+  std::uint64_t page(std::uint32_t cpu) const { return addr + cpu * kPtesPerTable * kPageSize; }
+  std::uint64_t remote_flushes() { return s.k.counters().get(VmTlbEvent::NR_TLB_REMOTE_FLUSH); }
+  Scenario s;
+  MmStruct& mm;
+  std::uint64_t addr = 0;
+};
+
+TEST(MmOps, MadviseOfOnePageMakesOneFlushRequest) {
+  // tlb_end_vma flushes nothing on x86 (an empty macro before v6.0, MMU_GATHER_MERGE_VMAS from v6.0): the page is
+  // flushed once, by tlb_finish_mmu, and the other CPU running the mm gets one IPI.
+  for (const char* profile : {"linux-3.3", "linux-5.17", "linux-6.13"}) {
+    TwoThreadMm t(profile);
+    t.s.run_on(0, madvise_page(t.s.cpu(0), t.mm, t.page(0)));
+    EXPECT_EQ(t.remote_flushes(), 1u) << profile;
+    EXPECT_EQ(t.s.k.counters().irq_tlb_count[1], 1u) << profile;
+    EXPECT_TRUE(t.s.k.oracle().violations().empty()) << profile;
+  }
+}
+
+TEST(MmOps, OverlappingMadvisesMakeOneFlushRequestEach) {
+  // Both CPUs madvise their page at the same instant, so each gather sees the other (mm_tlb_flush_nested) and
+  // tlb_finish_mmu flushes the whole mm: one request each. A flush at tlb_end_vma as well would make four.
+  for (const char* profile : {"linux-5.17", "linux-6.13"}) {
+    TwoThreadMm t(profile);
+    t.s.cpu(0).cpu.start(madvise_page(t.s.cpu(0), t.mm, t.page(0)));
+    t.s.run_on(1, madvise_page(t.s.cpu(1), t.mm, t.page(1)));
+    EXPECT_EQ(t.remote_flushes(), 2u) << profile;
+    EXPECT_EQ(t.s.k.counters().get(VmTlbEvent::NR_TLB_LOCAL_FLUSH_ALL), 2u) << profile << ": whole-mm flushes";
+    EXPECT_TRUE(t.s.k.oracle().violations().empty()) << profile;
+  }
 }
 
 }  // namespace
