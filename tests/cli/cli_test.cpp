@@ -271,6 +271,42 @@ TEST(Cli, CheckFindsAMutationWritesACounterexampleAndReplaysIt) {
   std::filesystem::remove(path);
 }
 
+// A corrupted counterexample is bad input (status 2) naming the field, never a clean replay (status 0), and no trace
+// of the wrong run is written.
+TEST(Cli, ACorruptedReplayIsRefusedNamingTheFieldOrTheStep) {
+  const std::string path = (std::filesystem::temp_directory_path() / "tlbsim_cli_bad_cx.json").string();
+  const std::string trace = (std::filesystem::temp_directory_path() / "tlbsim_cli_bad_cx_trace.json").string();
+  const nlohmann::json f5 = nlohmann::json::parse(
+      read_file(std::string(TLBSIM_SOURCE_DIR) + "/docs/counterexamples/f5-seed002-trim-skips-switching-cpu.json"));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/decisions/0/action", "\"cpu99\""},
+      {"/decisions/1/step", "1.5"},
+      {"/decisions/1/action", "\"irq999@cpu0\""},
+      {"/decisions/1/step", "19999"},
+  };
+  const std::vector<std::string> messages = {
+      path + ": counterexample file: 'decisions[0].action': expected an action cpuN, irqV@cpuN, timerT or hw@cpuN",
+      path + ": counterexample file: 'decisions[1].step': expected an integer from 0 to 19999, got 1.5",
+      path +
+          ": counterexample file: not a schedule of scenario 'switch_vs_madvise': 'decisions[1]' (step 12): action "
+          "'irq999@cpu0' is not offered at that step (offered: ",
+      path +
+          ": counterexample file: not a schedule of scenario 'switch_vs_madvise': 'decisions[1]' (step 19999): never "
+          "reached: the run ended after ",
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    nlohmann::json j = f5;
+    j[nlohmann::json::json_pointer(cases[i].first)] = nlohmann::json::parse(cases[i].second);
+    write_file_atomic(path, j.dump(2));
+    std::filesystem::remove(trace);
+    const Result r = run({"check", "--replay", path, "--trace", trace});
+    EXPECT_EQ(r.status, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("tlbsim: error: " + messages[i]), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(trace));
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(Cli, CheckOfTheCorrectKernelFindsNothingAndSaysHowMuchItExplored) {
   const Result r = run({"check", "--scenario", "madvise_vs_access", "--strategy", "exhaustive", "--preemptions", "1"});
   EXPECT_EQ(r.status, 0) << r.err;
