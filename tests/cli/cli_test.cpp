@@ -374,6 +374,43 @@ TEST(Cli, SweepAndReportBadInputExits2AndSaysWhat) {
   }
 }
 
+// A journal that is not what a sweep writes is refused by --resume and by merge with file:line and the field.
+TEST(Cli, SweepRefusesACorruptedJournalWithFileAndLine) {
+  const std::string dir = (std::filesystem::temp_directory_path() / "tlbsim_cli_bad_journal").string();
+  const std::string merged = dir + "-merged";
+  const std::vector<std::string> args = {"sweep",     "--machine", "small-2s2c", "--kernel", "linux-5.17",
+                                         "--threads", "1,2",       "--seeds",    "1..2",     "--duration",
+                                         "50us",      "--out",     dir};
+  const std::string header = R"({"grid":{"duration":"50us","kernels":["linux-5.17"],"machine":"small-2s2c",)"
+                             R"("metric":"","seeds":[1,2],"threads":[1,2],"workload":"tlb_flush1"},"shard":"1/1",)"
+                             R"("tlbsim_sweep":1})";
+  auto point = [](const std::string& index, int threads, int seed) {
+    return R"({"events":1,"index":)" + index + R"(,"kernel":"linux-5.17","ops":1,"seed":)" + std::to_string(seed) +
+           R"(,"threads":)" + std::to_string(threads) + R"(,"unit":"ops/s","value":1.0,"violations":0})";
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {point("0", 1, 1) + "\n" + point("1", 1, 2) + "\n" + point("2", 2, 2),
+       ":4: sweep journal: 'seed': point 2 of the header's grid has seed 1, not 2"},
+      {point("999", 1, 1), ":2: sweep journal: 'index': expected an integer from 0 to 3, got 999"},
+      {point("-1", 1, 1), ":2: sweep journal: 'index': expected an integer from 0 to 3, got -1"},
+  };
+  std::vector<std::string> resume = args;
+  resume.push_back("--resume");
+  for (const auto& [points, message] : cases) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    write_file_atomic(dir + "/points.jsonl", header + "\n" + points + "\n");
+    Result r = run(resume);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("tlbsim: error: " + dir + "/points.jsonl" + message), std::string::npos) << r.err;
+    r = run({"sweep", "merge", merged, dir});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("tlbsim: error: " + dir + "/points.jsonl" + message), std::string::npos) << r.err;
+  }
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(merged);
+}
+
 TEST(Cli, RunTraceWritesATimelineAndAnFtraceFileAndTheSameFigures) {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string json = (dir / "tlbsim_cli_trace.json").string(), text = (dir / "tlbsim_cli_trace.txt").string();
