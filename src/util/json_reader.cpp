@@ -10,9 +10,9 @@ namespace tlbsim {
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin, const std::string& component) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's text is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."; keep what follows
-    // its tag.
+  } catch (const nlohmann::json::exception& e) {
+    // A syntax error (parse_error) or a number too large for a double (out_of_range.406). nlohmann's text is
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."; keep what follows its tag.
     std::string what = e.what();
     if (const auto tag = what.find("] "); what.rfind("[json.exception", 0) == 0 && tag != std::string::npos) {
       what = what.substr(tag + 2);

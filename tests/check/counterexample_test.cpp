@@ -120,6 +120,13 @@ TEST(Counterexample, EveryFieldIsCheckedAndErrorsNameTheFileAndTheField) {
       {[](nlohmann::json& j) { j["tlbsim_counterexample"] = 2; }, "'tlbsim_counterexample': version 2 is not 1"},
       {[](nlohmann::json& j) { j = nlohmann::json::array(); }, "cx.json: counterexample file: expected a JSON object"},
   };
+  // A number too large for a double is not JSON nlohmann reads (its out_of_range, not a parse_error).
+  try {
+    parse_counterexample(R"({"tlbsim_counterexample": 1e999})", "cx.json");
+    ADD_FAILURE() << "1e999 was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "cx.json: counterexample file: not JSON: number overflow parsing '1e999'");
+  }
   for (const Case& c : cases) {
     const std::string what = refusal_of_f5_with(c.edit);
     EXPECT_NE(what.find(c.message), std::string::npos) << "expected '" << c.message << "' in: " << what;

@@ -139,6 +139,9 @@ TEST(Journal, AHalfLineFromAKilledWriterIsDroppedAndAMalformedCompleteLineIsRefu
             "value - unexpected "
             "end of input; expected '[', '{', or a literal");
   EXPECT_EQ(refusal("{\"index\": 0}\n"), "points.jsonl:1: not a tlbsim sweep journal (no header line)");
+  std::string huge = journal_text();
+  huge.replace(huge.find("\"value\":1000.0"), 14, "\"value\":1e999");
+  EXPECT_EQ(refusal(huge), "points.jsonl:2: sweep journal: not JSON: number overflow parsing '1e999'");
 }
 
 TEST(Journal, TwoSweepsOnOneDirectoryAtOnceAreRefused) {
