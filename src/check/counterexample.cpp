@@ -1,16 +1,22 @@
 #include "check/counterexample.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "check/explore.h"
+#include "check/scenario.h"
+#include "hw/machine.h"
 #include "kernel/kernel.h"
+#include "kernel/mutation.h"
+#include "kernel/options.h"
+#include "kernel/profile.h"
 #include "trace/tracer.h"
 #include "util/error.h"
+#include "util/json_reader.h"
 
 namespace tlbsim::check {
 
@@ -87,43 +93,101 @@ std::string to_json_text(const Counterexample& cx) {
   return j.dump(2) + "\n";
 }
 
-Counterexample parse_counterexample(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(origin + ": not JSON: " + e.what());
-  }
-  auto field = [&](const char* key) -> const nlohmann::json& {
-    if (!j.is_object() || !j.contains(key)) throw InputError(origin + ": missing field '" + key + "'");
-    return j.at(key);
+namespace {
+
+constexpr const char* kComponent = "counterexample file";
+
+// Why `label` is not a sim::Action::label() of a machine with `cpus` CPUs ("" when it is one).
+std::string action_problem(std::string_view label, std::uint32_t cpus) {
+  // A decimal number as fmt prints one (no sign, no leading zero), consumed from the front of `s`.
+  auto number = [](std::string_view& s, std::uint64_t limit) -> std::optional<std::uint64_t> {
+    std::size_t n = 0;
+    while (n < s.size() && s[n] >= '0' && s[n] <= '9') ++n;
+    if (n == 0 || n > 10 || (n > 1 && s[0] == '0')) return std::nullopt;
+    const std::uint64_t v = std::stoull(std::string(s.substr(0, n)));
+    if (v >= limit) return std::nullopt;
+    s.remove_prefix(n);
+    return v;
   };
-  try {
-    if (field("tlbsim_counterexample").get<int>() != 1) throw InputError(origin + ": unknown counterexample version");
-    Counterexample cx;
-    cx.target = make_target(field("kernel").get<std::string>(), field("options").get<std::vector<std::string>>(),
-                            field("mutations").get<std::vector<std::string>>(), field("scenario").get<std::string>(),
-                            field("machine").get<std::string>());
-    cx.target.hardware_budget = field("hardware_budget").get<std::uint32_t>();
-    cx.target.max_steps = field("max_steps").get<std::uint64_t>();
-    if (cx.target.max_steps == 0 || cx.target.max_steps > 100'000'000) throw InputError(origin + ": absurd max_steps");
-    std::uint64_t last = 0;
-    for (const auto& d : field("decisions")) {
-      Decision x{d.at("step").get<std::uint64_t>(), d.at("action").get<std::string>()};
-      if (!cx.decisions.empty() && x.step <= last) throw InputError(origin + ": decision steps must increase");
-      last = x.step;
-      cx.decisions.push_back(std::move(x));
-    }
-    cx.violation = field("violation").get<std::string>();
-    cx.steps = field("steps").get<std::uint64_t>();
-    return cx;
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(origin + ": malformed counterexample: " + e.what());
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    if (what.rfind(origin, 0) == 0) throw;
-    throw InputError(origin + ": " + what);
+  auto cpu = [&](std::string_view s) {
+    if (!s.starts_with("cpu")) return false;
+    s.remove_prefix(3);
+    return number(s, cpus).has_value() && s.empty();
+  };
+  std::string_view s = label;
+  bool ok = false;
+  if (s.starts_with("cpu")) {
+    ok = cpu(s);
+  } else if (s.starts_with("irq")) {
+    s.remove_prefix(3);
+    ok = number(s, 1u << 16).has_value() && s.starts_with("@") && cpu(s.substr(1));
+  } else if (s.starts_with("timer")) {
+    s.remove_prefix(5);
+    ok = number(s, 1ull << 32).has_value() && s.empty();
+  } else if (s.starts_with("hw@")) {
+    ok = cpu(s.substr(3));
   }
+  if (ok) return "";
+  return fmt::format(
+      "expected an action cpuN, irqV@cpuN, timerT or hw@cpuN with N a CPU of the scenario (0..{}), got \"{}\"",
+      cpus - 1, label);
+}
+
+// Runs `check` and turns its InputError into one about `key` of `r`.
+template <typename F>
+auto about(JsonReader& r, const std::string& key, F&& check) {
+  try {
+    return check();
+  } catch (const InputError& e) {
+    r.fail(key, e.what());
+  }
+}
+
+}  // namespace
+
+Counterexample parse_counterexample(const std::string& text, const std::string& origin) {
+  const nlohmann::json doc = parse_json_text(text, origin, kComponent);
+  JsonReader top(doc, origin, kComponent);
+  if (const std::uint64_t v = top.unsigned_integer("tlbsim_counterexample", 0, UINT32_MAX); v != 1) {
+    top.fail("tlbsim_counterexample", fmt::format("version {} is not 1, the version this tlbsim reads", v));
+  }
+  const std::string kernel = top.string("kernel");
+  const std::vector<std::string> options = top.string_list("options");
+  const std::vector<std::string> mutations = top.string_list("mutations");
+  const std::string scenario = top.string("scenario");
+  const std::string machine = top.string("machine");
+  // Each name on its own first, so that an error names its field; then the target as the checker builds it.
+  kernel::KernelConfig cfg = about(top, "kernel", [&] { return kernel::load_kernel_profile(kernel).config; });
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    about(top, fmt::format("options[{}]", i), [&] { kernel::apply_option_override(cfg, options[i]); });
+  }
+  about(top, "options", [&] { kernel::validate_options(cfg, "the options"); });
+  for (std::size_t i = 0; i < mutations.size(); ++i) {
+    about(top, fmt::format("mutations[{}]", i), [&] { kernel::set_mutation(cfg, mutations[i], "the mutation"); });
+  }
+  about(top, "scenario", [&] { Registry<CheckScenario>::make("scenario", scenario); });
+  if (!machine.empty()) about(top, "machine", [&] { hw::load_machine(machine); });
+  Counterexample cx;
+  cx.target = about(top, "scenario", [&] { return make_target(kernel, options, mutations, scenario, machine); });
+  cx.target.hardware_budget = static_cast<std::uint32_t>(top.unsigned_integer("hardware_budget", 0, 1000));
+  cx.target.max_steps = top.unsigned_integer("max_steps", 1, 100'000'000);
+  const std::uint32_t cpus = cx.target.machine.cpu_count();
+  std::vector<JsonReader> decisions = top.object_array("decisions");
+  for (std::size_t i = 0; i < decisions.size(); ++i) {
+    JsonReader& d = decisions[i];
+    Decision x{d.unsigned_integer("step", 0, cx.target.max_steps - 1), d.string("action")};
+    if (i > 0 && x.step <= cx.decisions.back().step) {
+      d.fail("step", fmt::format("{} does not follow step {} of the decision before: steps must increase", x.step,
+                                 cx.decisions.back().step));
+    }
+    if (const std::string why = action_problem(x.label, cpus); !why.empty()) d.fail("action", why);
+    d.finish();
+    cx.decisions.push_back(std::move(x));
+  }
+  cx.violation = top.string("violation");
+  cx.steps = top.unsigned_integer("steps", 0, cx.target.max_steps);
+  top.finish();
+  return cx;
 }
 
 namespace {
@@ -193,7 +257,8 @@ Replay replay(const Counterexample& cx, trace::Tracer* tracer) {
       k.tracer = nullptr;
     };
   }
-  const Outcome o = rerun(cx.target, cx.decisions, hooks);
+  DecisionChooser chooser(cx.decisions);
+  const Outcome o = run_schedule(cx.target, chooser, hooks);
   const std::uint32_t ncpus = cx.target.machine.cpu_count();
   constexpr std::size_t kWidth = 58;
   std::string with;
@@ -215,7 +280,7 @@ Replay replay(const Counterexample& cx, trace::Tracer* tracer) {
     text += fmt::format("{:>4}{} {}{}\n", i, forced ? "*" : " ", std::string(rec.rows[i].column * kWidth, ' '), cell);
   }
   text += o.violation ? "VIOLATION: " + o.what + "\n" : "no violation: the schedule ran to its end\n";
-  return Replay{o.violation, o.what, std::move(text)};
+  return Replay{o.violation, o.what, std::move(text), chooser.unapplied()};
 }
 
 }  // namespace tlbsim::check

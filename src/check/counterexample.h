@@ -27,13 +27,18 @@ Counterexample shrink(const Counterexample& cx, std::uint64_t max_runs = 4000);
 
 // The file: JSON naming the kernel, options, mutations, scenario, machine and the decisions.
 std::string to_json_text(const Counterexample& cx);
-// Throws InputError naming `origin` for a malformed file or unknown names in it.
+// Throws InputError "ORIGIN: counterexample file: 'FIELD': WHAT" for a malformed file: a missing, unknown,
+// wrong-typed or out-of-range field, unknown names, decision steps that do not increase, or an action that is not
+// one of the scenario's (a CPU it does not have).
 Counterexample parse_counterexample(const std::string& text, const std::string& origin);
 
 struct Replay {
   bool violation = false;
   std::string what;
   std::string text;  // the interleaving, one row per step, one column per CPU
+  // The first decision that did not apply (DecisionChooser::unapplied()); "" when the decisions describe a schedule
+  // of the scenario. A file's replay with such a decision is not the run the file recorded.
+  std::string unapplied;
 };
 // Replays deterministically; the same decisions give the same text. With a tracer, the run (setup included) is
 // also recorded as a timeline, closed at the run's end.

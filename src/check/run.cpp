@@ -1,5 +1,7 @@
 #include "check/run.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
@@ -61,12 +63,33 @@ std::size_t DecisionChooser::choose(const std::vector<sim::Action>& actions) {
   while (next_ < decisions_.size() && decisions_[next_].step < step) ++next_;
   std::size_t pick = order_.pick(actions);
   if (next_ < decisions_.size() && decisions_[next_].step == step) {
+    bool offered = false;
     for (std::size_t i = 0; i < actions.size(); ++i) {
-      if (actions[i].label() == decisions_[next_].label) pick = i;
+      if (actions[i].label() == decisions_[next_].label) {
+        pick = i;
+        offered = true;
+      }
+    }
+    if (!offered && not_offered_.empty()) {
+      std::vector<std::string> labels;
+      for (const sim::Action& a : actions) labels.push_back(a.label());
+      not_offered_ = fmt::format("'decisions[{}]' (step {}): action '{}' is not offered at that step (offered: {})",
+                                 next_, step, decisions_[next_].label, fmt::join(labels, ", "));
     }
   }
   order_.ran(actions[pick]);
   return pick;
+}
+
+std::string DecisionChooser::unapplied() const {
+  if (!not_offered_.empty()) return not_offered_;
+  for (std::size_t i = next_; i < decisions_.size(); ++i) {
+    if (decisions_[i].step >= step_) {
+      return fmt::format("'decisions[{}]' (step {}): never reached: the run ended after {} steps", i,
+                         decisions_[i].step, step_);
+    }
+  }
+  return "";
 }
 
 namespace {

@@ -90,17 +90,22 @@ class DefaultOrder {
 // Runs the target once with `chooser` making every exploration choice.
 Outcome run_schedule(const CheckTarget& target, sim::Chooser& chooser, const RunHooks& hooks = {});
 
-// Follows `decisions` (a decision whose action is not enabled at its step falls back to the default).
+// Follows `decisions` (a decision whose action is not enabled at its step falls back to the default, as shrinking
+// needs; unapplied() says whether that happened).
 class DecisionChooser final : public sim::Chooser {
  public:
   explicit DecisionChooser(std::vector<Decision> decisions) : decisions_(std::move(decisions)) {}
   std::size_t choose(const std::vector<sim::Action>& actions) override;
+  // After the run: the first decision that did not apply, as "'decisions[I]' (step S): why" (its action was not
+  // offered at its step, or the run ended before its step); "" when every decision applied.
+  std::string unapplied() const;
 
  private:
   std::vector<Decision> decisions_;
   std::size_t next_ = 0;
   std::uint64_t step_ = 0;
   DefaultOrder order_;
+  std::string not_offered_;  // the first decision whose action was not offered
 };
 
 }  // namespace tlbsim::check

@@ -109,6 +109,10 @@ class CheckCommand final : public Command {
                                                fmt::format("tlbsim check --replay {}", replay_));
     }
     const check::Replay r = check::replay(cx, session ? &session->tracer() : nullptr);
+    if (!r.unapplied.empty()) {
+      throw InputError(fmt::format("{}: counterexample file: not a schedule of scenario '{}': {}", replay_,
+                                   cx.target.scenario, r.unapplied));
+    }
     if (session) session->write_files(io.err);
     if (format_ == "json") {
       io.out << nlohmann::json{{"violation", r.violation}, {"what", r.what}, {"trace", r.text}}.dump(2) << "\n";

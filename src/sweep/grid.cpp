@@ -12,6 +12,7 @@
 #include "sim/time.h"
 #include "util/error.h"
 #include "util/int_list.h"
+#include "util/json_reader.h"
 #include "util/registry.h"
 #include "workloads/workload.h"
 
@@ -25,6 +26,13 @@ std::vector<GridPoint> grid_points(const Grid& g) {
     }
   }
   return out;
+}
+
+std::size_t grid_size(const Grid& g) { return g.kernels.size() * g.threads.size() * g.seeds.size(); }
+
+GridPoint grid_point(const Grid& g, std::size_t index) {
+  const std::size_t seeds = g.seeds.size(), per_kernel = g.threads.size() * seeds;
+  return GridPoint{index, g.kernels[index / per_kernel], g.threads[index % per_kernel / seeds], g.seeds[index % seeds]};
 }
 
 void validate_grid(const Grid& g) {
@@ -62,26 +70,37 @@ nlohmann::json grid_to_json(const Grid& g) {
   return j;
 }
 
-Grid grid_from_json(const nlohmann::json& j, const std::string& where) {
-  try {
-    Grid g;
-    g.machine = j.at("machine").get<std::string>();
-    g.workload = j.at("workload").get<std::string>();
-    g.duration = j.at("duration").get<std::string>();
-    g.kernels = j.at("kernels").get<std::vector<std::string>>();
-    g.threads = j.at("threads").get<std::vector<std::uint32_t>>();
-    g.seeds = j.at("seeds").get<std::vector<std::uint64_t>>();
-    g.metric = j.at("metric").get<std::string>();
-    if (j.contains("params")) g.params = j.at("params").get<std::vector<std::string>>();
-    return g;
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: not a sweep grid: {}", where, e.what()));
+Grid grid_from_json(const nlohmann::json& j, const std::string& where, const std::string& component,
+                    const std::string& path) {
+  JsonReader r(j, where, component, path);
+  Grid g;
+  g.machine = r.string("machine");
+  g.workload = r.string("workload");
+  g.duration = r.string("duration");
+  g.kernels = r.string_list("kernels");
+  g.threads.clear();
+  for (const std::uint64_t t : r.unsigned_list("threads", 1, kMaxGridThreads)) {
+    g.threads.push_back(static_cast<std::uint32_t>(t));
   }
+  g.seeds = r.unsigned_list("seeds", 0, kMaxGridSeed);
+  g.metric = r.string("metric");
+  if (r.has("params")) g.params = r.string_list("params");
+  r.finish();
+  std::uint64_t points = 1;
+  for (const auto& [key, size] : {std::pair{"kernels", g.kernels.size()}, std::pair{"threads", g.threads.size()},
+                                  std::pair{"seeds", g.seeds.size()}}) {
+    if (size == 0) r.fail(key, "expected a non-empty list");
+    if (size > kMaxGridPoints / points) {
+      r.fail(key, fmt::format("the grid has more than {} points (kernels x threads x seeds)", kMaxGridPoints));
+    }
+    points *= size;
+  }
+  return g;
 }
 
 std::vector<std::uint64_t> parse_seed_list(const std::string& text) {
   std::vector<std::uint64_t> out;
-  for (std::uint32_t s : parse_int_list(text, "--seeds", 0, 1000000000)) out.push_back(s);
+  for (std::uint32_t s : parse_int_list(text, "--seeds", 0, kMaxGridSeed)) out.push_back(s);
   return out;
 }
 

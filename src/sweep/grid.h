@@ -9,6 +9,11 @@
 
 namespace tlbsim::sweep {
 
+// Bounds on a grid read from a file: threads per point, seed values, and points (kernels x threads x seeds).
+inline constexpr std::uint64_t kMaxGridThreads = 1u << 20;
+inline constexpr std::uint64_t kMaxGridSeed = 1'000'000'000;
+inline constexpr std::uint64_t kMaxGridPoints = 1'000'000'000;
+
 struct Grid {
   std::string machine = "skylake-sp-2s28c";
   std::string workload = "tlb_flush1";
@@ -33,6 +38,9 @@ struct GridPoint {
 
 // Kernel-major, then threads, then seed: the order shards and journals refer to.
 std::vector<GridPoint> grid_points(const Grid& g);
+// The number of grid_points() and the one at `index` (< grid_size(g)), without listing them all.
+std::size_t grid_size(const Grid& g);
+GridPoint grid_point(const Grid& g, std::size_t index);
 
 // Checks every name and number (machine, kernels, workload, threads against the machine's CPUs, duration, metric
 // path) before any point runs. Throws InputError saying which option and what is wrong.
@@ -40,8 +48,10 @@ void validate_grid(const Grid& g);
 
 // The grid as recorded in journals and results; equal grids give equal JSON.
 nlohmann::json grid_to_json(const Grid& g);
-// Throws InputError naming `where` when the JSON is not a grid.
-Grid grid_from_json(const nlohmann::json& j, const std::string& where);
+// Throws InputError "WHERE: COMPONENT: 'PATH.key': what was expected" when the JSON is not a grid (a missing, unknown
+// or wrong-typed field, an empty list, threads or seeds outside their bounds, too many points).
+Grid grid_from_json(const nlohmann::json& j, const std::string& where, const std::string& component = "sweep grid",
+                    const std::string& path = "");
 
 // Parses a list of seeds as parse_int_list does ("1..5", "1,3,7", "1-9:2").
 std::vector<std::uint64_t> parse_seed_list(const std::string& text);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sweep/grid.h"
@@ -23,7 +24,6 @@ struct PointResult {
 };
 
 nlohmann::json point_to_json(const PointResult& p);
-PointResult point_from_json(const nlohmann::json& j, const std::string& where);
 
 struct Journal {
   Grid grid;
@@ -32,9 +32,30 @@ struct Journal {
   std::size_t valid_bytes = 0;      // up to the last complete line (a killed writer may leave half a line)
 };
 
-// The journal in `path`, or nullopt when there is none. Throws InputError naming the file and line when a complete
-// line is not what a sweep writes.
+// A journal's text, read from `path`; nullopt when it holds no complete line. A last line without its newline (a
+// writer killed mid-line) is dropped, and cut off by the next append. Throws InputError "PATH:LINE: sweep journal:
+// ..." when a complete line is not what a sweep writes: not JSON, a missing, unknown or wrong-typed field, a point
+// index outside the header's grid, a point whose kernel, threads or seed disagree with its index, a point of
+// another shard, or a point journaled twice.
+std::optional<Journal> parse_journal(std::string_view text, const std::string& path);
+// The journal in `path`, or nullopt when there is none (parse_journal).
 std::optional<Journal> read_journal(const std::string& path);
+
+// Holds an advisory lock (flock(2)) on DIR/.sweep.lock for its lifetime, so that two sweeps (or a sweep and a merge)
+// never write one directory at once. Throws InputError when another process holds it, or the file cannot be made.
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(const std::string& dir);
+  ~DirectoryLock();
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// ".sweep.lock", the lock file DirectoryLock holds inside a sweep's output directory.
+inline constexpr const char* kLockName = ".sweep.lock";
 
 // Appends points to a journal. Contract: append() is called under one lock; each line is written with a single
 // write() and fsync()ed before append() returns. Errors (a full disk) throw InputError naming the path.

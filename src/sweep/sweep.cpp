@@ -95,6 +95,7 @@ SweepOutcome run_sweep(const SweepOptions& o, std::ostream& progress, const std:
     }
   }
   make_directories(o.out_dir);
+  const DirectoryLock lock(o.out_dir);  // held until the results are written
   const std::string journal_path = o.out_dir + "/" + kJournalName;
   std::optional<Journal> old = read_journal(journal_path);
   if (old && !o.resume && old->points.empty()) old.reset();  // stopped before its first point: start afresh
@@ -188,6 +189,7 @@ std::size_t merge_sweeps(const std::string& out, const std::vector<std::string>&
     }
   }
   make_directories(out);
+  const DirectoryLock lock(out);
   std::vector<PointResult> merged;
   for (auto& [index, p] : points) merged.push_back(p);
   {
@@ -195,7 +197,7 @@ std::size_t merge_sweeps(const std::string& out, const std::vector<std::string>&
     for (const PointResult& p : merged) journal.append(p);
   }
   write_results(out, *grid, merged);
-  const std::size_t expected = grid_points(*grid).size();
+  const std::size_t expected = grid_size(*grid);
   err << fmt::format("sweep merge: {} of {} points from {} directories into {}\n", merged.size(), expected, dirs.size(),
                      out);
   if (merged.size() < expected) {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <nlohmann/json.hpp>
+
 #include "check/explore.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -64,6 +67,88 @@ TEST(Counterexample, MalformedFilesAreInputErrorsNamingTheFile) {
     EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("nosuch"), std::string::npos);
   }
+}
+
+// The file of finding F5, with `edit` applied to its JSON; the InputError's message ("" when it parses).
+std::string refusal_of_f5_with(const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(
+      read_file(std::string(TLBSIM_SOURCE_DIR) + "/docs/counterexamples/f5-seed002-trim-skips-switching-cpu.json"));
+  edit(j);
+  try {
+    parse_counterexample(j.dump(), "cx.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Counterexample, EveryFieldIsCheckedAndErrorsNameTheFileAndTheField) {
+  struct Case {
+    std::function<void(nlohmann::json&)> edit;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {[](nlohmann::json& j) { j["decisions"][1]["action"] = "cpu99"; },
+       "cx.json: counterexample file: 'decisions[1].action': expected an action cpuN, irqV@cpuN, timerT or hw@cpuN "
+       "with N a CPU of the scenario (0..1), got \"cpu99\""},
+      {[](nlohmann::json& j) { j["decisions"][0]["action"] = "hw:999999"; },
+       "'decisions[0].action': expected an action cpuN"},
+      {[](nlohmann::json& j) { j["decisions"][0]["action"] = "cpu01"; }, "'decisions[0].action'"},
+      {[](nlohmann::json& j) { j["decisions"][0]["action"] = "irq1@cpu2"; }, "'decisions[0].action'"},
+      {[](nlohmann::json& j) { j["steps"] = -5; },
+       "cx.json: counterexample file: 'steps': expected an integer from 0 to 20000, got -5"},
+      {[](nlohmann::json& j) { j["hardware_budget"] = -1; },
+       "'hardware_budget': expected an integer from 0 to 1000, got -1"},
+      {[](nlohmann::json& j) { j["decisions"][1]["step"] = 1e30; },
+       "'decisions[1].step': expected an integer from 0 to 19999, got 1e+30"},
+      {[](nlohmann::json& j) { j["decisions"][1]["step"] = 1.5; },
+       "'decisions[1].step': expected an integer from 0 to 19999, got 1.5"},
+      {[](nlohmann::json& j) { j["decisions"][1]["step"] = 0; },
+       "'decisions[1].step': 0 does not follow step 0 of the decision before: steps must increase"},
+      {[](nlohmann::json& j) { j["max_steps"] = 0; }, "'max_steps': expected an integer from 1 to 100000000, got 0"},
+      {[](nlohmann::json& j) { j["options"] = "trim=on"; }, "'options': expected an array of strings, got a string"},
+      {[](nlohmann::json& j) { j["mutations"] = {7}; }, "'mutations[0]': expected a string, got 7"},
+      {[](nlohmann::json& j) {
+         j["decisions"] = {{{"step", 3}}};
+       },
+       "missing required field 'decisions[0].action'"},
+      {[](nlohmann::json& j) { j["decisions"][0]["why"] = "x"; }, "unknown field 'decisions[0].why'"},
+      {[](nlohmann::json& j) { j["hardware_budgte"] = 2; }, "unknown field 'hardware_budgte'"},
+      {[](nlohmann::json& j) { j["kernel"] = true; }, "'kernel': expected a string, got true"},
+      {[](nlohmann::json& j) { j["kernel"] = "linux-9.9"; }, "'kernel': unknown kernel 'linux-9.9'"},
+      {[](nlohmann::json& j) { j["options"] = {"nosuch=on"}; }, "'options[0]': "},
+      {[](nlohmann::json& j) { j["tlbsim_counterexample"] = 2; }, "'tlbsim_counterexample': version 2 is not 1"},
+      {[](nlohmann::json& j) { j = nlohmann::json::array(); }, "cx.json: counterexample file: expected a JSON object"},
+  };
+  // A number too large for a double is not JSON nlohmann reads (its out_of_range, not a parse_error).
+  try {
+    parse_counterexample(R"({"tlbsim_counterexample": 1e999})", "cx.json");
+    ADD_FAILURE() << "1e999 was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "cx.json: counterexample file: not JSON: number overflow parsing '1e999'");
+  }
+  for (const Case& c : cases) {
+    const std::string what = refusal_of_f5_with(c.edit);
+    EXPECT_NE(what.find(c.message), std::string::npos) << "expected '" << c.message << "' in: " << what;
+    EXPECT_EQ(what.find("json.exception"), std::string::npos) << what;
+  }
+  EXPECT_EQ(refusal_of_f5_with([](nlohmann::json&) {}), "");
+  EXPECT_EQ(refusal_of_f5_with([](nlohmann::json& j) { j["decisions"][0]["action"] = "hw@cpu1"; }), "");
+}
+
+TEST(Counterexample, AReplayWhoseDecisionsAreNotAScheduleOfTheScenarioSaysWhichDecision) {
+  const Counterexample cx = parse_counterexample(
+      read_file(std::string(TLBSIM_SOURCE_DIR) + "/docs/counterexamples/f5-seed002-trim-skips-switching-cpu.json"),
+      "f5");
+  EXPECT_EQ(replay(cx).unapplied, "");
+  Counterexample bad = cx;
+  bad.decisions[0].label = "irq999@cpu1";  // a well-formed action, but no such interrupt is pending
+  EXPECT_EQ(replay(bad).unapplied,
+            "'decisions[0]' (step 0): action 'irq999@cpu1' is not offered at that step "
+            "(offered: cpu0, cpu1, hw@cpu0, hw@cpu1)");
+  bad = cx;
+  bad.decisions.push_back(Decision{5000, "cpu0"});
+  EXPECT_EQ(replay(bad).unapplied, "'decisions[2]' (step 5000): never reached: the run ended after 36 steps");
 }
 
 }  // namespace

@@ -260,6 +260,42 @@ TEST(Cli, CheckFindsAMutationWritesACounterexampleAndReplaysIt) {
   std::filesystem::remove(path);
 }
 
+// A corrupted counterexample is bad input (status 2) naming the field, never a clean replay (status 0), and no trace
+// of the wrong run is written.
+TEST(Cli, ACorruptedReplayIsRefusedNamingTheFieldOrTheStep) {
+  const std::string path = (std::filesystem::temp_directory_path() / "tlbsim_cli_bad_cx.json").string();
+  const std::string trace = (std::filesystem::temp_directory_path() / "tlbsim_cli_bad_cx_trace.json").string();
+  const nlohmann::json f5 = nlohmann::json::parse(
+      read_file(std::string(TLBSIM_SOURCE_DIR) + "/docs/counterexamples/f5-seed002-trim-skips-switching-cpu.json"));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/decisions/0/action", "\"cpu99\""},
+      {"/decisions/1/step", "1.5"},
+      {"/decisions/1/action", "\"irq999@cpu0\""},
+      {"/decisions/1/step", "19999"},
+  };
+  const std::vector<std::string> messages = {
+      path + ": counterexample file: 'decisions[0].action': expected an action cpuN, irqV@cpuN, timerT or hw@cpuN",
+      path + ": counterexample file: 'decisions[1].step': expected an integer from 0 to 19999, got 1.5",
+      path +
+          ": counterexample file: not a schedule of scenario 'switch_vs_madvise': 'decisions[1]' (step 12): action "
+          "'irq999@cpu0' is not offered at that step (offered: ",
+      path +
+          ": counterexample file: not a schedule of scenario 'switch_vs_madvise': 'decisions[1]' (step 19999): never "
+          "reached: the run ended after ",
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    nlohmann::json j = f5;
+    j[nlohmann::json::json_pointer(cases[i].first)] = nlohmann::json::parse(cases[i].second);
+    write_file_atomic(path, j.dump(2));
+    std::filesystem::remove(trace);
+    const Result r = run({"check", "--replay", path, "--trace", trace});
+    EXPECT_EQ(r.status, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("tlbsim: error: " + messages[i]), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(trace));
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(Cli, CheckOfTheCorrectKernelFindsNothingAndSaysHowMuchItExplored) {
   const Result r = run({"check", "--scenario", "madvise_vs_access", "--strategy", "exhaustive", "--preemptions", "1"});
   EXPECT_EQ(r.status, 0) << r.err;
@@ -325,6 +361,43 @@ TEST(Cli, SweepAndReportBadInputExits2AndSaysWhat) {
     EXPECT_EQ(r.status, 2) << c.message << "\n" << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << "expected '" << c.message << "' in:\n" << r.err;
   }
+}
+
+// A journal that is not what a sweep writes is refused by --resume and by merge with file:line and the field.
+TEST(Cli, SweepRefusesACorruptedJournalWithFileAndLine) {
+  const std::string dir = (std::filesystem::temp_directory_path() / "tlbsim_cli_bad_journal").string();
+  const std::string merged = dir + "-merged";
+  const std::vector<std::string> args = {"sweep",     "--machine", "small-2s2c", "--kernel", "linux-5.17",
+                                         "--threads", "1,2",       "--seeds",    "1..2",     "--duration",
+                                         "50us",      "--out",     dir};
+  const std::string header = R"({"grid":{"duration":"50us","kernels":["linux-5.17"],"machine":"small-2s2c",)"
+                             R"("metric":"","seeds":[1,2],"threads":[1,2],"workload":"tlb_flush1"},"shard":"1/1",)"
+                             R"("tlbsim_sweep":1})";
+  auto point = [](const std::string& index, int threads, int seed) {
+    return R"({"events":1,"index":)" + index + R"(,"kernel":"linux-5.17","ops":1,"seed":)" + std::to_string(seed) +
+           R"(,"threads":)" + std::to_string(threads) + R"(,"unit":"ops/s","value":1.0,"violations":0})";
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {point("0", 1, 1) + "\n" + point("1", 1, 2) + "\n" + point("2", 2, 2),
+       ":4: sweep journal: 'seed': point 2 of the header's grid has seed 1, not 2"},
+      {point("999", 1, 1), ":2: sweep journal: 'index': expected an integer from 0 to 3, got 999"},
+      {point("-1", 1, 1), ":2: sweep journal: 'index': expected an integer from 0 to 3, got -1"},
+  };
+  std::vector<std::string> resume = args;
+  resume.push_back("--resume");
+  for (const auto& [points, message] : cases) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    write_file_atomic(dir + "/points.jsonl", header + "\n" + points + "\n");
+    Result r = run(resume);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("tlbsim: error: " + dir + "/points.jsonl" + message), std::string::npos) << r.err;
+    r = run({"sweep", "merge", merged, dir});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("tlbsim: error: " + dir + "/points.jsonl" + message), std::string::npos) << r.err;
+  }
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(merged);
 }
 
 TEST(Cli, RunTraceWritesATimelineAndAnFtraceFileAndTheSameFigures) {
