@@ -51,7 +51,8 @@ TraceSession::TraceSession(const TraceOptions& o, std::uint32_t ncpus, std::stri
 
 void TraceSession::write_files(std::ostream& err) {
   if (const std::exception_ptr failure = tracer_.failure()) {
-    const char* option = chrome_ ? "--trace" : "--ftrace";
+    // The ftrace text is the one kept in memory (the Chrome file streams): name it when it was asked for.
+    const char* option = ftrace_ ? "--ftrace" : "--trace";
     try {
       std::rethrow_exception(failure);
     } catch (const std::bad_alloc&) {
