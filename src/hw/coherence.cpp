@@ -121,104 +121,130 @@ void CoherenceModel::clear_sharers(std::uint32_t line) {
   lines_[line].sharer_count = 0;
 }
 
-sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim::SimTime now) {
-  const std::uint32_t id = line_id.get();
-  Line& l = lines_[id];
-  LineStats& st = l.stats;
-  const std::uint32_t c = cpu.get();
-  std::uint64_t* sh = sharers(id);
-  const std::uint64_t bit = std::uint64_t{1} << (c % 64);
+// One access: the line, the accessing CPU and its bit in the line's sharer mask, and the request time.
+struct CoherenceModel::AccessSite {
+  CpuId cpu;
+  std::uint32_t id;  // the line's index
+  std::uint32_t c;   // cpu.get()
+  Line& l;
+  std::uint64_t* sh;  // the line's sharer mask
+  std::uint64_t bit;  // `c`'s bit in its word of `sh`
+  sim::SimTime now;
+};
 
-  if (kind == Access::kLoad) {
-    ++st.loads;
-    const bool held = l.owner >= 0 ? static_cast<std::uint32_t>(l.owner) == c : (sh[c / 64] & bit) != 0;
-    if (held) {
-      ++st.hits;
-      return now + lat_.l1_hit;
-    }
-    if (threads_per_core_ > 1 && sibling_holds(l, id, c)) {
-      // The core's L1D holds the line for a sibling (or will once a transfer to it completes). An owner keeps M; a
-      // shared copy gains this CPU as a sharer.
-      if (l.owner < 0) {
-        sh[c / 64] |= bit;
-        ++l.sharer_count;
-      }
-      ++st.hits;
-      return sim::SimTime{
-          sim::Duration{std::max(now.time_since_epoch().count(), l.busy_until_ps) + lat_.l1_hit.count()}};
-    }
-    Distance d;
-    sim::Duration cost;
-    if (l.owner >= 0) {
-      d = topo_.distance(cpu, CpuId{static_cast<std::uint32_t>(l.owner)});
-      cost = lat_.transfer(d);
-      // The owner keeps a shared copy (M -> S).
-      sh[static_cast<std::uint32_t>(l.owner) / 64] |= std::uint64_t{1} << (static_cast<std::uint32_t>(l.owner) % 64);
-      l.sharer_count = 1;
-      l.owner = -1;
-    } else if (l.sharer_count > 0) {
-      // A clean shared copy: the LLC / directory serves concurrent read misses of it in a pipeline, so this
-      // read neither waits for nor delays other reads; it still waits for a transfer that is changing the line.
-      d = nearest_sharer(id, cpu);
-      cost = lat_.transfer(d);
-      sh[c / 64] |= bit;
-      ++l.sharer_count;
-      count_transfer(st, d, total_transfers_, total_remote_transfers_);
-      st.transfer_time += cost;
-      return sim::SimTime{sim::Duration{std::max(now.time_since_epoch().count(), l.busy_until_ps) + cost.count()}};
-    } else {
-      d = Distance::kSame;
-      cost = lat_.memory;
-    }
-    sh[c / 64] |= bit;
+// Ends an access that transfers the line: it starts once the line's previous transfer is done, takes `cost` and then
+// `op`, and is counted in the line's statistics and the model's totals.
+inline sim::SimTime CoherenceModel::complete_transfer(const AccessSite& a, Distance d, sim::Duration cost,
+                                                      sim::Duration op) {
+  LineStats& st = a.l.stats;
+  const std::int64_t start = std::max(a.now.time_since_epoch().count(), a.l.busy_until_ps);
+  const std::int64_t done = start + cost.count() + op.count();
+  a.l.busy_until_ps = done;
+  count_transfer(st, d, total_transfers_, total_remote_transfers_);
+  st.wait += sim::Duration{start - a.now.time_since_epoch().count()};
+  st.transfer_time += cost;
+  return sim::SimTime{sim::Duration{done}};
+}
+
+// A load that misses the core: the line comes from its owner (which keeps a shared copy), a sharer, or memory.
+inline sim::SimTime CoherenceModel::load_miss(const AccessSite& a) {
+  Line& l = a.l;
+  Distance d;
+  sim::Duration cost;
+  if (l.owner >= 0) {
+    d = topo_.distance(a.cpu, CpuId{static_cast<std::uint32_t>(l.owner)});
+    cost = lat_.transfer(d);
+    // The owner keeps a shared copy (M -> S).
+    a.sh[static_cast<std::uint32_t>(l.owner) / 64] |= std::uint64_t{1} << (static_cast<std::uint32_t>(l.owner) % 64);
+    l.sharer_count = 1;
+    l.owner = -1;
+  } else if (l.sharer_count > 0) {
+    // A clean shared copy: the LLC / directory serves concurrent read misses of it in a pipeline, so this
+    // read neither waits for nor delays other reads; it still waits for a transfer that is changing the line.
+    d = nearest_sharer(a.id, a.cpu);
+    cost = lat_.transfer(d);
+    a.sh[a.c / 64] |= a.bit;
     ++l.sharer_count;
-    const std::int64_t start = std::max(now.time_since_epoch().count(), l.busy_until_ps);
-    const std::int64_t done = start + cost.count();
-    l.busy_until_ps = done;
-    count_transfer(st, d, total_transfers_, total_remote_transfers_);
-    st.wait += sim::Duration{start - now.time_since_epoch().count()};
-    st.transfer_time += cost;
-    return sim::SimTime{sim::Duration{done}};
+    count_transfer(l.stats, d, total_transfers_, total_remote_transfers_);
+    l.stats.transfer_time += cost;
+    return sim::SimTime{sim::Duration{std::max(a.now.time_since_epoch().count(), l.busy_until_ps) + cost.count()}};
+  } else {
+    d = Distance::kSame;
+    cost = lat_.memory;
   }
+  a.sh[a.c / 64] |= a.bit;
+  ++l.sharer_count;
+  return complete_transfer(a, d, cost, sim::Duration{0});
+}
 
-  const bool rmw = kind == Access::kRmw;
+// A load: hits when this CPU or an SMT sibling (the same L1D) holds the line, else misses.
+inline sim::SimTime CoherenceModel::load(const AccessSite& a) {
+  Line& l = a.l;
+  LineStats& st = l.stats;
+  ++st.loads;
+  const bool held = l.owner >= 0 ? static_cast<std::uint32_t>(l.owner) == a.c : (a.sh[a.c / 64] & a.bit) != 0;
+  if (held) {
+    ++st.hits;
+    return a.now + lat_.l1_hit;
+  }
+  if (threads_per_core_ > 1 && sibling_holds(l, a.id, a.c)) {
+    // The core's L1D holds the line for a sibling (or will once a transfer to it completes). An owner keeps M; a
+    // shared copy gains this CPU as a sharer.
+    if (l.owner < 0) {
+      a.sh[a.c / 64] |= a.bit;
+      ++l.sharer_count;
+    }
+    ++st.hits;
+    return sim::SimTime{
+        sim::Duration{std::max(a.now.time_since_epoch().count(), l.busy_until_ps) + lat_.l1_hit.count()}};
+  }
+  return load_miss(a);
+}
+
+// A store or read-modify-write: hits when this CPU owns the line, else takes it exclusively from its owner, its
+// sharers (invalidating them) or memory.
+inline sim::SimTime CoherenceModel::store(const AccessSite& a, bool rmw) {
+  Line& l = a.l;
+  LineStats& st = l.stats;
   if (rmw)
     ++st.rmws;
   else
     ++st.stores;
   const sim::Duration op = rmw ? lat_.local_rmw : lat_.l1_hit;
-  if (l.owner >= 0 && static_cast<std::uint32_t>(l.owner) == c) {
+  if (l.owner >= 0 && static_cast<std::uint32_t>(l.owner) == a.c) {
     ++st.hits;
-    return now + op;
+    return a.now + op;
   }
   Distance d;
   sim::Duration cost;
   if (l.owner >= 0) {
-    d = topo_.distance(cpu, CpuId{static_cast<std::uint32_t>(l.owner)});
+    d = topo_.distance(a.cpu, CpuId{static_cast<std::uint32_t>(l.owner)});
     cost = lat_.transfer(d);
   } else if (l.sharer_count > 0) {
-    const bool self_shares = (sh[c / 64] & bit) != 0;
+    const bool self_shares = (a.sh[a.c / 64] & a.bit) != 0;
     if (self_shares && l.sharer_count == 1) {
       // Upgrade of the only copy (S -> M): a request to the LLC / directory, no data transfer.
       d = Distance::kLlc;
       cost = lat_.llc_transfer;
     } else {
-      d = farthest_other_sharer(id, cpu);
+      d = farthest_other_sharer(a.id, a.cpu);
       cost = lat_.transfer(d);  // invalidations go out in parallel; the farthest acknowledgement decides
     }
-    clear_sharers(id);
+    clear_sharers(a.id);
   } else {
     d = Distance::kSame;
     cost = lat_.memory;
   }
-  l.owner = static_cast<std::int32_t>(c);
-  const std::int64_t start = std::max(now.time_since_epoch().count(), l.busy_until_ps);
-  const std::int64_t done = start + cost.count() + op.count();
-  l.busy_until_ps = done;
-  count_transfer(st, d, total_transfers_, total_remote_transfers_);
-  st.wait += sim::Duration{start - now.time_since_epoch().count()};
-  st.transfer_time += cost;
-  return sim::SimTime{sim::Duration{done}};
+  l.owner = static_cast<std::int32_t>(a.c);
+  return complete_transfer(a, d, cost, op);
+}
+
+sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim::SimTime now) {
+  const std::uint32_t id = line_id.get();
+  const std::uint32_t c = cpu.get();
+  const AccessSite a{cpu, id, c, lines_[id], sharers(id), std::uint64_t{1} << (c % 64), now};
+  if (kind == Access::kLoad) return load(a);
+  return store(a, kind == Access::kRmw);
 }
 
 void CoherenceModel::take_waiters(LineId line, std::vector<LineWaiter>& out) {

@@ -100,6 +100,12 @@ class CoherenceModel {
   Distance farthest_other_sharer(std::uint32_t line, CpuId cpu) const;
   void clear_sharers(std::uint32_t line);
 
+  struct AccessSite;  // one access's line, CPU and request time (defined in coherence.cpp)
+  sim::SimTime load(const AccessSite& a);
+  sim::SimTime load_miss(const AccessSite& a);
+  sim::SimTime store(const AccessSite& a, bool rmw);
+  sim::SimTime complete_transfer(const AccessSite& a, Distance d, sim::Duration cost, sim::Duration op);
+
   const Topology& topo_;
   CoherenceLatencies lat_;
   std::size_t words_;

@@ -51,15 +51,18 @@ class LatencyCollector {
   Machine& m_;
 };
 
-}  // namespace
+// One machine file being parsed: its root table, the machine filled in so far, and the latencies recorded.
+struct MachineParse {
+  ParamReader& root;
+  Machine& m;
+  LatencyCollector& lat;
+  const std::string& origin;
+};
 
-Machine parse_machine(std::string_view text, const std::string& origin) {
-  TomlDocument doc = TomlDocument::parse(text, origin);
-  Machine m;
-  m.origin = origin;
-  ParamReader root(doc.root(), origin, "machine file");
-
-  ParamReader info = root.section("machine");
+// [machine]: the name, description, architecture and seeds.
+void parse_machine_info(MachineParse& p) {
+  Machine& m = p.m;
+  ParamReader info = p.root.section("machine");
   m.name = info.string("name");
   if (m.name.empty() || m.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos) {
     info.fail("name", "expected a name of lower-case letters, digits, '-', '_' or '.'");
@@ -68,8 +71,12 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   m.arch = info.choice("arch", {"x86_64", "powerpc64"});
   m.seeds = info.string_list("seeds");
   info.finish();
+}
 
-  ParamReader topo = root.section("topology");
+// [topology]: sockets, cores, threads, LLCs, socket groups and the CPU numbering.
+void parse_topology(MachineParse& p) {
+  Machine& m = p.m;
+  ParamReader topo = p.root.section("topology");
   TopologyParams& t = m.topology;
   t.sockets = static_cast<std::uint32_t>(topo.integer("sockets", 1, 64));
   t.cores_per_socket = static_cast<std::uint32_t>(topo.integer("cores_per_socket", 1, 1024));
@@ -86,13 +93,18 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
                     ? CpuNumbering::kSmtLast
                     : CpuNumbering::kSmtConsecutive;
   if (m.cpu_count() > kMaxCpus) {
-    topo.fail("sockets", fmt::format("the machine would have {} CPUs; at most {} are supported", m.cpu_count(), kMaxCpus));
+    topo.fail("sockets",
+              fmt::format("the machine would have {} CPUs; at most {} are supported", m.cpu_count(), kMaxCpus));
   }
   topo.finish();
+}
 
-  LatencyCollector lat(m);
-  ParamReader coh = root.section("coherence");
-  CoherenceLatencies& c = m.coherence;
+// [coherence]: the cache-line latencies; the transfer classes the topology has are required.
+void parse_coherence(MachineParse& p) {
+  const TopologyParams& t = p.m.topology;
+  LatencyCollector& lat = p.lat;
+  ParamReader coh = p.root.section("coherence");
+  CoherenceLatencies& c = p.m.coherence;
   c.l1_hit = lat.take(coh, "coherence", "l1_hit");
   c.local_rmw = lat.take(coh, "coherence", "local_rmw");
   c.smt_transfer = lat.take_if(t.threads_per_core > 1, coh, "coherence", "smt_transfer", "threads_per_core > 1");
@@ -100,12 +112,18 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   c.socket_transfer = lat.take_if(t.cores_per_llc < t.cores_per_socket, coh, "coherence", "socket_transfer",
                                   "cores_per_llc < cores_per_socket");
   c.remote_transfer = lat.take_if(t.sockets > 1, coh, "coherence", "remote_transfer", "sockets > 1");
-  c.far_transfer = lat.take_if(t.sockets_per_group < t.sockets, coh, "coherence", "far_transfer",
-                               "sockets_per_group < sockets");
+  c.far_transfer =
+      lat.take_if(t.sockets_per_group < t.sockets, coh, "coherence", "far_transfer", "sockets_per_group < sockets");
   c.memory = lat.take(coh, "coherence", "memory");
   coh.finish();
+}
 
-  ParamReader ipi = root.section("ipi");
+// [ipi]: the APIC cluster size and the IPI latencies.
+void parse_ipi(MachineParse& p) {
+  Machine& m = p.m;
+  const TopologyParams& t = m.topology;
+  LatencyCollector& lat = p.lat;
+  ParamReader ipi = p.root.section("ipi");
   m.ipi.cluster_size = static_cast<std::uint32_t>(ipi.integer("cluster_size", 1, 1024));
   m.ipi.send = lat.take(ipi, "ipi", "send");
   m.ipi.deliver_socket = lat.take(ipi, "ipi", "deliver_socket");
@@ -113,8 +131,13 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   m.ipi.handler_entry = lat.take(ipi, "ipi", "handler_entry");
   m.ipi.handler_exit = lat.take(ipi, "ipi", "handler_exit");
   ipi.finish();
+}
 
-  ParamReader kern = root.section("kernel");
+// [kernel]: the costs of the kernel's own work.
+void parse_kernel_costs(MachineParse& p) {
+  Machine& m = p.m;
+  LatencyCollector& lat = p.lat;
+  ParamReader kern = p.root.section("kernel");
   m.kernel.syscall = lat.take(kern, "kernel", "syscall");
   m.kernel.page_fault = lat.take(kern, "kernel", "page_fault");
   m.kernel.page_alloc = lat.take(kern, "kernel", "page_alloc");
@@ -129,29 +152,42 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   m.kernel.unix_sendmsg = lat.take(kern, "kernel", "unix_sendmsg");
   m.kernel.unix_recvmsg = lat.take(kern, "kernel", "unix_recvmsg");
   kern.finish();
+}
 
-  if (auto idle = root.optional_section("idle")) {
-    for (ParamReader& st : idle->table_array("states")) {
-      IdleState is;
-      is.name = st.string("name");
-      const std::string key = "idle." + is.name;
-      Latency exit = st.latency("exit_latency", 1e8), residency = st.latency("target_residency", 1e9);
-      is.exit_latency = exit.value;
-      is.target_residency = residency.value;
-      lat.record(key, "exit_latency", exit);
-      lat.record(key, "target_residency", residency);
-      is.flushes_tlb = st.boolean("flushes_tlb");
-      st.finish();
-      if (!m.idle_states.empty() && is.target_residency < m.idle_states.back().target_residency) {
-        throw InputError(fmt::format("{}: machine file: idle state '{}' is listed after a deeper one (order them "
-                                     "shallowest first by target_residency)", origin, is.name));
-      }
-      m.idle_states.push_back(std::move(is));
+// [[idle.states]], optional: the cpuidle states, shallowest first.
+void parse_idle_states(MachineParse& p) {
+  Machine& m = p.m;
+  LatencyCollector& lat = p.lat;
+  const std::string& origin = p.origin;
+  auto idle = p.root.optional_section("idle");
+  if (!idle) return;
+  for (ParamReader& st : idle->table_array("states")) {
+    IdleState is;
+    is.name = st.string("name");
+    const std::string key = "idle." + is.name;
+    Latency exit = st.latency("exit_latency", 1e8), residency = st.latency("target_residency", 1e9);
+    is.exit_latency = exit.value;
+    is.target_residency = residency.value;
+    lat.record(key, "exit_latency", exit);
+    lat.record(key, "target_residency", residency);
+    is.flushes_tlb = st.boolean("flushes_tlb");
+    st.finish();
+    if (!m.idle_states.empty() && is.target_residency < m.idle_states.back().target_residency) {
+      throw InputError(
+          fmt::format("{}: machine file: idle state '{}' is listed after a deeper one (order them "
+                      "shallowest first by target_residency)",
+                      origin, is.name));
     }
-    idle->finish();
+    m.idle_states.push_back(std::move(is));
   }
+  idle->finish();
+}
 
-  ParamReader tlb = root.section("tlb");
+// [tlb]: the TLB's geometry, tags and flush latencies; tlbie only on powerpc64.
+void parse_tlb(MachineParse& p) {
+  Machine& m = p.m;
+  LatencyCollector& lat = p.lat;
+  ParamReader tlb = p.root.section("tlb");
   TlbParams& b = m.tlb;
   b.entries = static_cast<std::uint32_t>(tlb.integer("entries", 1, 1 << 20));
   b.ways = static_cast<std::uint32_t>(tlb.integer("ways", 1, 1 << 20));
@@ -177,7 +213,24 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
     tlb.fail(tlb.optional_latency("tlbie") ? "tlbie" : "tlbiel_lpid", "is for powerpc64 machines only");
   }
   tlb.finish();
+}
 
+}  // namespace
+
+Machine parse_machine(std::string_view text, const std::string& origin) {
+  TomlDocument doc = TomlDocument::parse(text, origin);
+  Machine m;
+  m.origin = origin;
+  ParamReader root(doc.root(), origin, "machine file");
+  LatencyCollector lat(m);
+  MachineParse p{root, m, lat, origin};
+  parse_machine_info(p);
+  parse_topology(p);
+  parse_coherence(p);
+  parse_ipi(p);
+  parse_kernel_costs(p);
+  parse_idle_states(p);
+  parse_tlb(p);
   root.finish();
   return m;
 }

@@ -133,6 +133,257 @@ const char* class_name(hw::Distance d) {
   }
 }
 
+// One calibration in progress: the host, the machine it starts from, the fields measured so far, and how a figure
+// is noted and sourced.
+struct CalibrationRun {
+  const CalibrateOptions& o;
+  std::ostream& progress;
+  Calibration& cal;
+  const HostInfo& info;
+  const hw::Machine& base;
+  Fields& fields;
+  bool ppc;
+  std::string reps;  // "over N repetitions"
+  std::uint32_t cpu0;
+
+  // Records a figure for the file's header and prints it.
+  Spread note(const std::string& what, const Spread& sp) {
+    cal.figures.push_back({what, sp});
+    progress << fmt::format("calibrate: {:<58} {}\n", what, describe(sp)) << std::flush;
+    return sp;
+  }
+  // The source of a measured field: where, when and how it was measured, and its spread.
+  std::string from(const Spread& sp, const std::string& how) const {
+    return fmt::format("MEASURED on {} ({}) by tlbsim calibrate, {}: {}; median {:.1f} ns, p10 {:.1f}, p90 {:.1f} {}",
+                       info.hostname, info.cpu_model, utc_now(), how, sp.median, sp.p10, sp.p90, reps);
+  }
+};
+
+using CpuPair = std::optional<std::pair<std::uint32_t, std::uint32_t>>;
+
+// The CPU pairs the transfer measurements used: the nearest pair on one socket and a pair on two sockets.
+struct TransferPairs {
+  CpuPair near_pair, remote_pair;
+};
+
+// /proc/loadavg's three load averages, or "unknown".
+std::string load_average() {
+  std::string load = "unknown";
+  if (std::ifstream in("/proc/loadavg"); in) {
+    std::string a, b, c;
+    if (in >> a >> b >> c) load = a + " " + b + " " + c;
+  }
+  return load;
+}
+
+// Coherence: line transfers per distance class, atomics, DRAM.
+TransferPairs measure_coherence(CalibrationRun& r) {
+  const BenchScale& s = r.o.scale;
+  const std::map<hw::Distance, const char*> transfer_key = {{hw::Distance::kSmt, "coherence.smt_transfer"},
+                                                            {hw::Distance::kLlc, "coherence.llc_transfer"},
+                                                            {hw::Distance::kSocket, "coherence.socket_transfer"},
+                                                            {hw::Distance::kRemote, "coherence.remote_transfer"}};
+  TransferPairs pairs;
+  for (const auto& [d, key] : transfer_key) {
+    const auto pair = find_pair(r.cal.host, d);
+    if (!pair) continue;
+    if (!pairs.near_pair && d != hw::Distance::kRemote) pairs.near_pair = pair;
+    if (d == hw::Distance::kRemote) pairs.remote_pair = pair;
+    const Spread sp =
+        r.note(fmt::format("line transfer CPU {} <-> CPU {} ({})", pair->first, pair->second, class_name(d)),
+               in_thread([&] { return line_transfer_ns(pair->first, pair->second, s); }));
+    r.fields.measure(key, sp.median,
+                     r.from(sp, fmt::format("CPUs {} and {} ({}) ping-pong one cache line, half the round trip",
+                                            pair->first, pair->second, class_name(d))));
+  }
+  const Spread rmw = r.note("atomic fetch-add, one CPU", in_thread([&] { return atomic_rmw_ns({r.cpu0}, s); }));
+  r.fields.measure("coherence.local_rmw", rmw.median, r.from(rmw, "lock xadd on a private line in a loop"));
+  if (r.cal.host.cpus.size() > 1) {
+    std::vector<std::uint32_t> all;
+    for (const HostCpu& c : r.cal.host.cpus) all.push_back(c.cpu);
+    r.note(fmt::format("atomic fetch-add, {} CPUs on one line (per op)", all.size()),
+           in_thread([&] { return atomic_rmw_ns(all, s); }));
+  }
+  const Spread mem = r.note("dependent DRAM load (64 MiB pointer chase)", memory_load_ns(s));
+  r.fields.measure("coherence.memory", mem.median,
+                   r.from(mem, "random pointer chase through 64 MiB, one load per line"));
+  return pairs;
+}
+
+// Kernel entry, faults, page clearing and copying.
+void measure_kernel_costs(CalibrationRun& r) {
+  const BenchScale& s = r.o.scale;
+  const Spread sys = r.note("syscall(SYS_getppid) round trip", in_thread([&] { return syscall_ns(s); }));
+  r.fields.measure("kernel.syscall", sys.median, r.from(sys, "syscall(SYS_getppid) in a loop"));
+  const Spread rf =
+      r.note("read fault of an anonymous page (zero page)", in_thread([&] { return page_fault_ns(false, s); }));
+  const Spread wf =
+      r.note("write fault of an anonymous page (alloc + clear)", in_thread([&] { return page_fault_ns(true, s); }));
+  const Spread zero = r.note("memset of a cache-warm 4 KiB page", page_op_ns(false, s));
+  const Spread copy = r.note("memcpy of a cache-warm 4 KiB page", page_op_ns(true, s));
+  r.fields.measure("kernel.page_zero", zero.median, r.from(zero, "memset of a cache-warm 4 KiB buffer"));
+  r.fields.measure("kernel.page_copy", copy.median, r.from(copy, "memcpy of a cache-warm 4 KiB buffer"));
+  const double pte = r.fields.ns("kernel.pte_update");
+  if (rf.median > pte) {
+    r.fields.measure("kernel.page_fault", rf.median - pte,
+                     r.from(rf, fmt::format("first read of an anonymous page (maps the zero page), less the default "
+                                            "pte_update {:.0f} ns; figure is the whole read fault",
+                                            pte)));
+  }
+  // Measured only when the difference stands out of the faults' own spread.
+  const double alloc = wf.median - rf.median - zero.median;
+  if (alloc > 0.1 * (wf.p90 - wf.p10) && alloc > 0.1 * (rf.p90 - rf.p10)) {
+    r.fields.measure("kernel.page_alloc", alloc,
+                     r.from(wf, fmt::format("write fault (alloc + clear) less read fault {:.1f} less memset {:.1f}; "
+                                            "figure is the whole write fault",
+                                            rf.median, zero.median)));
+  }
+}
+
+// The local half of the TLB shootdown round trips: madvise(MADV_DONTNEED) of one page with no remote CPU in the mm.
+// Returns the populated madvise's spread, which the remote round trips are measured against.
+Spread measure_local_flush(CalibrationRun& r) {
+  const BenchScale& s = r.o.scale;
+  const std::uint32_t cpu0 = r.cpu0;
+  const Spread empty = r.note(fmt::format("madvise(DONTNEED) 1 untouched page on CPU {} (no zap)", cpu0),
+                              in_thread([&] { return madvise_dontneed_ns(cpu0, std::nullopt, s, false); }));
+  const Spread local = r.note(fmt::format("madvise(DONTNEED) 1 page on CPU {}, no other thread", cpu0),
+                              in_thread([&] { return madvise_dontneed_ns(cpu0, std::nullopt, s); }));
+  // Zapping one PTE and flushing it locally: the populated madvise less the untouched one, less the PTE and
+  // page-freeing work the model charges apart. The model charges a flush of a gather that cleared PTEs as invlpg
+  // (one page) or as a whole-context flush (after concurrent gathers): both get it.
+  const double pte = r.fields.ns("kernel.pte_update");
+  const double local_flush = local.median - empty.median - pte - r.fields.ns("kernel.page_alloc");
+  if (local_flush > r.fields.ns("tlb.invlpg")) {
+    const std::string how = fmt::format(
+        "madvise(MADV_DONTNEED) of one written page with no other CPU in the mm ({:.1f} ns) less the same on an "
+        "untouched page ({:.1f} ns, no zap, no flush), less pte_update {:.0f} and page_alloc {:.1f}: the local "
+        "zap-and-flush cost beyond the modeled PTE work, an upper bound on the flush; figure is the populated madvise",
+        local.median, empty.median, pte, r.fields.ns("kernel.page_alloc"));
+    r.fields.measure("tlb.invlpg", local_flush, r.from(local, how));
+    for (const char* k : {"tlb.flush_tag", "tlb.flush_all"}) {
+      if (local_flush > r.fields.ns(k))
+        r.fields.measure(k, local_flush, r.from(local, how + " (taken for a full flush too)"));
+    }
+  }
+  return local;
+}
+
+// The remote TLB shootdown round trips (madvise with a thread of the mm spinning on another CPU, near and remote)
+// and the membarrier IPI round trips.
+void measure_remote_shootdowns(CalibrationRun& r, const TransferPairs& pairs, const Spread& local) {
+  const BenchScale& s = r.o.scale;
+  const std::vector<std::pair<const char*, CpuPair>> ipi_pairs = {{"ipi.deliver_socket", pairs.near_pair},
+                                                                  {"ipi.deliver_remote", pairs.remote_pair}};
+  for (const auto& [key, pair] : ipi_pairs) {
+    if (!pair) continue;
+    const Spread remote =
+        r.note(fmt::format("madvise(DONTNEED) 1 page on CPU {}, thread spinning on CPU {}", pair->first, pair->second),
+               in_thread([&, p = *pair] { return madvise_dontneed_ns(p.first, p.second, s); }));
+    const double transfer =
+        r.fields.ns(key == std::string("ipi.deliver_socket") ? "coherence.llc_transfer" : "coherence.remote_transfer");
+    const double extra = remote.median - local.median;
+    r.note("  remote shootdown round trip: the difference of the two medians", {extra, extra, extra, 1});
+    const double other =
+        r.fields.ns("ipi.send") + r.fields.ns("ipi.handler_entry") + r.fields.ns("tlb.invlpg") + 3 * transfer;
+    const double deliver = std::max(transfer, extra - other);
+    r.fields.measure(key, deliver,
+                     r.from(remote, fmt::format("remote shootdown round trip = madvise(MADV_DONTNEED) of one page with "
+                                                "a thread of the mm spinning on CPU {} ({:.1f} ns) less the same alone "
+                                                "({:.1f} ns) = {:.1f} ns, less send, handler_entry, invlpg and 3 line "
+                                                "transfers ({:.1f} ns){}; figure is the madvise with the remote CPU",
+                                                pair->second, remote.median, local.median, extra, other,
+                                                deliver == transfer ? ", clamped to one line transfer" : "")));
+    if (auto mb = in_thread([&, p = *pair] { return membarrier_ns(p.first, p.second, s); })) {
+      r.note(fmt::format("membarrier(PRIVATE_EXPEDITED), thread on CPU {} (IPI round trip)", pair->second), *mb);
+    }
+  }
+  if (auto mb = in_thread([&] { return membarrier_ns(r.cpu0, std::nullopt, s); })) {
+    r.note("membarrier(PRIVATE_EXPEDITED), no other thread", *mb);
+  }
+}
+
+// The machine file's leading comments: the host, its load, and every figure measured.
+std::string file_header(const CalibrationRun& r, const std::string& load_at_start) {
+  const Calibration& cal = r.cal;
+  std::string f;
+  f += fmt::format("# Machine file written by `tlbsim calibrate` on {} at {}.\n", r.info.hostname, utc_now());
+  f += fmt::format("# Host: {}, {} Linux {}, {} online CPUs.\n", r.info.cpu_model, r.info.machine, r.info.release,
+                   cal.host.cpus.size());
+  for (const std::string& n : cal.host.notes) f += fmt::format("# Topology: {}.\n", n);
+  f += fmt::format(
+      "# Load average (1, 5, 15 min) when calibration started: {}; other runnable tasks share the CPUs the\n"
+      "# benchmarks are pinned to and widen the spreads.\n",
+      load_at_start);
+  f += fmt::format("# Measured here (median, p10/p90 {}):\n", r.reps);
+  for (const auto& m : cal.figures) f += fmt::format("#   {:<62} {}\n", m.what, describe(m.spread));
+  f += fmt::format(
+      "# Fields marked DEFAULT cannot be measured from user space (or this host lacks the CPU pair)\n"
+      "# and keep the figure of the built-in machine {} with its source.\n\n",
+      cal.base_machine);
+  return f;
+}
+
+// The file's [machine], [topology], [coherence] and [ipi] tables.
+std::string file_hardware_tables(const CalibrationRun& r) {
+  const Calibration& cal = r.cal;
+  const Fields& fields = r.fields;
+  const hw::TopologyParams& t = cal.host.params;
+  std::string f = fmt::format(
+      "[machine]\nname = {}\ndescription = {}\narch = \"{}\"\nseeds = []\n\n", toml_quote(r.o.name),
+      toml_quote(fmt::format("Calibrated from {} ({}, {} CPUs, Linux {}) by tlbsim calibrate, {}", r.info.hostname,
+                             r.info.cpu_model, cal.host.cpus.size(), r.info.release, utc_now())),
+      r.ppc ? "powerpc64" : "x86_64");
+  f += fmt::format(
+      "[topology]\n# From {}/cpu*/topology and cache/index*.\nsockets = {}\ncores_per_socket = {}\n"
+      "threads_per_core = {}\ncores_per_llc = {}\nsockets_per_group = {}\ncpu_numbering = \"{}\"\n\n",
+      "/sys/devices/system/cpu", t.sockets, t.cores_per_socket, t.threads_per_core, t.cores_per_llc,
+      t.sockets_per_group, t.numbering == hw::CpuNumbering::kSmtLast ? "smt-last" : "smt-consecutive");
+  f += "[coherence]\n" + fields.line("coherence.l1_hit") + fields.line("coherence.local_rmw");
+  if (t.threads_per_core > 1) f += fields.line("coherence.smt_transfer");
+  f += fields.line("coherence.llc_transfer");
+  if (t.cores_per_llc < t.cores_per_socket) f += fields.line("coherence.socket_transfer");
+  if (t.sockets > 1) f += fields.line("coherence.remote_transfer");
+  f += fields.line("coherence.memory") + "\n";
+  f += fmt::format(
+      "[ipi]\n# DEFAULT: the APIC destination mode is not visible from user space; {}'s value\n"
+      "cluster_size = {}\n",
+      cal.base_machine, r.base.ipi.cluster_size);
+  f += fields.line("ipi.send") + fields.line("ipi.deliver_socket");
+  if (t.sockets > 1) f += fields.line("ipi.deliver_remote");
+  f += fields.line("ipi.handler_entry") + fields.line("ipi.handler_exit") + "\n";
+  return f;
+}
+
+// The file's [kernel] and [tlb] tables and its closing note.
+std::string file_kernel_tables(const CalibrationRun& r) {
+  const Fields& fields = r.fields;
+  const bool ppc = r.ppc;
+  std::string f = "[kernel]\n";
+  for (const char* k :
+       {"syscall", "page_fault", "page_alloc", "page_copy", "page_zero", "pte_update", "memcg_charge", "lru_update",
+        "rmap_update", "fault_around_page", "fault_around_skip", "unix_sendmsg", "unix_recvmsg"}) {
+    f += fields.line(std::string("kernel.") + k);
+  }
+  const bool tag_none = !ppc && !r.info.pcid;
+  f += fmt::format("\n[tlb]\n# DEFAULT: TLB geometry is not visible from user space; {}'s\nentries = {}\nways = {}\n",
+                   r.cal.base_machine, r.base.tlb.entries, r.base.tlb.ways);
+  f += fmt::format("tag = \"{}\"  # /proc/cpuinfo flags: {}\ntag_bits = {}\n",
+                   ppc        ? "pid"
+                   : tag_none ? "none"
+                              : "pcid",
+                   ppc           ? "powerpc"
+                   : r.info.pcid ? "pcid present"
+                                 : "no pcid",
+                   tag_none ? 0 : r.base.tlb.tag_bits);
+  for (const char* k : {"page_walk", "invlpg", "flush_tag", "flush_all", "cr3_write", "cr3_write_flush"}) {
+    f += fields.line(std::string("tlb.") + k);
+  }
+  if (ppc) f += fields.line("tlb.tlbie");
+  f += "\n# No [[idle.states]]: cpuidle states are not read; the modeled idle loop polls.\n";
+  return f;
+}
+
 }  // namespace
 
 std::string toml_quote(const std::string& s) {
@@ -151,198 +402,23 @@ std::string toml_quote(const std::string& s) {
 Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   if (!native_supported()) throw std::runtime_error("calibrate measures the host's Linux kernel; this is not Linux");
   Calibration cal;
-  std::string load_at_start = "unknown";
-  if (std::ifstream in("/proc/loadavg"); in) {
-    std::string a, b, c;
-    if (in >> a >> b >> c) load_at_start = a + " " + b + " " + c;
-  }
+  const std::string load_at_start = load_average();
   cal.host = read_host_topology();
   const HostInfo info = host_info();
   const bool ppc = info.machine.starts_with("ppc64");
   cal.base_machine = ppc ? "power9-2s16c-smt4" : "small-2s2c";
   const hw::Machine base = hw::load_machine(cal.base_machine);
   Fields fields(base);
-  const BenchScale& s = o.scale;
-  const std::string reps = fmt::format("over {} repetitions", s.repetitions);
-  auto note = [&](const std::string& what, const Spread& sp) {
-    cal.figures.push_back({what, sp});
-    progress << fmt::format("calibrate: {:<58} {}\n", what, describe(sp)) << std::flush;
-    return sp;
-  };
-  auto from = [&](const Spread& sp, const std::string& how) {
-    return fmt::format("MEASURED on {} ({}) by tlbsim calibrate, {}: {}; median {:.1f} ns, p10 {:.1f}, p90 {:.1f} {}",
-                       info.hostname, info.cpu_model, utc_now(), how, sp.median, sp.p10, sp.p90, reps);
-  };
-  const std::uint32_t cpu0 = cal.host.cpus.front().cpu;
-
-  // Coherence: line transfers per distance class, atomics, DRAM.
-  const std::map<hw::Distance, const char*> transfer_key = {{hw::Distance::kSmt, "coherence.smt_transfer"},
-                                                            {hw::Distance::kLlc, "coherence.llc_transfer"},
-                                                            {hw::Distance::kSocket, "coherence.socket_transfer"},
-                                                            {hw::Distance::kRemote, "coherence.remote_transfer"}};
-  std::optional<std::pair<std::uint32_t, std::uint32_t>> near_pair, remote_pair;
-  for (const auto& [d, key] : transfer_key) {
-    const auto pair = find_pair(cal.host, d);
-    if (!pair) continue;
-    if (!near_pair && d != hw::Distance::kRemote) near_pair = pair;
-    if (d == hw::Distance::kRemote) remote_pair = pair;
-    const Spread sp =
-        note(fmt::format("line transfer CPU {} <-> CPU {} ({})", pair->first, pair->second, class_name(d)),
-             in_thread([&] { return line_transfer_ns(pair->first, pair->second, s); }));
-    fields.measure(key, sp.median,
-                   from(sp, fmt::format("CPUs {} and {} ({}) ping-pong one cache line, half the round trip",
-                                        pair->first, pair->second, class_name(d))));
-  }
-  const Spread rmw = note("atomic fetch-add, one CPU", in_thread([&] { return atomic_rmw_ns({cpu0}, s); }));
-  fields.measure("coherence.local_rmw", rmw.median, from(rmw, "lock xadd on a private line in a loop"));
-  if (cal.host.cpus.size() > 1) {
-    std::vector<std::uint32_t> all;
-    for (const HostCpu& c : cal.host.cpus) all.push_back(c.cpu);
-    note(fmt::format("atomic fetch-add, {} CPUs on one line (per op)", all.size()),
-         in_thread([&] { return atomic_rmw_ns(all, s); }));
-  }
-  const Spread mem = note("dependent DRAM load (64 MiB pointer chase)", memory_load_ns(s));
-  fields.measure("coherence.memory", mem.median, from(mem, "random pointer chase through 64 MiB, one load per line"));
-
-  // Kernel entry, faults, page clearing and copying.
-  const Spread sys = note("syscall(SYS_getppid) round trip", in_thread([&] { return syscall_ns(s); }));
-  fields.measure("kernel.syscall", sys.median, from(sys, "syscall(SYS_getppid) in a loop"));
-  const Spread rf =
-      note("read fault of an anonymous page (zero page)", in_thread([&] { return page_fault_ns(false, s); }));
-  const Spread wf =
-      note("write fault of an anonymous page (alloc + clear)", in_thread([&] { return page_fault_ns(true, s); }));
-  const Spread zero = note("memset of a cache-warm 4 KiB page", page_op_ns(false, s));
-  const Spread copy = note("memcpy of a cache-warm 4 KiB page", page_op_ns(true, s));
-  fields.measure("kernel.page_zero", zero.median, from(zero, "memset of a cache-warm 4 KiB buffer"));
-  fields.measure("kernel.page_copy", copy.median, from(copy, "memcpy of a cache-warm 4 KiB buffer"));
-  const double pte = fields.ns("kernel.pte_update");
-  if (rf.median > pte) {
-    fields.measure("kernel.page_fault", rf.median - pte,
-                   from(rf, fmt::format("first read of an anonymous page (maps the zero page), less the default "
-                                        "pte_update {:.0f} ns; figure is the whole read fault",
-                                        pte)));
-  }
-  // Measured only when the difference stands out of the faults' own spread.
-  const double alloc = wf.median - rf.median - zero.median;
-  if (alloc > 0.1 * (wf.p90 - wf.p10) && alloc > 0.1 * (rf.p90 - rf.p10)) {
-    fields.measure("kernel.page_alloc", alloc,
-                   from(wf, fmt::format("write fault (alloc + clear) less read fault {:.1f} less memset {:.1f}; "
-                                        "figure is the whole write fault",
-                                        rf.median, zero.median)));
-  }
-
+  const std::string reps = fmt::format("over {} repetitions", o.scale.repetitions);
+  CalibrationRun r{o, progress, cal, info, base, fields, ppc, reps, cal.host.cpus.front().cpu};
+  const TransferPairs pairs = measure_coherence(r);
+  measure_kernel_costs(r);
   // TLB shootdown round trips: madvise(MADV_DONTNEED) of one page with and without a remote CPU in the mm.
-  const Spread empty = note(fmt::format("madvise(DONTNEED) 1 untouched page on CPU {} (no zap)", cpu0),
-                            in_thread([&] { return madvise_dontneed_ns(cpu0, std::nullopt, s, false); }));
-  const Spread local = note(fmt::format("madvise(DONTNEED) 1 page on CPU {}, no other thread", cpu0),
-                            in_thread([&] { return madvise_dontneed_ns(cpu0, std::nullopt, s); }));
-  // Zapping one PTE and flushing it locally: the populated madvise less the untouched one, less the PTE and
-  // page-freeing work the model charges apart. The model charges a flush of a gather that cleared PTEs as invlpg
-  // (one page) or as a whole-context flush (after concurrent gathers): both get it.
-  const double local_flush = local.median - empty.median - pte - fields.ns("kernel.page_alloc");
-  if (local_flush > fields.ns("tlb.invlpg")) {
-    const std::string how = fmt::format(
-        "madvise(MADV_DONTNEED) of one written page with no other CPU in the mm ({:.1f} ns) less the same on an "
-        "untouched page ({:.1f} ns, no zap, no flush), less pte_update {:.0f} and page_alloc {:.1f}: the local "
-        "zap-and-flush cost beyond the modeled PTE work, an upper bound on the flush; figure is the populated madvise",
-        local.median, empty.median, pte, fields.ns("kernel.page_alloc"));
-    fields.measure("tlb.invlpg", local_flush, from(local, how));
-    for (const char* k : {"tlb.flush_tag", "tlb.flush_all"}) {
-      if (local_flush > fields.ns(k))
-        fields.measure(k, local_flush, from(local, how + " (taken for a full flush too)"));
-    }
-  }
-  const std::vector<std::pair<const char*, std::optional<std::pair<std::uint32_t, std::uint32_t>>>> ipi_pairs = {
-      {"ipi.deliver_socket", near_pair}, {"ipi.deliver_remote", remote_pair}};
-  for (const auto& [key, pair] : ipi_pairs) {
-    if (!pair) continue;
-    const Spread remote =
-        note(fmt::format("madvise(DONTNEED) 1 page on CPU {}, thread spinning on CPU {}", pair->first, pair->second),
-             in_thread([&, p = *pair] { return madvise_dontneed_ns(p.first, p.second, s); }));
-    const double transfer =
-        fields.ns(key == std::string("ipi.deliver_socket") ? "coherence.llc_transfer" : "coherence.remote_transfer");
-    const double extra = remote.median - local.median;
-    note("  remote shootdown round trip: the difference of the two medians", {extra, extra, extra, 1});
-    const double other =
-        fields.ns("ipi.send") + fields.ns("ipi.handler_entry") + fields.ns("tlb.invlpg") + 3 * transfer;
-    const double deliver = std::max(transfer, extra - other);
-    fields.measure(key, deliver,
-                   from(remote, fmt::format("remote shootdown round trip = madvise(MADV_DONTNEED) of one page with a "
-                                            "thread of the mm spinning on CPU {} ({:.1f} ns) less the same alone "
-                                            "({:.1f} ns) = {:.1f} ns, less send, handler_entry, invlpg and 3 line "
-                                            "transfers ({:.1f} ns){}; figure is the madvise with the remote CPU",
-                                            pair->second, remote.median, local.median, extra, other,
-                                            deliver == transfer ? ", clamped to one line transfer" : "")));
-    if (auto mb = in_thread([&, p = *pair] { return membarrier_ns(p.first, p.second, s); })) {
-      note(fmt::format("membarrier(PRIVATE_EXPEDITED), thread on CPU {} (IPI round trip)", pair->second), *mb);
-    }
-  }
-  if (auto mb = in_thread([&] { return membarrier_ns(cpu0, std::nullopt, s); })) {
-    note("membarrier(PRIVATE_EXPEDITED), no other thread", *mb);
-  }
-
-  // The file.
-  const hw::TopologyParams& t = cal.host.params;
-  std::string f;
-  f += fmt::format("# Machine file written by `tlbsim calibrate` on {} at {}.\n", info.hostname, utc_now());
-  f += fmt::format("# Host: {}, {} Linux {}, {} online CPUs.\n", info.cpu_model, info.machine, info.release,
-                   cal.host.cpus.size());
-  for (const std::string& n : cal.host.notes) f += fmt::format("# Topology: {}.\n", n);
-  f += fmt::format(
-      "# Load average (1, 5, 15 min) when calibration started: {}; other runnable tasks share the CPUs the\n"
-      "# benchmarks are pinned to and widen the spreads.\n",
-      load_at_start);
-  f += fmt::format("# Measured here (median, p10/p90 {}):\n", reps);
-  for (const auto& m : cal.figures) f += fmt::format("#   {:<62} {}\n", m.what, describe(m.spread));
-  f += fmt::format(
-      "# Fields marked DEFAULT cannot be measured from user space (or this host lacks the CPU pair)\n"
-      "# and keep the figure of the built-in machine {} with its source.\n\n",
-      cal.base_machine);
-  f +=
-      fmt::format("[machine]\nname = {}\ndescription = {}\narch = \"{}\"\nseeds = []\n\n", toml_quote(o.name),
-                  toml_quote(fmt::format("Calibrated from {} ({}, {} CPUs, Linux {}) by tlbsim calibrate, {}",
-                                         info.hostname, info.cpu_model, cal.host.cpus.size(), info.release, utc_now())),
-                  ppc ? "powerpc64" : "x86_64");
-  f += fmt::format(
-      "[topology]\n# From {}/cpu*/topology and cache/index*.\nsockets = {}\ncores_per_socket = {}\n"
-      "threads_per_core = {}\ncores_per_llc = {}\nsockets_per_group = {}\ncpu_numbering = \"{}\"\n\n",
-      "/sys/devices/system/cpu", t.sockets, t.cores_per_socket, t.threads_per_core, t.cores_per_llc,
-      t.sockets_per_group, t.numbering == hw::CpuNumbering::kSmtLast ? "smt-last" : "smt-consecutive");
-  f += "[coherence]\n" + fields.line("coherence.l1_hit") + fields.line("coherence.local_rmw");
-  if (t.threads_per_core > 1) f += fields.line("coherence.smt_transfer");
-  f += fields.line("coherence.llc_transfer");
-  if (t.cores_per_llc < t.cores_per_socket) f += fields.line("coherence.socket_transfer");
-  if (t.sockets > 1) f += fields.line("coherence.remote_transfer");
-  f += fields.line("coherence.memory") + "\n";
-  f += fmt::format(
-      "[ipi]\n# DEFAULT: the APIC destination mode is not visible from user space; {}'s value\n"
-      "cluster_size = {}\n",
-      cal.base_machine, base.ipi.cluster_size);
-  f += fields.line("ipi.send") + fields.line("ipi.deliver_socket");
-  if (t.sockets > 1) f += fields.line("ipi.deliver_remote");
-  f += fields.line("ipi.handler_entry") + fields.line("ipi.handler_exit") + "\n[kernel]\n";
-  for (const char* k : {"syscall", "page_fault", "page_alloc", "page_copy", "page_zero", "pte_update", "memcg_charge",
-                        "lru_update", "rmap_update", "fault_around_page", "fault_around_skip", "unix_sendmsg",
-                        "unix_recvmsg"}) {
-    f += fields.line(std::string("kernel.") + k);
-  }
-  const bool tag_none = !ppc && !info.pcid;
-  f += fmt::format("\n[tlb]\n# DEFAULT: TLB geometry is not visible from user space; {}'s\nentries = {}\nways = {}\n",
-                   cal.base_machine, base.tlb.entries, base.tlb.ways);
-  f += fmt::format("tag = \"{}\"  # /proc/cpuinfo flags: {}\ntag_bits = {}\n",
-                   ppc        ? "pid"
-                   : tag_none ? "none"
-                              : "pcid",
-                   ppc         ? "powerpc"
-                   : info.pcid ? "pcid present"
-                               : "no pcid",
-                   tag_none ? 0 : base.tlb.tag_bits);
-  for (const char* k : {"page_walk", "invlpg", "flush_tag", "flush_all", "cr3_write", "cr3_write_flush"}) {
-    f += fields.line(std::string("tlb.") + k);
-  }
-  if (ppc) f += fields.line("tlb.tlbie");
-  f += "\n# No [[idle.states]]: cpuidle states are not read; the modeled idle loop polls.\n";
-  cal.toml = std::move(f);
+  const Spread local = measure_local_flush(r);
+  measure_remote_shootdowns(r, pairs, local);
+  cal.toml = file_header(r, load_at_start);
+  cal.toml += file_hardware_tables(r);
+  cal.toml += file_kernel_tables(r);
   // The file must load as a machine file (it is parsed here so that a bad file is never written).
   hw::parse_machine(cal.toml, "calibrated");
   return cal;

@@ -64,18 +64,9 @@ std::optional<std::uint32_t> llc_leader(const std::string& dir) {
   return leader;
 }
 
-}  // namespace
-
-bool native_supported() {
-#if defined(__linux__)
-  return true;
-#else
-  return false;
-#endif
-}
-
-HostTopology read_host_topology(const std::string& dir) {
-  HostTopology t;
+// The CPUs listed in `dir`/online; on the real host, only those this process may run on (a container's cpuset can
+// hold fewer than are online), with a note on `t` when some were left out.
+std::vector<std::uint32_t> online_cpus(const std::string& dir, HostTopology& t) {
   std::vector<std::uint32_t> online;
   if (const auto s = read_line(dir + "/online")) online = cpu_list(*s);
 #if defined(__linux__)
@@ -93,6 +84,12 @@ HostTopology read_host_topology(const std::string& dir) {
     }
   }
 #endif
+  return online;
+}
+
+// Fills t.cpus with each online CPU's package, core and last-level cache from sysfs; without a topology, assumes
+// one package of single-threaded cores, and without cache information one LLC per package.
+void read_cpus(const std::string& dir, std::vector<std::uint32_t> online, HostTopology& t) {
   bool have_cache = true;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> core_index;
   for (std::uint32_t c : online) {
@@ -121,23 +118,33 @@ HostTopology read_host_topology(const std::string& dir) {
     for (HostCpu& c : t.cpus) c.llc = c.package;
     t.notes.push_back("sysfs gives no cache information: assumed one last-level cache per package");
   }
-  // Reduce to the uniform shape tlbsim models: the smallest package, core and LLC counts seen.
+}
+
+// The fewest members of any group in `m` (a map of sets).
+template <class M>
+std::uint32_t min_size(const M& m) {
+  std::size_t n = SIZE_MAX;
+  for (const auto& [k, v] : m) n = std::min(n, v.size());
+  return static_cast<std::uint32_t>(n);
+}
+
+// The most members of any group in `m` (a map of sets).
+template <class M>
+std::uint32_t max_size(const M& m) {
+  std::size_t n = 0;
+  for (const auto& [k, v] : m) n = std::max(n, v.size());
+  return static_cast<std::uint32_t>(n);
+}
+
+// Sets t.params to the uniform shape tlbsim models: the smallest package, core and LLC counts seen, and how SMT
+// siblings are numbered: consecutively (powerpc style) or a core's first threads first (x86 style).
+void reduce_to_uniform_shape(HostTopology& t) {
   std::map<std::uint32_t, std::set<std::uint32_t>> cores_of_pkg, cpus_of_core, cores_of_llc;
   for (const HostCpu& c : t.cpus) {
     cores_of_pkg[c.package].insert(c.core);
     cpus_of_core[c.core].insert(c.cpu);
     cores_of_llc[c.llc].insert(c.core);
   }
-  auto min_size = [](const auto& m) {
-    std::size_t n = SIZE_MAX;
-    for (const auto& [k, v] : m) n = std::min(n, v.size());
-    return static_cast<std::uint32_t>(n);
-  };
-  auto max_size = [](const auto& m) {
-    std::size_t n = 0;
-    for (const auto& [k, v] : m) n = std::max(n, v.size());
-    return static_cast<std::uint32_t>(n);
-  };
   hw::TopologyParams& p = t.params;
   p.sockets = static_cast<std::uint32_t>(cores_of_pkg.size());
   p.cores_per_socket = min_size(cores_of_pkg);
@@ -155,7 +162,23 @@ HostTopology read_host_topology(const std::string& dir) {
     if (cpus.size() > 1 && *cpus.rbegin() - *cpus.begin() + 1 != cpus.size()) consecutive = false;
   }
   p.numbering = consecutive ? hw::CpuNumbering::kSmtConsecutive : hw::CpuNumbering::kSmtLast;
-  if (t.cpus.size() > 1 && p.sockets > 1) {
+}
+
+}  // namespace
+
+bool native_supported() {
+#if defined(__linux__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+HostTopology read_host_topology(const std::string& dir) {
+  HostTopology t;
+  read_cpus(dir, online_cpus(dir, t), t);
+  reduce_to_uniform_shape(t);
+  if (t.cpus.size() > 1 && t.params.sockets > 1) {
     t.notes.push_back("every package is taken as one hop from every other (no NUMA distance is read)");
   }
   return t;

@@ -159,7 +159,26 @@ std::string closest_x86_profile(std::string_view release, std::string& why) {
   return oldest;
 }
 
-ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) {
+namespace {
+
+// One validation in progress: its options, the host, the planned (workload, threads) runs, their real figures and
+// the report being filled.
+struct Validation {
+  Validation(const ValidateOptions& opts, std::ostream& out, HostTopology h)
+      : o(opts), progress(out), host(std::move(h)) {}
+
+  const ValidateOptions& o;
+  std::ostream& progress;
+  HostTopology host;
+  sim::Duration sim_duration{0};
+  std::optional<QemuSetup> qemu;
+  std::vector<std::pair<std::string, std::uint32_t>> plan;
+  std::vector<NativeRun> real;
+  ValidateReport rep;
+};
+
+// Refuses a non-Linux host, a bad --seconds, and empty or unknown --workloads.
+void check_workload_options(const ValidateOptions& o) {
   if (!native_supported())
     throw InputError("validate runs native benchmarks on the host's Linux kernel; this is not Linux");
   if (o.seconds <= 0 || o.seconds > 600) throw InputError(fmt::format("--seconds: {} is outside (0, 600]", o.seconds));
@@ -172,7 +191,10 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
       throw InputError(fmt::format("--workloads: unknown workload '{}' (known: {})", w, known));
     }
   }
-  const HostTopology host = read_host_topology();
+}
+
+// Refuses a thread count beyond the CPUs of the host (or of the QEMU guest).
+void check_threads(const ValidateOptions& o, const HostTopology& host) {
   const std::uint32_t cpus = o.qemu_smp > 0 ? o.qemu_smp : static_cast<std::uint32_t>(host.cpus.size());
   for (std::uint32_t t : o.threads) {
     if (t == 0 || t > cpus) {
@@ -180,6 +202,10 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
                                    o.qemu_smp > 0 ? "the guest's --smp CPUs" : "this host's online CPUs"));
     }
   }
+}
+
+// --sim-duration, parsed and checked against 100us..10s.
+sim::Duration parse_sim_duration(const ValidateOptions& o) {
   sim::Duration sim_duration{0};
   try {
     sim_duration = sim::parse_duration(o.sim_duration);
@@ -189,7 +215,11 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
   if (sim_duration < sim::microseconds(100) || sim_duration > sim::milliseconds(10000)) {
     throw InputError(fmt::format("--sim-duration: {} is outside 100us..10s", o.sim_duration));
   }
-  if (!o.kernel.empty()) kernel::load_kernel_profile(o.kernel);  // unknown profile: InputError before measuring
+  return sim_duration;
+}
+
+// The QEMU setup when --qemu asks for a guest (refused when a part of it is missing), else none.
+std::optional<QemuSetup> qemu_setup(const ValidateOptions& o) {
   std::optional<QemuSetup> qemu;
   if (o.qemu_smp > 0) {
     qemu = find_qemu_setup();
@@ -199,88 +229,121 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
       throw InputError(fmt::format("--qemu: QEMU validation needs {}; not available", what));
     }
   }
+  return qemu;
+}
 
-  ValidateReport rep;
-  std::vector<std::pair<std::string, std::uint32_t>> plan;
-  for (const std::string& w : o.workloads) {
-    for (std::uint32_t t : o.threads) plan.emplace_back(w, t);
-  }
-  // The real side: on this host, or inside a QEMU guest.
-  std::vector<NativeRun> real;
-  if (qemu) {
-    progress << fmt::format("validate: booting {} in QEMU ({}, {} CPUs), {} runs of {:.2f} s\n", qemu->kernel,
-                            qemu->kvm ? "KVM" : "TCG: software emulation, no /dev/kvm", o.qemu_smp, plan.size(),
-                            o.seconds)
-             << std::flush;
-    QemuRuns q = run_in_qemu(*qemu, o.qemu_smp, plan, o.seconds);
-    real = std::move(q.runs);
+// The real side: every planned run on this host, or inside a QEMU guest; and where the real flush count comes from.
+void run_real_side(Validation& v) {
+  const ValidateOptions& o = v.o;
+  ValidateReport& rep = v.rep;
+  if (v.qemu) {
+    v.progress << fmt::format("validate: booting {} in QEMU ({}, {} CPUs), {} runs of {:.2f} s\n", v.qemu->kernel,
+                              v.qemu->kvm ? "KVM" : "TCG: software emulation, no /dev/kvm", o.qemu_smp, v.plan.size(),
+                              o.seconds)
+               << std::flush;
+    QemuRuns q = run_in_qemu(*v.qemu, o.qemu_smp, v.plan, o.seconds);
+    v.real = std::move(q.runs);
     rep.release = q.release;
     rep.notes.push_back(fmt::format("real side: Linux {} in a QEMU guest with {} CPUs ({})", q.release, o.qemu_smp,
-                                    qemu->kvm ? "KVM" : "TCG software emulation: its ops/s say nothing of hardware"));
+                                    v.qemu->kvm ? "KVM" : "TCG software emulation: its ops/s say nothing of hardware"));
   } else {
     rep.release = running_release();
-    const TlbFlushTracepoint trace(static_cast<std::uint32_t>(host.cpus.back().cpu + 1));
+    const TlbFlushTracepoint trace(static_cast<std::uint32_t>(v.host.cpus.back().cpu + 1));
     if (!trace.available()) rep.notes.push_back("tlb:tlb_flush tracepoint not counted: " + trace.why());
-    for (const auto& [w, t] : plan) {
-      progress << fmt::format("validate: native {} with {} threads for {:.2f} s\n", w, t, o.seconds) << std::flush;
-      real.push_back(run_native_workload(w, t, o.warmup, o.seconds, host, &trace));
+    for (const auto& [w, t] : v.plan) {
+      v.progress << fmt::format("validate: native {} with {} threads for {:.2f} s\n", w, t, o.seconds) << std::flush;
+      v.real.push_back(run_native_workload(w, t, o.warmup, o.seconds, v.host, &trace));
     }
   }
-  const KernelCounters& probe = real.front().before;
+  const KernelCounters& probe = v.real.front().before;
   rep.flush_source = probe.tlb_flush ? "tracepoint" : vmstat_flushes(probe.vmstat) ? "vmstat" : "none";
   if (!probe.tlb_shootdowns) rep.notes.push_back("/proc/interrupts has no readable TLB row: real IPIs/op absent");
   if (rep.flush_source == "none") {
     rep.notes.push_back("no real flush count: no tracepoint and no nr_tlb_* in /proc/vmstat (CONFIG_DEBUG_TLBFLUSH)");
   }
+}
 
-  // The simulated side.
+// The simulated side's kernel profile (given, or the closest to the running kernel) and machine (given, or
+// calibrated here).
+hw::Machine simulated_machine(Validation& v) {
+  const ValidateOptions& o = v.o;
+  ValidateReport& rep = v.rep;
   rep.kernel_profile = o.kernel.empty() ? closest_x86_profile(rep.release, rep.kernel_choice) : o.kernel;
   if (!o.kernel.empty()) rep.kernel_choice = "given by --kernel";
   hw::Machine machine;
   if (o.machine.empty()) {
     CalibrateOptions co;
     co.scale = o.calibration;
-    progress << "validate: calibrating this host (use --machine FILE to reuse a `tlbsim calibrate` file)\n";
-    machine = hw::parse_machine(calibrate_host(co, progress).toml, "calibrated in-process");
+    v.progress << "validate: calibrating this host (use --machine FILE to reuse a `tlbsim calibrate` file)\n";
+    machine = hw::parse_machine(calibrate_host(co, v.progress).toml, "calibrated in-process");
   } else {
     machine = hw::load_machine(o.machine);
   }
   rep.machine = fmt::format("{} ({})", machine.name, machine.origin);
+  return machine;
+}
+
+// The row of planned run `i`: its real figures, and the simulator's for the same workload and threads.
+ValidateRow compare_run(Validation& v, const hw::Machine& machine, std::size_t i) {
+  const auto& [w, t] = v.plan[i];
+  ValidateRow row;
+  row.workload = w;
+  row.threads = t;
+  row.real = real_figures(v.real[i], v.rep.flush_source);
+  if (Registry<workloads::Workload>::find(w) == nullptr) {
+    row.simulated_missing = "the simulator has no workload " + w;
+    return row;
+  }
+  workloads::RunSpec spec;
+  spec.kernel = v.rep.kernel_profile;
+  spec.workload = w;
+  spec.threads = t;
+  spec.duration = v.sim_duration;
+  spec.warmup = sim::Duration{0};  // counters and ops over the same interval
+  v.progress << fmt::format("validate: simulated {} with {} threads for {}\n", w, t, v.o.sim_duration) << std::flush;
+  try {
+    row.simulated = simulated_figures(workloads::run_workload(machine, spec).json, v.rep.flush_source);
+  } catch (const InputError& e) {
+    row.simulated_missing = e.what();
+  }
+  return row;
+}
+
+// Every planned run's row, and a note when the real TLB row missed the remote flushes of tlb_flush.
+void compare_runs(Validation& v, const hw::Machine& machine) {
   bool tlb_silent = false;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    const auto& [w, t] = plan[i];
-    ValidateRow row;
-    row.workload = w;
-    row.threads = t;
-    row.real = real_figures(real[i], rep.flush_source);
+  for (std::size_t i = 0; i < v.plan.size(); ++i) {
+    ValidateRow row = compare_run(v, machine, i);
+    const auto& [w, t] = v.plan[i];
     if (w.starts_with("tlb_flush") && t > 1 && row.real.ipis_per_op && *row.real.ipis_per_op < 0.01) tlb_silent = true;
-    if (Registry<workloads::Workload>::find(w) == nullptr) {
-      row.simulated_missing = "the simulator has no workload " + w;
-    } else {
-      workloads::RunSpec spec;
-      spec.kernel = rep.kernel_profile;
-      spec.workload = w;
-      spec.threads = t;
-      spec.duration = sim_duration;
-      spec.warmup = sim::Duration{0};  // counters and ops over the same interval
-      progress << fmt::format("validate: simulated {} with {} threads for {}\n", w, t, o.sim_duration) << std::flush;
-      try {
-        row.simulated = simulated_figures(workloads::run_workload(machine, spec).json, rep.flush_source);
-      } catch (const InputError& e) {
-        row.simulated_missing = e.what();
-      }
-    }
-    rep.rows.push_back(std::move(row));
+    v.rep.rows.push_back(std::move(row));
   }
   if (tlb_silent) {
-    rep.notes.push_back(fmt::format(
+    v.rep.notes.push_back(fmt::format(
         "the TLB row did not count the remote flushes of multi-threaded tlb_flush runs{}: a paravirtual remote "
         "flush (KVM PV TLB flush for preempted vCPUs, PVM's PVM_HC_FLUSH_TLB_MULTI hypercall, Hyper-V's "
         "HvFlushVirtualAddressList) replaces the flush IPI, so real IPIs/op is not the kernel's flush count",
-        !qemu && cpu_has_hypervisor_flag() ? " and this host runs under a hypervisor (cpuinfo flag 'hypervisor')"
-                                           : ""));
+        !v.qemu && cpu_has_hypervisor_flag() ? " and this host runs under a hypervisor (cpuinfo flag 'hypervisor')"
+                                             : ""));
   }
-  return rep;
+}
+
+}  // namespace
+
+ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) {
+  check_workload_options(o);
+  Validation v{o, progress, read_host_topology()};
+  check_threads(o, v.host);
+  v.sim_duration = parse_sim_duration(o);
+  if (!o.kernel.empty()) kernel::load_kernel_profile(o.kernel);  // unknown profile: InputError before measuring
+  v.qemu = qemu_setup(o);
+  for (const std::string& w : o.workloads) {
+    for (std::uint32_t t : o.threads) v.plan.emplace_back(w, t);
+  }
+  run_real_side(v);
+  const hw::Machine machine = simulated_machine(v);
+  compare_runs(v, machine);
+  return std::move(v.rep);
 }
 
 namespace {

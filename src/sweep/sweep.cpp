@@ -80,23 +80,38 @@ std::vector<PointResult> sorted_unique(std::vector<PointResult> points) {
   return points;
 }
 
-}  // namespace
+// The sweep being run: its options, machine, journal file and progress output.
+struct SweepRun {
+  const SweepOptions& o;
+  const hw::Machine& machine;
+  std::ostream& progress;
+  const std::atomic<bool>* stop;
+  std::string journal_path;
+};
 
-SweepOutcome run_sweep(const SweepOptions& o, std::ostream& progress, const std::atomic<bool>* stop) {
-  validate_grid(o.grid);
-  const hw::Machine machine = hw::load_machine(o.grid.machine);
-  {
-    // Fail fast on what only a run detects (a workload's own limits, e.g. one thread per core): a 1us run of each
-    // kernel at the most threads, before hours of simulation.
-    Grid probe = o.grid;
-    probe.duration = "1us";
-    for (const std::string& k : o.grid.kernels) {
-      run_point(machine, probe, GridPoint{0, k, *std::max_element(o.grid.threads.begin(), o.grid.threads.end()), 1});
-    }
+// A sweep's points: those finished (from the journal, then by this run) and those this shard still has to run.
+struct SweepPlan {
+  std::vector<PointResult> finished;
+  std::vector<GridPoint> pending;
+  std::size_t already = 0;  // this shard's points the journal had finished
+};
+
+// Fails fast on what only a run detects (a workload's own limits, e.g. one thread per core): a 1us run of each
+// kernel at the most threads, before hours of simulation.
+void probe_kernels(const SweepRun& s) {
+  const Grid& grid = s.o.grid;
+  Grid probe = grid;
+  probe.duration = "1us";
+  for (const std::string& k : grid.kernels) {
+    run_point(s.machine, probe, GridPoint{0, k, *std::max_element(grid.threads.begin(), grid.threads.end()), 1});
   }
-  make_directories(o.out_dir);
-  const DirectoryLock lock(o.out_dir);  // held until the results are written
-  const std::string journal_path = o.out_dir + "/" + kJournalName;
+}
+
+// The journal of an earlier run in the output folder, when --resume continues it; refuses to overwrite one without
+// --resume, and to resume one of another grid or shard.
+std::optional<Journal> read_old_journal(const SweepRun& s) {
+  const SweepOptions& o = s.o;
+  const std::string& journal_path = s.journal_path;
   std::optional<Journal> old = read_journal(journal_path);
   if (old && !o.resume && old->points.empty()) old.reset();  // stopped before its first point: start afresh
   if (old && !o.resume) {
@@ -112,53 +127,81 @@ SweepOutcome run_sweep(const SweepOptions& o, std::ostream& progress, const std:
                                    old->shard.count, o.shard.index, o.shard.count));
     }
   }
+  return old;
+}
+
+// Splits the grid into the points the journal finished and this shard's points still to run (at most
+// --max-points of them); counts the shard's points in `out`.
+SweepPlan plan_points(const SweepRun& s, const std::optional<Journal>& old, SweepOutcome& out) {
+  const SweepOptions& o = s.o;
   const std::vector<GridPoint> all = grid_points(o.grid);
-  std::vector<PointResult> finished;
+  SweepPlan plan;
   std::vector<bool> done(all.size(), false);
   if (old) {
     for (const PointResult& p : old->points) {
       if (p.point.index < all.size() && !done[p.point.index]) {
         done[p.point.index] = true;
-        finished.push_back(p);
+        plan.finished.push_back(p);
       }
     }
   }
-  SweepOutcome out;
-  std::vector<GridPoint> pending;
   for (const GridPoint& p : all) {
     if (!o.shard.owns(p.index)) continue;
     ++out.owned;
-    if (!done[p.index]) pending.push_back(p);
+    if (!done[p.index]) plan.pending.push_back(p);
   }
-  const std::size_t already = out.owned - pending.size();
-  if (o.max_points > 0 && pending.size() > o.max_points) {
-    pending.resize(o.max_points);
+  plan.already = out.owned - plan.pending.size();
+  if (o.max_points > 0 && plan.pending.size() > o.max_points) {
+    plan.pending.resize(o.max_points);
     out.stopped = true;
   }
-  JournalWriter journal(journal_path, o.grid, o.shard, old ? old->valid_bytes : 0);
+  return plan;
+}
+
+// Runs the pending points in parallel, journaling each as it finishes, until done or stopped; adds those that ran
+// to the finished ones.
+void run_pending(const SweepRun& s, std::size_t journal_bytes, SweepPlan& plan, SweepOutcome& out) {
+  const SweepOptions& o = s.o;
+  const std::vector<GridPoint>& pending = plan.pending;
+  JournalWriter journal(s.journal_path, o.grid, o.shard, journal_bytes);
   std::vector<PointResult> fresh(pending.size());
   std::vector<bool> ran(pending.size(), false);
-  Progress bar(progress, "sweep", out.owned, already, o.progress_bar);
+  Progress bar(s.progress, "sweep", out.owned, plan.already, o.progress_bar);
   double work = 0;  // simulated events grow about linearly with threads
   for (const GridPoint& p : pending) work += p.threads;
   bar.set_work_left(work);
   run_parallel(
-      pending.size(), o.jobs, [&](std::size_t i) { fresh[i] = run_point(machine, o.grid, pending[i]); },
+      pending.size(), o.jobs, [&](std::size_t i) { fresh[i] = run_point(s.machine, o.grid, pending[i]); },
       [&](std::size_t i) {
         journal.append(fresh[i]);
         ran[i] = true;
         bar.point_done(fmt::format("{} {} threads seed {}", pending[i].kernel, pending[i].threads, pending[i].seed),
                        pending[i].threads);
       },
-      stop);
+      s.stop);
   bar.finish();
   for (std::size_t i = 0; i < pending.size(); ++i) {
     if (!ran[i]) continue;
-    finished.push_back(fresh[i]);
+    plan.finished.push_back(fresh[i]);
     ++out.ran;
   }
   if (out.ran < pending.size()) out.stopped = true;
-  finished = sorted_unique(std::move(finished));
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepOptions& o, std::ostream& progress, const std::atomic<bool>* stop) {
+  validate_grid(o.grid);
+  const hw::Machine machine = hw::load_machine(o.grid.machine);
+  const SweepRun s{o, machine, progress, stop, o.out_dir + "/" + kJournalName};
+  probe_kernels(s);
+  make_directories(o.out_dir);
+  const DirectoryLock lock(o.out_dir);  // held until the results are written
+  const std::optional<Journal> old = read_old_journal(s);
+  SweepOutcome out;
+  SweepPlan plan = plan_points(s, old, out);
+  run_pending(s, old ? old->valid_bytes : 0, plan, out);
+  const std::vector<PointResult> finished = sorted_unique(std::move(plan.finished));
   for (const PointResult& p : finished) out.finished += o.shard.owns(p.point.index) ? 1 : 0;
   write_results(o.out_dir, o.grid, finished);
   return out;

@@ -35,10 +35,9 @@ class TraceCloser {
   hw::System& sys_;
 };
 
-}  // namespace
-
-RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::Tracer* tracer,
-                       const RunProgress& progress) {
+// The kernel's configuration for `spec`: its profile with the --option overrides; refuses an unknown workload, too
+// few threads and a duration that is not positive.
+kernel::KernelConfig checked_config(const RunSpec& spec) {
   const kernel::KernelProfile profile = kernel::load_kernel_profile(spec.kernel);
   kernel::KernelConfig cfg = profile.config;
   kernel::apply_option_overrides(cfg, spec.options);
@@ -46,12 +45,103 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   // Validate the name before building anything, and the thread count by one rule; each workload then states its
   // upper bound against the machine.
   if (const auto w = Registry<Workload>::make("workload", spec.workload); spec.threads < w->min_threads()) {
-    throw InputError(fmt::format("--threads: {}; {} runs at least {} thread", spec.threads, spec.workload,
-                                 w->min_threads()));
+    throw InputError(
+        fmt::format("--threads: {}; {} runs at least {} thread", spec.threads, spec.workload, w->min_threads()));
   }
   // A kernel may run on a machine of another architecture (the x86 code on the POWER8 model shows mm_count
   // contention the way the scheduler issue asked); the output records both.
   if (spec.duration.count() <= 0) throw InputError("--duration must be positive");
+  return cfg;
+}
+
+// A finished run, as its JSON report reads it.
+struct FinishedRun {
+  const hw::Machine& machine;
+  const RunSpec& spec;
+  const kernel::KernelConfig& cfg;
+  const WorkloadArgs& args;
+  const sim::RunResult& r;
+  const RunOutput& out;
+  sim::Duration warmup;
+  const std::vector<std::uint64_t>& ops;
+  std::uint64_t total;
+  Workload& workload;
+  kernel::Kernel& k;
+  hw::System& sys;
+};
+
+// The run's counters: the kernel's, each class of cache line's, and the TLBs' summed over CPUs.
+nlohmann::json counters_json(const FinishedRun& f) {
+  nlohmann::json counters = f.k.counters().to_json();
+  nlohmann::json lines = nlohmann::json::object();
+  for (const auto& [name, st] : f.sys.coherence().stats_by_name()) {
+    lines[name] = {{"loads", st.loads},
+                   {"stores", st.stores},
+                   {"rmws", st.rmws},
+                   {"transfers", st.transfers},
+                   {"remote_transfers", st.remote_transfers},
+                   {"wait_ns", sim::to_nanoseconds(st.wait)}};
+  }
+  counters["cache_lines"] = lines;
+  hw::TlbCounters tlb;
+  for (std::uint32_t c = 0; c < f.k.ncpus(); ++c) {
+    const hw::TlbCounters& t = f.k.percpu(CpuId{c}).tlb.counters();
+    tlb.lookups += t.lookups;
+    tlb.hits += t.hits;
+    tlb.misses += t.misses;
+    tlb.fills += t.fills;
+    tlb.speculative_fills += t.speculative_fills;
+    tlb.evictions += t.evictions;
+    tlb.invlpg += t.invlpg;
+    tlb.flush_tag += t.flush_tag;
+    tlb.flush_all += t.flush_all;
+  }
+  counters["tlb"] = {{"lookups", tlb.lookups},     {"hits", tlb.hits},     {"misses", tlb.misses},
+                     {"walks", tlb.misses},        {"fills", tlb.fills},   {"speculative_fills", tlb.speculative_fills},
+                     {"evictions", tlb.evictions}, {"invlpg", tlb.invlpg}, {"flush_pcid", tlb.flush_tag},
+                     {"flush_all", tlb.flush_all}};
+  return counters;
+}
+
+// The run's JSON report: what ran, on what, for how long, what it measured, its counters and the oracle's verdict.
+nlohmann::json run_json(const FinishedRun& f) {
+  const RunSpec& spec = f.spec;
+  const kernel::KernelConfig& cfg = f.cfg;
+  nlohmann::json j;
+  j["machine"] = hw::to_json(f.machine);
+  j["kernel"] = spec.kernel;
+  j["kernel_arch"] = cfg.arch;
+  j["kernel_version"] = cfg.version.str();
+  j["kernel_spinlock"] = kernel::to_string(cfg.spinlock_kind());  // arch_spin_lock's algorithm in that release
+  j["options"] = kernel::enabled_options(cfg);
+  if (!cfg.mutations.empty()) j["mutations"] = cfg.mutations;
+  j["workload"] = spec.workload;
+  j["threads"] = spec.threads;
+  if (!f.args.given().empty()) j["params"] = f.args.given();
+  j["seed"] = spec.seed;
+  // What the seed decided: the order within each set of simultaneous events (the model has no other noise), and
+  // the workload's own draws. With neither, every seed gives this run's bytes.
+  j["seeded_tie_sets"] = f.r.seeded_choices;
+  j["seed_changes_nothing"] = f.out.seed_changes_nothing;
+  j["sim_time_ns"] = sim::to_nanoseconds(spec.duration);
+  j["warmup_ns"] = sim::to_nanoseconds(f.warmup);
+  j["ops"] = f.total;
+  j["per_thread_ops"] = f.ops;
+  j["metric"] = {{"name", f.workload.metric_name()}, {"value", f.out.metric}, {"unit", f.workload.unit()}};
+  if (nlohmann::json b = f.workload.benchmark_report(f.out.metric); !b.is_null()) j["benchmark"] = std::move(b);
+  j["counters"] = counters_json(f);
+  j["violations"] = f.k.oracle().to_json();
+  j["oracle_checks"] = f.k.oracle().checks();
+  j["events"] = f.r.events;
+  j["wall_seconds"] = f.out.wall_seconds;
+  return j;
+}
+
+}  // namespace
+
+RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::Tracer* tracer,
+                       const RunProgress& progress) {
+  kernel::KernelConfig cfg = checked_config(spec);
   const auto wall_start = std::chrono::steady_clock::now();
 
   for (const std::string& m : spec.mutations) kernel::set_mutation(cfg, m, "--mutation");
@@ -87,61 +177,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   out.events = r.events;
   out.seed_changes_nothing = r.seeded_choices == 0 && !workload->draws_from_seed();
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-
-  nlohmann::json j;
-  j["machine"] = hw::to_json(machine);
-  j["kernel"] = spec.kernel;
-  j["kernel_arch"] = cfg.arch;
-  j["kernel_version"] = cfg.version.str();
-  j["kernel_spinlock"] = kernel::to_string(cfg.spinlock_kind());  // arch_spin_lock's algorithm in that release
-  j["options"] = kernel::enabled_options(cfg);
-  if (!cfg.mutations.empty()) j["mutations"] = cfg.mutations;
-  j["workload"] = spec.workload;
-  j["threads"] = spec.threads;
-  if (!args.given().empty()) j["params"] = args.given();
-  j["seed"] = spec.seed;
-  // What the seed decided: the order within each set of simultaneous events (the model has no other noise), and
-  // the workload's own draws. With neither, every seed gives this run's bytes.
-  j["seeded_tie_sets"] = r.seeded_choices;
-  j["seed_changes_nothing"] = out.seed_changes_nothing;
-  j["sim_time_ns"] = sim::to_nanoseconds(spec.duration);
-  j["warmup_ns"] = sim::to_nanoseconds(warmup);
-  j["ops"] = total;
-  j["per_thread_ops"] = ops;
-  j["metric"] = {{"name", workload->metric_name()}, {"value", out.metric}, {"unit", workload->unit()}};
-  if (nlohmann::json b = workload->benchmark_report(out.metric); !b.is_null()) j["benchmark"] = std::move(b);
-  nlohmann::json counters = k.counters().to_json();
-  nlohmann::json lines = nlohmann::json::object();
-  for (const auto& [name, st] : sys.coherence().stats_by_name()) {
-    lines[name] = {{"loads", st.loads}, {"stores", st.stores}, {"rmws", st.rmws}, {"transfers", st.transfers},
-                   {"remote_transfers", st.remote_transfers},
-                   {"wait_ns", sim::to_nanoseconds(st.wait)}};
-  }
-  counters["cache_lines"] = lines;
-  hw::TlbCounters tlb;
-  for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
-    const hw::TlbCounters& t = k.percpu(CpuId{c}).tlb.counters();
-    tlb.lookups += t.lookups;
-    tlb.hits += t.hits;
-    tlb.misses += t.misses;
-    tlb.fills += t.fills;
-    tlb.speculative_fills += t.speculative_fills;
-    tlb.evictions += t.evictions;
-    tlb.invlpg += t.invlpg;
-    tlb.flush_tag += t.flush_tag;
-    tlb.flush_all += t.flush_all;
-  }
-  counters["tlb"] = {{"lookups", tlb.lookups},     {"hits", tlb.hits},
-                     {"misses", tlb.misses},       {"walks", tlb.misses},
-                     {"fills", tlb.fills},         {"speculative_fills", tlb.speculative_fills},
-                     {"evictions", tlb.evictions}, {"invlpg", tlb.invlpg},
-                     {"flush_pcid", tlb.flush_tag}, {"flush_all", tlb.flush_all}};
-  j["counters"] = counters;
-  j["violations"] = k.oracle().to_json();
-  j["oracle_checks"] = k.oracle().checks();
-  j["events"] = r.events;
-  j["wall_seconds"] = out.wall_seconds;
-  out.json = std::move(j);
+  out.json = run_json({machine, spec, cfg, args, r, out, warmup, ops, total, *workload, k, sys});
   return out;
 }
 
