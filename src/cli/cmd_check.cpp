@@ -5,10 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <ostream>
-#include <sstream>
 
 #include "check/counterexample.h"
 #include "check/explore.h"
@@ -43,8 +41,6 @@ class MutationListing final : public Listing {
 using ScenarioListing = RegistryListing<check::CheckScenario, Registry<check::CheckScenario>>;
 TLBSIM_REGISTER(Listing, MutationListing, "mutations", "planted kernel bugs the checker must catch (--mutation)");
 TLBSIM_REGISTER(Listing, ScenarioListing, "scenarios", "the checker's small scenarios (tlbsim check --scenario)");
-
-std::string read_text_file(const std::string& path) { return read_file(path); }
 
 // Where scenario `name`'s counterexample goes when several scenarios run: beside --out, the scenario's name
 // before the file name (`dir/cx.json` -> `dir/reclaim_two_mms.cx.json`).
@@ -100,7 +96,7 @@ class CheckCommand final : public Command {
 
  private:
   int run_replay(Streams& io) {
-    const check::Counterexample cx = check::parse_counterexample(read_text_file(replay_), replay_);
+    const check::Counterexample cx = check::parse_counterexample(read_file(replay_), replay_);
     trace_.validate();
     std::unique_ptr<TraceSession> session;
     if (trace_.enabled()) {

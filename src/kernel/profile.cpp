@@ -1,8 +1,6 @@
 #include "kernel/profile.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
