@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "kernel/profile.h"
+#include "model/profile.h"
 #include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

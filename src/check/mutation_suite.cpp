@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "kernel/mutation.h"
+#include "model/mutation.h"
 #include "util/error.h"
 
 namespace tlbsim::check {

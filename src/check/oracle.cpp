@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "kernel/mm.h"
+#include "mm/mm_types.h"
 
 namespace tlbsim::check {
 

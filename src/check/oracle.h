@@ -14,7 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "hw/tlb.h"
-#include "kernel/page_table.h"
+#include "mm/pgtable.h"
 #include "sim/time.h"
 
 namespace tlbsim::kernel {

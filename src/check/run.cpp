@@ -9,10 +9,10 @@
 #include "check/scenario.h"
 #include "hw/system.h"
 #include "kernel/kernel.h"
-#include "kernel/mm_ops.h"
-#include "kernel/mutation.h"
-#include "kernel/options.h"
-#include "kernel/profile.h"
+#include "mm/memory.h"
+#include "model/mutation.h"
+#include "model/options.h"
+#include "model/profile.h"
 #include "util/error.h"
 
 namespace tlbsim::check {

@@ -9,7 +9,7 @@
 
 #include "hw/machine.h"
 #include "hw/memory.h"
-#include "kernel/config.h"
+#include "model/config.h"
 #include "sim/exploring_scheduler.h"
 #include "util/error.h"
 

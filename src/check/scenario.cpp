@@ -1,6 +1,6 @@
 #include "check/scenario.h"
 
-#include "kernel/mm_ops.h"
+#include "mm/memory.h"
 
 namespace tlbsim::check {
 

@@ -1,14 +1,14 @@
 // Checker scenarios of the mm lifecycle and reclaim: a parent forks children that exec, touch memory and exit
 // while the other CPU borrows their mm lazily (exit and __mmdrop racing lazy users), and direct reclaim unmapping
-// pages with batched flushes while another CPU reads them. They run the scheduler (kernel/sched.cpp), the fork and
-// exit paths (kernel/fork.cpp) and reclaim (kernel/vmscan.cpp, kernel/rmap.cpp) as the simulator does.
+// pages with batched flushes while another CPU reads them. They run the scheduler (kernel/sched/core.cpp), the fork and
+// exit paths (kernel/fork.cpp) and reclaim (mm/vmscan.cpp, mm/rmap.cpp) as the simulator does.
 #include <memory>
 
 #include "check/scenario.h"
 #include "kernel/fork.h"
-#include "kernel/mm_ops.h"
-#include "kernel/sched.h"
-#include "kernel/vmscan.h"
+#include "mm/memory.h"
+#include "kernel/sched/sched.h"
+#include "mm/vmscan.h"
 
 namespace tlbsim::check {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "check/scenario.h"
-#include "kernel/mm_ops.h"
+#include "mm/memory.h"
 
 namespace tlbsim::check {
 

@@ -15,7 +15,7 @@
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "cli/validators.h"
-#include "kernel/mutation.h"
+#include "model/mutation.h"
 #include "sim/time.h"
 #include "util/atomic_file.h"
 #include "util/error.h"

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/config.h"
-#include "kernel/cpumask.h"
+#include "model/config.h"
+#include "lib/cpumask.h"
 #include "sim/task.h"
 
 namespace tlbsim::kernel {

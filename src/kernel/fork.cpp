@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "kernel/mmu_gather.h"
-#include "kernel/mutation.h"
-#include "kernel/options.h"
+#include "mm/mmu_gather.h"
+#include "model/mutation.h"
+#include "model/options.h"
 #include "kernel/smp.h"
 #include "trace/tracer.h"
 

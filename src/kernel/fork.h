@@ -3,7 +3,7 @@
 #pragma once
 
 #include "kernel/kernel.h"
-#include "kernel/sched.h"
+#include "kernel/sched/sched.h"
 
 namespace tlbsim::kernel {
 

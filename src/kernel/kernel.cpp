@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "kernel/sched.h"
+#include "kernel/sched/sched.h"
 #include "kernel/smp.h"
 #include "trace/tracer.h"
 #include "util/error.h"

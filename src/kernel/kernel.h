@@ -8,14 +8,14 @@
 #include <string_view>
 #include <vector>
 
-#include "arch/x86/tlb_state.h"
+#include "arch/x86/mm/tlb_state.h"
 #include "check/oracle.h"
 #include "hw/system.h"
 #include "hw/tlb.h"
 #include "kernel/arch_mmu.h"
-#include "kernel/config.h"
-#include "kernel/counters.h"
-#include "kernel/mm.h"
+#include "model/config.h"
+#include "model/counters.h"
+#include "mm/mm_types.h"
 #include "sim/task.h"
 
 namespace tlbsim::trace {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "kernel/mutation.h"
+#include "model/mutation.h"
 #include "trace/tracer.h"
 
 namespace tlbsim::kernel {

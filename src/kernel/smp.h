@@ -2,7 +2,7 @@
 // flush_smp_call_function_queue.
 #pragma once
 
-#include "kernel/cpumask.h"
+#include "lib/cpumask.h"
 #include "kernel/kernel.h"
 
 namespace tlbsim::kernel {

@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "hw/machine.h"
-#include "kernel/profile.h"
+#include "model/profile.h"
 #include "native/calibrate.h"
 #include "native/host.h"
 #include "native/qemu.h"

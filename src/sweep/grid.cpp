@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "hw/machine.h"
-#include "kernel/profile.h"
+#include "model/profile.h"
 #include "sim/time.h"
 #include "util/error.h"
 #include "util/int_list.h"

@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "kernel/pipe.h"
-#include "kernel/sched.h"
+#include "fs/pipe.h"
+#include "kernel/sched/sched.h"
 #include "util/registry.h"
 #include "workloads/workload.h"
 

@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "kernel/pipe.h"
-#include "kernel/unix_socket.h"
+#include "fs/pipe.h"
+#include "net/unix/af_unix.h"
 #include "util/registry.h"
 #include "workloads/workload.h"
 

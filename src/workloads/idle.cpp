@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "kernel/mm_ops.h"
-#include "kernel/sched.h"
+#include "mm/memory.h"
+#include "kernel/sched/sched.h"
 #include "util/registry.h"
 #include "workloads/workload.h"
 

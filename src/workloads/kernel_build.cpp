@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "kernel/fork.h"
-#include "kernel/mm_ops.h"
-#include "kernel/pipe.h"
-#include "kernel/sched.h"
+#include "mm/memory.h"
+#include "fs/pipe.h"
+#include "kernel/sched/sched.h"
 #include "sim/rng.h"
 #include "util/registry.h"
 #include "workloads/workload.h"

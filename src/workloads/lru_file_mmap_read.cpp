@@ -3,8 +3,8 @@
 // --readonly`) and reads every 8-byte word once, in order; the files together are far larger than memory, so the
 // page cache turns over through reclaim. The model bounds memory per node (docs/model.md, "lru_file_mmap_read"),
 // starts in the steady state (the page cache full of mapped pages of the readers' files), and reclaims by direct
-// reclaim in the faulting reader (kernel/vmscan.cpp) and by each node's kswapd, which an allocation below the low
-// watermark wakes onto its CPU (kernel/kswapd.cpp). Reports pages read per second (ops = pages read), and the
+// reclaim in the faulting reader (mm/vmscan.cpp) and by each node's kswapd, which an allocation below the low
+// watermark wakes onto its CPU (mm/kswapd.cpp). Reports pages read per second (ops = pages read), and the
 // readers' user and system time after the warm-up (counters user_time_ns / sys_time_ns), as `time ./run` would;
 // kswapd's time is its own (vmscan.kswapd_time_ns), as `time` does not see it.
 #include <fmt/format.h>
@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernel/mm_ops.h"
-#include "kernel/vmscan.h"
+#include "mm/memory.h"
+#include "mm/vmscan.h"
 #include "util/memory_budget.h"
 #include "util/registry.h"
 #include "workloads/workload.h"

@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 
 #include "hw/system.h"
-#include "kernel/locks.h"
-#include "kernel/mutation.h"
-#include "kernel/options.h"
-#include "kernel/profile.h"
+#include "kernel/locking/locks.h"
+#include "model/mutation.h"
+#include "model/options.h"
+#include "model/profile.h"
 #include "sim/timed_scheduler.h"
 #include "trace/tracer.h"
 #include "util/registry.h"

@@ -5,7 +5,7 @@
 // (tlb_flush1_processes): the same, each task a process with its own mm.
 #include <stdexcept>
 
-#include "kernel/mm_ops.h"
+#include "mm/memory.h"
 #include "trace/tracer.h"
 #include "util/registry.h"
 #include "workloads/tlb_flush.h"

@@ -4,7 +4,7 @@
 // mmap/touch/munmap storm `tlbsim validate` runs natively: each thread maps 16 anonymous pages, writes each and
 // unmaps them, one iteration per cycle. Threads share one mm and are pinned one per core, as will-it-scale pins
 // thread i to core i % cores; in tlb_flush2_processes each task is a process with its own mm.
-#include "kernel/mm_ops.h"
+#include "mm/memory.h"
 #include "util/registry.h"
 #include "workloads/tlb_flush.h"
 #include "workloads/workload.h"

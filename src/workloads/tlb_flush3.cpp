@@ -3,7 +3,7 @@
 // madvise(MADV_DONTNEED)s the page and reads it back (the page cache keeps the 1), counting one iteration per
 // page; then munmaps and maps again. Threads share one mm and are pinned one per core, as will-it-scale pins
 // thread i to core i % cores; in tlb_flush3_processes each task is a process with its own mm.
-#include "kernel/mm_ops.h"
+#include "mm/memory.h"
 #include "util/registry.h"
 #include "workloads/tlb_flush.h"
 #include "workloads/workload.h"

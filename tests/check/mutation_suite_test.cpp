@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel/mutation.h"
+#include "model/mutation.h"
 
 namespace tlbsim::check {
 namespace {

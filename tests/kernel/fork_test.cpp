@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel/mm_ops.h"
+#include "mm/memory.h"
 #include "kernel/scenario.h"
 
 namespace tlbsim::kernel {

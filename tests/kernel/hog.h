@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "kernel/sched.h"
+#include "kernel/sched/sched.h"
 
 namespace tlbsim::testing {
 

@@ -36,7 +36,7 @@ TEST(Hackbench, RunsCleanOnBothSidesOfSeed002OverSeeds) {
 
 // The fair class of the kernel decides how often a woken worker preempts a running one: under v5.17's CFS every
 // woken sleeper does; under v6.13's EEVDF only one that pick_eevdf() would pick, and RUN_TO_PARITY lets the running
-// task finish its request first (kernel/sched_fair.cpp).
+// task finish its request first (kernel/sched/fair.cpp).
 TEST(Hackbench, EevdfPreemptsLessOftenThanCfs) {
   const auto share = [](const RunOutput& r) {
     const auto& c = r.json["counters"];

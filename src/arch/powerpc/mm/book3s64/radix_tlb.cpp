@@ -1,0 +1,248 @@
+// Models the powerpc64 radix context switch and TLB invalidation of Linux v4.14 (arch/powerpc/mm/tlb-radix.c,
+// arch/powerpc/mm/mmu_context.c, arch/powerpc/mm/mmu_context_book3s64.c) and v6.2
+// (arch/powerpc/mm/book3s64/radix_tlb.c); see radix_tlb.h for the trees read. Shared variables (mm_cpumask,
+// mm->context.active_cpus, mm_users) are awaited accesses on modeled lines; the trim clock and PIDR are per-CPU.
+#include "arch/powerpc/mm/book3s64/radix_tlb.h"
+
+#include <stdexcept>
+
+#include "kernel/fork.h"
+#include "mm/mmu_gather.h"
+#include "model/mutation.h"
+#include "kernel/sched/sched.h"
+#include "kernel/smp.h"
+#include "trace/tracer.h"
+
+namespace tlbsim::powerpc {
+
+namespace {
+
+hw::Memory& mem(PerCpu& self) { return self.k.mem(); }
+const hw::TlbParams& tlbp(PerCpu& self) { return self.k.machine().tlb; }
+kernel::KernelCounters& cnt(PerCpu& self) { return self.k.counters(); }
+Asid tag_of(std::uint32_t pid) { return Asid{static_cast<std::uint16_t>(pid)}; }
+kernel::TaskStruct* current_task(PerCpu& self) {
+  return self.k.sched != nullptr ? self.k.sched->rq(self.id).curr : nullptr;
+}
+
+}  // namespace
+
+MmStruct* current_mm(PerCpu& self) {
+  if (kernel::TaskStruct* t = current_task(self)) return t->mm;
+  return self.cr3_mm != nullptr && !self.cr3_mm->is_init_mm() ? self.cr3_mm : nullptr;
+}
+
+// ---- PIDs and the context switch (mmu_context_book3s64.c, mmu_context.c) ----
+
+std::uint32_t RadixMmu::alloc_pid(MmStruct& mm) {
+  // ida_alloc_range(&mmu_context_ida, mmu_base_pid = 1, ...): the lowest PID whose mm was destroyed (or never used).
+  std::uint32_t pid = 1;
+  while (pid < pids_.size() && pids_[pid] != nullptr && !pids_[pid]->freed) ++pid;
+  if (pid >= (std::uint32_t{1} << 16)) throw std::runtime_error("radix PID space of the model (16 bits) exhausted");
+  if (pid >= pids_.size()) pids_.resize(pid + 1, nullptr);
+  pids_[pid] = &mm;
+  mm.context.id = pid;
+  return pid;
+}
+
+void RadixMmu::init_cpu(PerCpu& self, MmStruct& init_mm) {
+  // The kernel runs in PID 0; init_mm's mm_cpumask is not populated at boot (before v6.6's c3c2e9375348).
+  init_mm.context.id = 0;
+  if (pids_.empty()) pids_.push_back(&init_mm);
+  if (trim_clock_.size() <= self.id.get()) trim_clock_.resize(self.id.get() + 1, 0);
+  self.hw_tag = 0;
+}
+
+sim::Task<void> RadixMmu::radix__switch_mmu_context(PerCpu& self, MmStruct& next) {
+  // mtspr(SPRN_PID, next->context.id); isync().
+  self.cr3_mm = &next;
+  self.hw_tag = static_cast<std::uint16_t>(next.context.id);
+  ++(next.is_init_mm() ? cnt(self).cr3_to_init_mm : cnt(self).cr3_switch_mm);
+  ++cnt(self).cr3_loads[self.id.get()];
+  co_await self.cpu.delay(tlbp(self).cr3_write);
+}
+
+sim::Task<void> RadixMmu::switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "switch_mm_irqs_off", "mm");
+  if (next.context.id == MMU_NO_CONTEXT) alloc_pid(next);
+  hw::Memory& m = mem(self);
+  // Mark this context as having been used on the new CPU; prev's bit is never cleared here.
+  const bool in_mask = co_await next.cpumask.test_cpu(m, self.cpu, self.id);
+  if (!in_mask) {
+    co_await next.cpumask.set_cpu(m, self.cpu, self.id);
+    co_await m.rmw(self.cpu, next.context.active_cpus, [](int v) { return v + 1; });  // inc_mm_active_cpus
+    // smp_mb(): orders the mask store before the PID load, pairing with the flush side's PTE clear -> mask read.
+  }
+  if (self.cr3_mm == &next) co_return;  // prev == next
+  // radix_kvm_prefetch_workaround (new on this CPU, HV mode, a sibling in a KVM guest): no guests are modeled.
+  co_await radix__switch_mmu_context(self, next);
+}
+
+// enter_lazy_tlb is empty on Book3S-64: the CPU keeps the mm's PID loaded and stays in its mm_cpumask.
+sim::Task<void> RadixMmu::enter_lazy_tlb(PerCpu&, MmStruct&) { co_return; }
+
+// powerpc has no leave_mm: neither the cpuidle drivers nor the idle loop switch away from the lazy mm.
+sim::Task<void> RadixMmu::leave_mm(PerCpu&) { co_return; }
+
+sim::Task<bool> RadixMmu::mm_is_thread_local(PerCpu& self, MmStruct& mm) {
+  const int active = co_await mem(self).read(self.cpu, mm.context.active_cpus);
+  if (active > 1 && !self.k.config().mutated("radix_tlbiel_with_remote_cpus")) co_return false;
+  co_return co_await mm.cpumask.test_cpu(mem(self), self.cpu, self.id);
+}
+
+// ---- The invalidation sequences ----
+
+sim::Task<void> RadixMmu::_tlbiel_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
+  // ptesync; tlbiel set 0 with ric; sets 1..127 with RIC_FLUSH_TLB; ptesync; ERAT invalidate; isync.
+  ++cnt(self).tlbiel_pid;
+  co_await self.cpu.delay(tlbp(self).flush_tag);
+  (void)ric;  // the modeled TLB drops a tag's TLB and paging-structure entries together
+  self.tlb.flush_tag(tag_of(pid));
+}
+
+sim::Task<void> RadixMmu::_tlbiel_va(PerCpu& self, std::uint64_t va, std::uint32_t pid) {
+  // ptesync; tlbiel (one VA); ptesync.
+  ++cnt(self).tlbiel_va;
+  co_await self.cpu.delay(tlbp(self).invlpg);
+  self.tlb.invlpg(tag_of(pid), kernel::vpn_of(va));
+}
+
+sim::Task<void> RadixMmu::_tlbie_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "_tlbie_pid", "tlb");
+  // ptesync; tlbie (IS=1, this PID); eieio; tlbsync; ptesync. Every CPU drops the PID's entries; tlbsync waits
+  // for all of them. POWER9 has MMU_FTR_LOCKLESS_TLBIE: no native_tlbie_lock, concurrent tlbies overlap.
+  (void)ric;
+  ++cnt(self).tlbie_pid;
+  co_await self.cpu.delay(*tlbp(self).tlbie);
+  for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) self.k.percpu(CpuId{c}).tlb.flush_tag(tag_of(pid));
+}
+
+sim::Task<void> RadixMmu::_tlbie_va(PerCpu& self, std::uint64_t va, std::uint32_t pid) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "_tlbie_va", "tlb");
+  // ptesync; tlbie (one VA); eieio; tlbsync; ptesync: the whole sequence per page.
+  ++cnt(self).tlbie_va;
+  co_await self.cpu.delay(*tlbp(self).tlbie);
+  for (std::uint32_t c = 0; c < self.k.ncpus(); ++c)
+    self.k.percpu(CpuId{c}).tlb.invlpg(tag_of(pid), kernel::vpn_of(va));
+}
+
+sim::Task<void> RadixMmu::_tlbie_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "_tlbie_va_range", "tlb");
+  // ptesync; one tlbie per page; eieio; tlbsync; ptesync: one round trip, each further tlbie charged as a local
+  // single-VA invalidation (no public figure for the issue cost of a tlbie; docs/calibration.md).
+  const std::uint64_t pages = (end - start) >> kernel::kPageShift;
+  cnt(self).tlbie_va += pages;
+  co_await self.cpu.delay(*tlbp(self).tlbie + tlbp(self).invlpg * static_cast<std::int64_t>(pages > 0 ? pages - 1 : 0));
+  for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
+    for (std::uint64_t a = start; a < end; a += kernel::kPageSize) {
+      self.k.percpu(CpuId{c}).tlb.invlpg(tag_of(pid), kernel::vpn_of(a));
+    }
+  }
+}
+
+sim::Task<void> RadixMmu::_tlbiel_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid) {
+  for (std::uint64_t a = start; a < end; a += kernel::kPageSize) co_await _tlbiel_va(self, a, pid);
+}
+
+sim::Task<void> RadixMmu::flush_tlb_power9_lpid(PerCpu& self) {
+  // ptesync; 128 tlbiel (IS=2, RIC=2, partition scope); 128 more (process scope); ptesync. Every PID, PID 0 too.
+  if (!tlbp(self).tlbiel_lpid) throw std::runtime_error("machine has no [tlb] tlbiel_lpid latency");
+  ++cnt(self).tlbiel_lpid;
+  co_await self.cpu.delay(*tlbp(self).tlbiel_lpid);
+  self.tlb.flush_all();
+}
+
+// ---- v6.2: flush_type_needed and mm_cpumask trimming ----
+
+bool RadixMmu::tick_and_test_trim_clock(PerCpu& self) {
+  std::uint32_t& clock = trim_clock_[self.id.get()];
+  if (++clock == tlb_mm_cpumask_trim_timer) {
+    clock = 0;
+    return true;
+  }
+  return false;
+}
+
+sim::Task<void> RadixMmu::exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool always_flush) {
+  const trace::TraceSpan span(self.k.tracer, self.cpu, "exit_lazy_flush_tlb", "tlb");
+  hw::Memory& m = mem(self);
+  const std::uint32_t pid = mm.context.id;
+  // A kthread in kthread_use_mm, or the sender itself: never clear its bit, just flush.
+  if (current_mm(self) != &mm) {
+    kernel::TaskStruct* curr = current_task(self);
+    if (curr != nullptr && curr->active_mm == &mm) {
+      // Lazily using the mm (current->mm is NULL): switch to init_mm.
+      kernel::MmStruct& init_mm = self.k.init_mm();
+      co_await kernel::mmgrab_lazy_tlb(self, init_mm);
+      curr->active_mm = &init_mm;
+      co_await switch_mm_irqs_off(self, init_mm);
+      co_await kernel::mmdrop_lazy_tlb(self, mm);
+    }
+    // A racing IPI may already have cleared the bit: test first so active_cpus does not underflow.
+    const bool in_mask = co_await mm.cpumask.test_cpu(m, self.cpu, self.id);
+    if (in_mask) {
+      co_await m.rmw(self.cpu, mm.context.active_cpus, [](int v) { return v - 1; });
+      co_await mm.cpumask.clear_cpu(m, self.cpu, self.id);
+      ++cnt(self).mm_cpumask_trims;
+      always_flush = true;
+    }
+  }
+  if (always_flush) co_await _tlbiel_pid(self, pid, Ric::RIC_FLUSH_ALL);
+}
+
+namespace {
+
+sim::Task<void> do_exit_flush_lazy_tlb(PerCpu& self, const void* info) {
+  MmStruct& mm = *static_cast<MmStruct*>(const_cast<void*>(info));
+  co_await static_cast<RadixMmu&>(self.k.arch()).exit_lazy_flush_tlb(self, mm, true);
+}
+
+}  // namespace
+
+sim::Task<void> RadixMmu::exit_flush_lazy_tlbs(PerCpu& self, MmStruct& mm) {
+  // smp_call_function_many(mm_cpumask(mm), do_exit_flush_lazy_tlb, mm, 1): every other CPU in the mask, waiting.
+  const Cpumask mask = co_await mm.cpumask.read(mem(self), self.cpu);
+  co_await kernel::smp_call_function_many_cond(self, mask, do_exit_flush_lazy_tlb, &mm, kernel::SCF_WAIT, nullptr);
+}
+
+sim::Task<FlushType> RadixMmu::flush_type_needed(PerCpu& self, MmStruct& mm, bool fullmm) {
+  hw::Memory& m = mem(self);
+  const int active_cpus = co_await m.read(self.cpu, mm.context.active_cpus);
+  if (active_cpus == 0) co_return FlushType::FLUSH_TYPE_NONE;
+  if (active_cpus == 1) {
+    const bool here = co_await mm.cpumask.test_cpu(m, self.cpu, self.id);
+    if (here) {
+      // Asynchronous flush sources may trim down to nothing if the process is not running.
+      if (current_mm(self) != &mm && tick_and_test_trim_clock(self)) {
+        co_await exit_lazy_flush_tlb(self, mm, true);
+        co_return FlushType::FLUSH_TYPE_NONE;
+      }
+      co_return FlushType::FLUSH_TYPE_LOCAL;
+    }
+  }
+  // Coprocessors (copros > 0) require tlbie: none are modeled. fullmm: a tlbie beats IPIs + tlbiel.
+  if (fullmm) co_return FlushType::FLUSH_TYPE_GLOBAL;
+  if (self.k.config().mutated("radix_tlbiel_with_remote_cpus")) co_return FlushType::FLUSH_TYPE_LOCAL;  // Mutation
+  // The only thread of a single-threaded process: trim the rest of the mask.
+  const std::int64_t users = co_await m.read(self.cpu, mm.mm_users);
+  if (users <= 1 && current_mm(self) == &mm) {
+    co_await exit_flush_lazy_tlbs(self, mm);
+    co_return FlushType::FLUSH_TYPE_LOCAL;
+  }
+  // Occasionally try to trim the mask (it may drop to nothing, then no flush is needed).
+  if (tick_and_test_trim_clock(self)) {
+    co_await exit_flush_lazy_tlbs(self, mm);
+    if (current_mm(self) == &mm) co_return FlushType::FLUSH_TYPE_LOCAL;
+    const bool here = co_await mm.cpumask.test_cpu(m, self.cpu, self.id);
+    if (here) co_await exit_lazy_flush_tlb(self, mm, true);
+    co_return FlushType::FLUSH_TYPE_NONE;
+  }
+  co_return FlushType::FLUSH_TYPE_GLOBAL;
+}
+
+}  // namespace tlbsim::powerpc
+
+namespace tlbsim::powerpc {
+TLBSIM_MUTATION(radix_tlbiel_with_remote_cpus, "powerpc", "powerpc", "madvise_vs_access", "linux-6.2-ppc",
+                "the radix flush uses the local tlbiel although another CPU is in mm_cpumask");
+}  // namespace tlbsim::powerpc

@@ -1,0 +1,64 @@
+// The x86 ArchMmu of the PCID + tlb_gen era: Linux v5.17 (arch/x86/mm/tlb.c, arch/x86/include/asm/tlb.h), with
+// the v6.13 differences seed 002 needs guarded by the profile's version (see arch/x86/mm/tlb.cpp).
+#include "arch/x86/mm/tlb.h"
+#include "mm/mmu_gather.h"
+#include "util/registry.h"
+
+namespace tlbsim::x86 {
+
+namespace {
+
+class X86TlbGenMmu final : public kernel::ArchMmu {
+ public:
+  std::string_view arch() const override { return "x86"; }
+  kernel::KernelVersion since() const override { return {5, 17}; }
+  kernel::KernelVersion until() const override { return {6, 13}; }
+
+  // initialize_tlbstate_and_flush: init_mm in ASID 0, generation 0.
+  void init_cpu(PerCpu& self, MmStruct& init_mm) override {
+    self.tlbstate.loaded_mm = &init_mm;
+    self.loaded_mm_id.value = init_mm.id();
+    self.tlbstate.loaded_mm_asid = 0;
+    self.tlbstate.ctxs[0] = {init_mm.context.ctx_id, 0};
+    self.hw_tag = self.k.machine().tlb.tag == hw::TlbTag::kNone ? 0 : kern_pcid(0);
+  }
+  sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) override {
+    co_await x86::switch_mm_irqs_off(self, next);
+  }
+  sim::Task<void> enter_lazy_tlb(PerCpu& self, MmStruct&) override { co_await x86::enter_lazy_tlb(self); }
+  sim::Task<void> leave_mm(PerCpu& self) override { co_await x86::leave_mm(self); }
+  sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
+                                     std::uint8_t stride_shift, bool freed_tables) override {
+    co_await x86::flush_tlb_mm_range(self, mm, start, end, stride_shift, freed_tables);
+  }
+  sim::Task<void> flush_tlb_page(PerCpu& self, MmStruct& mm, std::uint64_t addr) override {
+    co_await x86::flush_tlb_page(self, mm, addr);
+  }
+  sim::Task<void> flush_tlb_mm(PerCpu& self, MmStruct& mm) override { co_await x86::flush_tlb_mm(self, mm); }
+  // arch/x86/include/asm/tlb.h tlb_flush(): the whole address space for fullmm, else the gathered range, with a
+  // PAGE_SHIFT stride.
+  sim::Task<void> tlb_flush(PerCpu& self, kernel::MmuGather& tlb) override {
+    std::uint64_t start = 0, end = TLB_FLUSH_ALL;
+    if (!tlb.fullmm && !tlb.need_flush_all) {
+      start = tlb.start;
+      end = tlb.end;
+    }
+    co_await x86::flush_tlb_mm_range(self, tlb.mm, start, end, static_cast<std::uint8_t>(kernel::kPageShift),
+                                     tlb.freed_tables);
+  }
+  // x86 selects ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH since Linux 4.3.
+  bool batched_unmap(const kernel::KernelConfig&) const override { return true; }
+  sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, kernel::ArchTlbflushUnmapBatch& batch, MmStruct& mm) override {
+    co_await x86::arch_tlbbatch_add_mm(self, batch, mm);
+  }
+  sim::Task<void> arch_tlbbatch_flush(PerCpu& self, kernel::ArchTlbflushUnmapBatch& batch) override {
+    co_await x86::arch_tlbbatch_flush(self, batch);
+  }
+};
+
+TLBSIM_REGISTER(kernel::ArchMmu, X86TlbGenMmu, "x86-tlb-gen",
+                "x86 PCID + tlb_gen era: arch/x86/mm/tlb.c of v5.17, with v6.13's differences by version");
+
+}  // namespace
+
+}  // namespace tlbsim::x86

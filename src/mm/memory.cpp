@@ -1,0 +1,274 @@
+// Models the fault, mmap, munmap and madvise paths of mm/memory.c, mm/mmap.c and mm/madvise.c (Linux v5.15-v5.17)
+// as far as TLB shootdown depends on them. Costs of the surrounding kernel code come from the machine's [kernel]
+// section.
+#include "mm/memory.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "mm/mmu_gather.h"
+#include "mm/rmap.h"
+
+namespace tlbsim::kernel {
+
+namespace {
+
+const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
+
+// The lifetime costs of a new anonymous page, charged when it is mapped: memcg charge and uncharge, LRU insertion
+// and removal, reverse-mapping add and remove.
+sim::Duration anon_page_costs(PerCpu& self) {
+  const hw::KernelCosts& c = costs(self);
+  return c.page_alloc + c.memcg_charge + c.lru_update + c.rmap_update + c.pte_update;
+}
+
+// Installs a PTE (set_pte_at) for a page-cache page, read-only.
+Pfn page_cache_page(PerCpu& self, File& file, std::uint64_t pgoff, bool& allocated) {
+  auto it = file.pages.find(pgoff);
+  allocated = it == file.pages.end();
+  if (!allocated) return it->second;
+  const Pfn p = self.k.frames().alloc(FrameUse::kPageCache);
+  file.pages.emplace(pgoff, p);
+  return p;
+}
+
+// do_read_fault with do_fault_around: map the faulting page and the cached pages of its aligned window
+// whose PTEs are none, read-only. filemap_map_pages (v4.x-v6.x) visits every cached page of the window: it takes
+// the page's reference and lock (next_uptodate_page, or the radix-tree loop before v5.12) before it tests the PTE,
+// and drops both again when the PTE is already set.
+sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
+  // The aligned window (KernelConfig::fault_around_pages); a window of one page is the faulting page alone, which
+  // is do_read_fault without do_fault_around.
+  const std::uint64_t window = self.k.config().fault_around_pages();
+  const std::uint64_t first = std::max(v.get() / window * window, vma.start >> kPageShift);
+  const std::uint64_t last = std::min(first + window, vma.end >> kPageShift);
+  for (std::uint64_t u = first; u < last; ++u) {
+    if (u == v.get()) continue;
+    const std::uint64_t pgoff = vma.pgoff + (u - (vma.start >> kPageShift));
+    if (!vma.file->pages.contains(pgoff)) continue;  // filemap_map_pages maps only pages already in the cache
+    if (mm.pgd.lookup(Vpn{u})) {
+      co_await self.cpu.delay(costs(self).fault_around_skip);  // !pte_none: unlock_page, put_page
+      continue;
+    }
+    co_await self.cpu.delay(costs(self).fault_around_page);  // includes the PTE write and the file rmap
+    // The kernel holds the page's lock from before the PTE test, which keeps reclaim (trylock_page in
+    // shrink_page_list) off it. The model has no page lock, and reclaim may have removed the page from the cache
+    // meanwhile (__remove_mapping runs outside the PTE lock this fault holds): look it up again, and map it only if
+    // it is still there.
+    const auto it = vma.file->pages.find(pgoff);
+    if (it == vma.file->pages.end()) continue;
+    mm.pgd.set(Vpn{u}, Pte{it->second, true, false, false});
+  }
+  bool allocated = false;
+  const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
+  if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);  // a hole reads as zeros
+  co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
+  mm.pgd.set(v, Pte{p, true, false, false});
+}
+
+// do_cow_fault: a write to an unmapped private file page gets a private copy at once.
+sim::Task<void> do_cow_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
+  bool allocated = false;
+  page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
+  if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);
+  const Pfn anon = self.k.frames().alloc(FrameUse::kAnon);
+  co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy);
+  mm.pgd.set(v, Pte{anon, true, true, true});
+}
+
+// do_shared_fault: a write to an unmapped page of a MAP_SHARED file mapping maps the page-cache page itself,
+// writable (__do_fault, do_page_mkwrite, finish_fault; no fault-around for writes).
+sim::Task<void> do_shared_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
+  bool allocated = false;
+  const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
+  if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);
+  co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
+  mm.pgd.set(v, Pte{p, true, true, false});
+}
+
+// do_anonymous_page: a zeroed private page (a read maps the shared zero page).
+sim::Task<void> do_anonymous_page(PerCpu& self, MmStruct& mm, Vpn v, bool write) {
+  if (!write) {
+    co_await self.cpu.delay(costs(self).pte_update);
+    mm.pgd.set(v, Pte{Pfn{0}, true, false, false});
+    co_return;
+  }
+  const Pfn anon = self.k.frames().alloc(FrameUse::kAnon);
+  co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_zero);
+  mm.pgd.set(v, Pte{anon, true, true, true});
+}
+
+// do_wp_page: a write to a present read-only PTE. An exclusive anonymous page is reused; otherwise
+// wp_page_copy copies it and replaces the PTE with ptep_clear_flush (flush_tlb_page) before installing the copy.
+sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, const Pte& old) {
+  (void)vma;
+  if (old.anon && old.pfn.get() != 0) {
+    co_await self.cpu.delay(costs(self).pte_update);
+    mm.pgd.set(v, Pte{old.pfn, true, true, true});  // wp_page_reuse: upgrading permission needs no flush
+    co_return;
+  }
+  const Pfn copy = self.k.frames().alloc(FrameUse::kAnon);
+  co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy + costs(self).rmap_update);  // + old page's rmap
+  mm.pgd.clear(v);
+  self.k.oracle().on_pte_removed(mm, v, old, self.id, self.cpu.now());
+  co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
+  mm.pgd.set(v, Pte{copy, true, true, true});
+}
+
+// handle_mm_fault under mmap_lock (read) and the PTE lock.
+sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
+  hw::Memory& m = self.k.mem();
+  ++self.k.counters().page_faults;
+  co_await self.cpu.delay(costs(self).page_fault);
+  co_await mm.mmap_lock.down_read(m, self.cpu);
+  const Vma* vma = mm.find_vma(addr);
+  if (vma == nullptr) {
+    // bad_area: mmap_lock is released before the signal is sent.
+    co_await mm.mmap_lock.up_read(m, self.cpu);
+    throw Sigsegv(fmt::format("SIGSEGV: cpu{} touched {:#x}, outside every mapping", self.id.get(), addr));
+  }
+  const Vpn v = vpn_of(addr);
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(m, self.cpu);
+  const auto pte = mm.pgd.lookup(v);
+  if (!pte) {
+    if (vma->file == nullptr) co_await do_anonymous_page(self, mm, v, write);
+    else if (write && vma->shared) co_await do_shared_fault(self, mm, *vma, v);
+    else if (write) co_await do_cow_fault(self, mm, *vma, v);
+    else co_await do_read_fault(self, mm, *vma, v);
+  } else if (write && !pte->writable && vma->file != nullptr && vma->shared) {
+    // wp_page_shared: a read-mapped page of a shared file becomes writable in place; an upgrade needs no flush.
+    co_await self.cpu.delay(costs(self).pte_update);
+    mm.pgd.set(v, Pte{pte->pfn, true, true, false});
+  } else if (write && !pte->writable) {
+    co_await do_wp_page(self, mm, *vma, v, *pte);
+  }
+  co_await ptl.unlock(m, self.cpu);
+  co_await mm.mmap_lock.up_read(m, self.cpu);
+  self.k.oracle().on_syscall_return(self.id);
+}
+
+// zap_pte_range over [start, end) of one VMA: clear PTEs under each table's lock, gather the pages, and flush
+// (under the lock) when the gather is full.
+sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::uint64_t start,
+                                  std::uint64_t end) {
+  hw::Memory& m = self.k.mem();
+  std::uint64_t addr = start;
+  while (addr < end) {
+    const Vpn first = vpn_of(addr);
+    const std::uint64_t table_end = std::min(end, (table_index(first) + 1) * kPtesPerTable * kPageSize);
+    if (mm.pgd.table(first) == nullptr) {
+      addr = table_end;
+      continue;
+    }
+    Spinlock& ptl = mm.ptl(first);
+    co_await ptl.lock(m, self.cpu);
+    co_await flush_tlb_batched_pending(self, mm);
+    bool force_flush = false;
+    for (; addr < table_end; addr += kPageSize) {
+      const auto old = mm.pgd.clear(vpn_of(addr));
+      if (!old) continue;
+      // The oracle learns of the removal when it happens, before the step that charges its cost.
+      self.k.oracle().on_pte_removed(mm, vpn_of(addr), *old, self.id, self.cpu.now());
+      co_await self.cpu.delay(self.k.machine().kernel.pte_update);
+      tlb.adjust_range(addr);
+      if (old->anon && old->pfn.get() != 0) tlb.pages.push_back(old->pfn);  // page-cache pages stay cached
+      if (tlb.pages.size() >= MmuGather::kBatchCapacity) {
+        force_flush = true;
+        addr += kPageSize;
+        break;
+      }
+    }
+    if (force_flush) co_await tlb_flush_mmu_tlbonly(self, tlb);
+    co_await ptl.unlock(m, self.cpu);
+    if (force_flush) co_await tlb_flush_mmu(self, tlb);
+  }
+}
+
+}  // namespace
+
+sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
+  const Vpn v = vpn_of(addr);
+  const hw::TlbParams& tp = self.k.machine().tlb;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const Asid pcid{self.hw_tag};
+    if (const auto hit = self.tlb.lookup(pcid, v); hit && (!write || hit->writable)) {
+      self.k.oracle().on_tlb_hit(self.id, mm, v, *hit, self.cpu.now());
+      co_await self.cpu.delay(self.k.machine().coherence.l1_hit);
+      co_return;
+    }
+    // Page walk; a present PTE with the needed permission fills the TLB and the paging-structure cache.
+    co_await self.cpu.delay(tp.page_walk);
+    if (const auto pte = mm.pgd.lookup(v); pte && (!write || pte->writable)) {
+      self.tlb.fill(pcid, v, hw::Translation{pte->pfn, pte->writable, mm.id()});
+      const PteTable* t = mm.pgd.table(v);
+      self.tlb.pwc_fill(pcid, t->frame.get(), Vpn{table_index(v) * kPtesPerTable},
+                        Vpn{(table_index(v) + 1) * kPtesPerTable});
+      co_await self.cpu.delay(self.k.machine().coherence.l1_hit);
+      co_return;
+    }
+    co_await handle_mm_fault(self, mm, addr, write);
+  }
+  throw std::logic_error(fmt::format("cpu{}: access to {:#x} still faults after handling", self.id.get(), addr));
+}
+
+sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len, bool shared, File* file,
+                                  std::uint64_t pgoff) {
+  hw::Memory& m = self.k.mem();
+  co_await self.cpu.delay(self.k.machine().kernel.syscall);
+  co_await mm.mmap_lock.down_write(m, self.cpu);
+  const std::uint64_t addr = mm.get_unmapped_area(len);
+  mm.vmas.push_back(Vma{addr, addr + (len + kPageSize - 1) / kPageSize * kPageSize, true, shared, file, pgoff});
+  co_await mm.mmap_lock.up_write(m, self.cpu);
+  co_return addr;
+}
+
+sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  hw::Memory& m = self.k.mem();
+  co_await self.cpu.delay(self.k.machine().kernel.syscall);
+  co_await mm.mmap_lock.down_write(m, self.cpu);
+  const std::uint64_t end = addr + len;
+  std::erase_if(mm.vmas, [&](const Vma& v) { return v.start == addr && v.end == end; });  // detach_vmas_to_be_unmapped
+  co_await mm.mmap_lock.downgrade_write(m, self.cpu);
+  // unmap_region: zap everything, then free_pgtables (the range's leaf tables are now empty), then finish.
+  MmuGather tlb(mm);
+  co_await tlb_gather_mmu(self, tlb);
+  co_await zap_page_range_in(self, tlb, mm, addr, end);
+  for (std::uint64_t a = addr; a < end; a += kPtesPerTable * kPageSize) {
+    if (const auto frame = mm.pgd.detach_empty_table(vpn_of(a))) {
+      tlb.pages.push_back(*frame);  // pte_free_tlb: freed with the data pages, after the flush
+      tlb.freed_tables = true;
+      tlb.adjust_range(a);
+    }
+  }
+  co_await tlb_finish_mmu(self, tlb);
+  co_await mm.mmap_lock.up_read(m, self.cpu);
+  self.k.oracle().on_syscall_return(self.id);
+}
+
+sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  hw::Memory& m = self.k.mem();
+  co_await self.cpu.delay(self.k.machine().kernel.syscall);
+  co_await mm.mmap_lock.down_read(m, self.cpu);
+  // zap_page_range (zap_page_range_single from v6.3; mm/memory.c): one VMA here, so unmap_page_range's
+  // tlb_start_vma / tlb_end_vma bracket it. tlb_end_vma flushes nothing on any modeled architecture, so the gathered
+  // range is flushed once, by tlb_finish_mmu (the whole mm when another gather runs on it, mm_tlb_flush_nested), or
+  // earlier when the gather fills (zap_pte_range's force_flush):
+  // - x86 up to v5.19: arch/x86/include/asm/tlb.h defines tlb_start_vma and tlb_end_vma as empty statements (read in
+  //   New-B/Linux3.6 @b5154d3e, v3.6, and kelis-cpu/linux-myread-5.10.142 @d5a71374, v5.10).
+  // - x86 from v6.0: "mmu_gather: Remove per arch tlb_{start,end}_vma()" (Peter Zijlstra, July 2022) adds `select
+  //   MMU_GATHER_MERGE_VMAS` to arch/x86/Kconfig, and the generic tlb_end_vma (include/asm-generic/tlb.h) returns at
+  //   once when it is set (read in Kingxukai/linux @0291023e, v6.15+).
+  // - powerpc: empty in v4.14's arch/powerpc/include/asm/tlb.h (Panchajanya1999/msm-4.14 @109b75b5), and
+  //   MMU_GATHER_MERGE_VMAS by the same v6.0 patch.
+  // Architectures whose tlb_end_vma flushes (the generic default: arm64, riscv, ...) are not modeled.
+  MmuGather tlb(mm);
+  co_await tlb_gather_mmu(self, tlb);
+  co_await zap_page_range_in(self, tlb, mm, addr, addr + len);
+  co_await tlb_finish_mmu(self, tlb);
+  co_await mm.mmap_lock.up_read(m, self.cpu);
+  self.k.oracle().on_syscall_return(self.id);
+}
+
+}  // namespace tlbsim::kernel

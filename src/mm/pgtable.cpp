@@ -1,0 +1,73 @@
+#include "mm/pgtable.h"
+
+#include <stdexcept>
+
+namespace tlbsim::kernel {
+
+Pfn FrameAllocator::alloc(FrameUse use) {
+  ++allocated_;
+  if (!free_list_.empty()) {
+    const std::uint64_t p = free_list_.back();
+    free_list_.pop_back();
+    use_[p] = use;
+    if (on_reuse_) on_reuse_(Pfn{p});
+    return Pfn{p};
+  }
+  use_.push_back(use);
+  return Pfn{use_.size() - 1};
+}
+
+void FrameAllocator::free(Pfn pfn) {
+  if (pfn.get() == 0 || pfn.get() >= use_.size() || use_[pfn.get()] == FrameUse::kFree) {
+    throw std::logic_error("BUG: freeing frame " + std::to_string(pfn.get()) + " that is not allocated");
+  }
+  ++frees_;
+  if (on_free_) on_free_(pfn);
+  use_[pfn.get()] = FrameUse::kFree;
+  free_list_.push_back(pfn.get());
+}
+
+PageTables::~PageTables() = default;
+
+std::optional<Pte> PageTables::lookup(Vpn v) const {
+  auto it = tables_.find(table_index(v));
+  if (it == tables_.end()) return std::nullopt;
+  const Pte& p = it->second.ptes[v.get() % kPtesPerTable];
+  if (!p.present) return std::nullopt;
+  return p;
+}
+
+const PteTable* PageTables::table(Vpn v) const {
+  auto it = tables_.find(table_index(v));
+  return it == tables_.end() ? nullptr : &it->second;
+}
+
+void PageTables::set(Vpn v, const Pte& pte) {
+  auto [it, inserted] = tables_.try_emplace(table_index(v));
+  if (inserted) it->second.frame = frames_.alloc(FrameUse::kPageTable);
+  Pte& slot = it->second.ptes[v.get() % kPtesPerTable];
+  if (!slot.present && pte.present) ++it->second.present;
+  if (slot.present && !pte.present) --it->second.present;
+  slot = pte;
+}
+
+std::optional<Pte> PageTables::clear(Vpn v) {
+  auto it = tables_.find(table_index(v));
+  if (it == tables_.end()) return std::nullopt;
+  Pte& slot = it->second.ptes[v.get() % kPtesPerTable];
+  if (!slot.present) return std::nullopt;
+  const Pte old = slot;
+  slot = Pte{};
+  --it->second.present;
+  return old;
+}
+
+std::optional<Pfn> PageTables::detach_empty_table(Vpn v) {
+  auto it = tables_.find(table_index(v));
+  if (it == tables_.end() || it->second.present != 0) return std::nullopt;
+  const Pfn frame = it->second.frame;
+  tables_.erase(it);
+  return frame;
+}
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,65 @@
+// Models the batched-unmap flush of mm/rmap.c (read in Rtoax/linux-5.10.13 @09c16ecb, the same logic as v5.17).
+#include "mm/rmap.h"
+
+#include "model/mutation.h"
+
+namespace tlbsim::kernel {
+
+sim::Task<bool> should_defer_flush(PerCpu& self, MmStruct& mm, bool ttu_batch_flush) {
+  // Without ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH the generic stub never defers.
+  if (!ttu_batch_flush || !self.k.arch().batched_unmap(self.k.config())) co_return false;
+  // Seed 001 patch 1/2 moves the test (another CPU in mm_cpumask on x86) behind arch_tlbbatch_should_defer.
+  co_return co_await self.k.arch().arch_tlbbatch_should_defer(self, mm);
+}
+
+sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable) {
+  // Mutation tlbbatch_add_mm_skipped: the batch never learns which CPUs may cache the mm's entries.
+  if (!self.k.config().mutated("tlbbatch_add_mm_skipped")) co_await self.k.arch().arch_tlbbatch_add_mm(self, ubc.arch, mm);
+  ubc.flush_required = true;
+  // Ensure compiler ordering of the batch flag before the mm's (barrier()), then mark the mm.
+  co_await self.k.mem().write(self.cpu, mm.tlb_flush_batched, true);
+  if (writable) ubc.writable = true;
+}
+
+sim::Task<void> try_to_unmap_flush(PerCpu& self, TlbflushUnmapBatch& ubc) {
+  if (!ubc.flush_required) co_return;
+  co_await self.k.arch().arch_tlbbatch_flush(self, ubc.arch);
+  ubc.flush_required = false;
+  ubc.writable = false;
+}
+
+sim::Task<void> try_to_unmap_flush_dirty(PerCpu& self, TlbflushUnmapBatch& ubc) {
+  if (ubc.writable) co_await try_to_unmap_flush(self, ubc);
+}
+
+sim::Task<void> flush_tlb_batched_pending(PerCpu& self, MmStruct& mm) {
+  const bool batched = co_await self.k.mem().read(self.cpu, mm.tlb_flush_batched);
+  if (!batched) co_return;
+  co_await self.k.arch().flush_tlb_mm(self, mm);
+  co_await self.k.mem().write(self.cpu, mm.tlb_flush_batched, false);
+}
+
+sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, Vpn v, bool ttu_batch_flush) {
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(self.k.mem(), self.cpu);
+  const auto old = mm.pgd.lookup(v);
+  if (old) {
+    const bool defer = co_await should_defer_flush(self, mm, ttu_batch_flush);
+    mm.pgd.clear(v);  // ptep_get_and_clear (deferred) or ptep_clear_flush
+    self.k.oracle().on_pte_removed(mm, v, *old, self.id, self.cpu.now());
+    co_await self.cpu.delay(self.k.machine().kernel.pte_update);
+    if (defer) {
+      co_await set_tlb_ubc_flush_pending(self, ubc, mm, old->writable);
+    } else {
+      co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
+    }
+  }
+  co_await ptl.unlock(self.k.mem(), self.cpu);
+}
+
+}  // namespace tlbsim::kernel
+
+namespace tlbsim::kernel {
+TLBSIM_MUTATION(tlbbatch_add_mm_skipped, "batching", "any", "reclaim_vs_access", "linux-5.17",
+                "set_tlb_ubc_flush_pending defers the flush without adding the mm (its CPUs) to the batch");
+}  // namespace tlbsim::kernel

@@ -1,0 +1,93 @@
+// Kernel counters under their kernel names: /proc/vmstat's nr_tlb_* events, the per-CPU "TLB shootdowns" and
+// "Function call interrupts" rows of /proc/interrupts, and tlb:tlb_flush trace events by reason.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sim/ids.h"
+#include "sim/time.h"
+
+namespace tlbsim::kernel {
+
+// enum tlb_flush_reason, in the kernel's order.
+enum class TlbFlushReason : std::uint8_t {
+  TLB_FLUSH_ON_TASK_SWITCH,
+  TLB_REMOTE_SHOOTDOWN,
+  TLB_LOCAL_SHOOTDOWN,
+  TLB_LOCAL_MM_SHOOTDOWN,
+  TLB_REMOTE_SEND_IPI,
+  TLB_REMOTE_WRONG_CPU,  // v6.14 (seed 002 patch 2/3): a flush IPI reached a CPU no longer running the mm
+  kCount,
+};
+std::string_view to_string(TlbFlushReason r);
+// The reason as the tlb:tlb_flush event prints it ("remote shootdown").
+std::string_view trace_name(TlbFlushReason r);
+
+// enum vm_event_item's TLB entries (count_vm_tlb_event).
+enum class VmTlbEvent : std::uint8_t {
+  NR_TLB_REMOTE_FLUSH,
+  NR_TLB_REMOTE_FLUSH_RECEIVED,
+  NR_TLB_LOCAL_FLUSH_ALL,
+  NR_TLB_LOCAL_FLUSH_ONE,
+  kCount,
+};
+std::string_view to_string(VmTlbEvent e);
+
+struct KernelCounters {
+  explicit KernelCounters(std::uint32_t ncpus)
+      : irq_tlb_count(ncpus, 0), irq_call_count(ncpus, 0), cr3_loads(ncpus, 0), irq_time(ncpus, sim::Duration{0}) {}
+
+  std::array<std::uint64_t, static_cast<std::size_t>(VmTlbEvent::kCount)> vm{};
+  std::array<std::uint64_t, static_cast<std::size_t>(TlbFlushReason::kCount)> tlb_flush{};  // trace events
+  std::vector<std::uint64_t> irq_tlb_count;   // /proc/interrupts "TLB shootdowns" (TLB), per CPU
+  std::vector<std::uint64_t> irq_call_count;  // /proc/interrupts "Function call interrupts" (CAL), per CPU
+  std::vector<std::uint64_t> cr3_loads;       // CR3 writes, per CPU
+  std::uint64_t ipis_sent = 0;                // IPIs actually sent (llist_add found the queue empty)
+  std::uint64_t ipis_call_function = 0;       // ... of them by CALL_FUNCTION_VECTOR (several targets)
+  std::uint64_t ipis_call_function_single = 0;  // ... by CALL_FUNCTION_SINGLE_VECTOR (one target)
+  std::uint64_t cr3_switch_mm = 0;            // CR3 loads by cause: switching to a user mm,
+  std::uint64_t cr3_to_init_mm = 0;           // leaving an mm for init_mm (leave_mm, lazy flush IPI, idle),
+  std::uint64_t cr3_flush = 0;                // and rewriting CR3 to flush (flush_tlb_local)
+  std::uint64_t context_switches = 0;
+  // Of them, switches away from a task still runnable (preempted): the sum of the tasks' nivcsw, which
+  // /proc/PID/status prints as nonvoluntary_ctxt_switches. The idle task's switches are not counted.
+  std::uint64_t nivcsw = 0;
+  std::uint64_t sched_migrations = 0;  // tasks pulled by newidle balancing
+  std::uint64_t irq_timer_count = 0;  // local timer interrupts (hrtimer expiries)
+  std::vector<std::uint64_t> idle_state_usage;  // entries into each idle state (cpuidle "usage"), polling first
+  std::uint64_t page_faults = 0;
+  std::uint64_t mm_freed = 0;  // __mmdrop calls
+  // Seed 004: cleanup_lazy_tlbs runs, the IPIs it sends (remote CPUs of mm_cpumask), and the CPUs it switched.
+  std::uint64_t shoot_lazies_calls = 0;
+  std::uint64_t shoot_lazies_ipis = 0;
+  std::uint64_t shoot_lazies_switched = 0;
+  // powerpc radix: invalidation sequences (tlbie = broadcast, tlbiel = this CPU only), mm_cpumask bits trimmed by
+  // exit_lazy_flush_tlb, and seed 001 batch adds that found the batch full.
+  std::uint64_t tlbie_pid = 0, tlbie_va = 0, tlbiel_pid = 0, tlbiel_va = 0, tlbiel_lpid = 0;
+  std::uint64_t mm_cpumask_trims = 0, tlbbatch_missed_mm = 0;
+  // Reclaim (/proc/vmstat allocstall, pgscan_direct, pgsteal_direct, pgactivate, and kswapd's pgscan_kswapd,
+  // pgsteal_kswapd, pageoutrun), mm/vmscan.cpp and mm/kswapd.cpp.
+  std::uint64_t allocstall = 0, pgscan_direct = 0, pgsteal_direct = 0, pgactivate = 0;
+  std::uint64_t pgscan_kswapd = 0, pgsteal_kswapd = 0, pageoutrun = 0;
+  // kswapd's own CPU time after the warm-up (not the workload's: `time` does not see it).
+  sim::Duration kswapd_time{0};
+  // CPU time as `time` reports it for the workload's tasks, after the warm-up: user and system time (with
+  // hardirq time folded into system time, as powerpc's VIRT_CPU_ACCOUNTING_NATIVE vtime_flush does). Workloads
+  // that account time add to these; irq_time (time in interrupt handlers, per CPU) is kept for every run.
+  sim::Duration user_time{0}, sys_time{0};
+  std::vector<sim::Duration> irq_time;
+
+  void count(VmTlbEvent e, std::uint64_t n = 1) { vm[static_cast<std::size_t>(e)] += n; }
+  void trace(TlbFlushReason r) { ++tlb_flush[static_cast<std::size_t>(r)]; }
+  std::uint64_t get(VmTlbEvent e) const { return vm[static_cast<std::size_t>(e)]; }
+  std::uint64_t traced(TlbFlushReason r) const { return tlb_flush[static_cast<std::size_t>(r)]; }
+
+  nlohmann::json to_json() const;
+};
+
+}  // namespace tlbsim::kernel
