@@ -11,7 +11,6 @@
 #include "check/scenario.h"
 #include "hw/machine.h"
 #include "kernel/kernel.h"
-#include "model/mutation.h"
 #include "model/options.h"
 #include "model/profile.h"
 #include "trace/tracer.h"

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/mutation.h"
+#include "model/options.h"
 #include "util/error.h"
 
 namespace tlbsim::check {
@@ -29,8 +29,7 @@ std::vector<std::string> split_commas(std::string_view s) {
 }
 
 MutationRow run_one(const std::string& name, const ExploreSpec& spec) {
-  const auto m = Registry<kernel::Mutation>::make("mutation", name);
-  const kernel::MutationInfo info = m->info();
+  const kernel::MutationInfo& info = kernel::mutation_named(name, "--mutation");
   MutationRow row;
   row.mutation = name;
   row.area = std::string(info.area);
@@ -61,10 +60,10 @@ MutationRow run_one(const std::string& name, const ExploreSpec& spec) {
 std::vector<MutationRow> run_mutation_suite(const std::vector<std::string>& names, const ExploreSpec& spec) {
   std::vector<std::string> chosen;
   if (names.empty() || (names.size() == 1 && names[0] == "all")) {
-    for (const auto& e : Registry<kernel::Mutation>::list()) chosen.push_back(e.name);
+    for (const kernel::MutationInfo& i : kernel::all_mutations()) chosen.emplace_back(i.name);
   } else {
     for (const std::string& n : names) {
-      Registry<kernel::Mutation>::make("mutation", n);  // unknown names fail before anything runs
+      kernel::mutation_named(n, "--mutation");  // unknown names fail before anything runs
       chosen.push_back(n);
     }
   }

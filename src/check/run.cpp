@@ -10,7 +10,6 @@
 #include "hw/system.h"
 #include "kernel/kernel.h"
 #include "mm/memory.h"
-#include "model/mutation.h"
 #include "model/options.h"
 #include "model/profile.h"
 #include "util/error.h"
@@ -34,7 +33,7 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
   if (const std::string why = s->applies_to(t.config); !why.empty()) {
     throw NotApplicable("scenario '" + scenario + "' does not apply to " + kernel + ": " + why);
   }
-  const std::string m = !machine.empty() ? machine : t.config.arch == "powerpc" ? "power9-2s16c-smt4" : "small-2s2c";
+  const std::string m = !machine.empty() ? machine : t.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c";
   t.machine = hw::load_machine(m);
   // The checker's machine: the scenario's CPUs on one socket sharing one LLC (docs/model.md, "The checker").
   t.machine.topology.sockets = 1;

@@ -15,7 +15,7 @@
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "cli/validators.h"
-#include "model/mutation.h"
+#include "model/options.h"
 #include "sim/time.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -30,10 +30,9 @@ class MutationListing final : public Listing {
  public:
   std::vector<std::pair<std::string, std::string>> rows() const override {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& e : Registry<kernel::Mutation>::list()) {
-      const kernel::MutationInfo i = e.make()->info();
-      out.emplace_back(e.name, fmt::format("[{}, {} on {}; caught by {}] {}", i.area, i.arch, i.kernel, i.scenarios,
-                                           e.description));
+    for (const kernel::MutationInfo& i : kernel::all_mutations()) {
+      out.emplace_back(i.name, fmt::format("[{}, {} on {}; caught by {}] {}", i.area, kernel::to_string(i.arch),
+                                           i.kernel, i.scenarios, i.doc));
     }
     return out;
   }

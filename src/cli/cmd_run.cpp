@@ -32,7 +32,7 @@ class KernelListing final : public Listing {
       const kernel::KernelProfile p = kernel::load_kernel_profile(name);
       const std::string seed = p.seed.empty() ? "" : fmt::format(", seed {} {}", p.seed, p.role);
       const char* fair = p.config.sched_eevdf() ? "EEVDF" : "CFS";
-      out.emplace_back(p.name, fmt::format("[{} {} {}{}] {}", p.config.arch, p.config.version.str(), fair, seed,
+      out.emplace_back(p.name, fmt::format("[{} {} {}{}] {}", kernel::to_string(p.config.arch), p.config.version.str(), fair, seed,
                                            p.description));
     }
     return out;
@@ -43,7 +43,7 @@ class OptionListing final : public Listing {
  public:
   std::vector<std::pair<std::string, std::string>> rows() const override {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& e : Registry<kernel::KernelOption>::list()) out.emplace_back(e.name, kernel::describe_option(e));
+    for (const kernel::OptionInfo& o : kernel::all_options()) out.emplace_back(o.name, kernel::describe_option(o));
     return out;
   }
 };
@@ -54,7 +54,7 @@ class EraListing final : public Listing {
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& e : Registry<kernel::ArchMmu>::list()) {
       const auto a = e.make();
-      out.emplace_back(e.name, fmt::format("[{} {}..{}] {}", a->arch(), a->since().str(), a->until().str(), e.description));
+      out.emplace_back(e.name, fmt::format("[{} {}..{}] {}", kernel::to_string(a->arch()), a->since().str(), a->until().str(), e.description));
     }
     return out;
   }

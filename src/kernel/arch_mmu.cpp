@@ -15,7 +15,7 @@ sim::Task<bool> ArchMmu::arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm) 
 
 sim::Task<bool> ArchMmu::handle_arch_irq(PerCpu&, int) { co_return false; }
 
-std::unique_ptr<ArchMmu> find_arch_mmu(std::string_view arch, KernelVersion version) {
+std::unique_ptr<ArchMmu> find_arch_mmu(Arch arch, KernelVersion version) {
   for (const auto& e : Registry<ArchMmu>::list()) {
     auto a = e.make();
     if (a->arch() == arch && a->since() <= version && version <= a->until()) return a;
@@ -29,7 +29,7 @@ std::string modeled_arch_eras() {
     auto a = e.make();
     const std::string rel = a->since() == a->until() ? a->since().str()
                                                      : fmt::format("{}..{}", a->since().str(), a->until().str());
-    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", a->arch(), rel);
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", to_string(a->arch()), rel);
   }
   return out;
 }

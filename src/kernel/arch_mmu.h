@@ -34,7 +34,7 @@ struct ArchTlbflushUnmapBatch {
 class ArchMmu {
  public:
   virtual ~ArchMmu() = default;
-  virtual std::string_view arch() const = 0;
+  virtual Arch arch() const = 0;
   virtual KernelVersion since() const = 0;  // the releases this code models (inclusive)
   virtual KernelVersion until() const = 0;
 
@@ -69,7 +69,7 @@ class ArchMmu {
 };
 
 // The ArchMmu registered for `arch` whose releases include `version`, or nullptr.
-std::unique_ptr<ArchMmu> find_arch_mmu(std::string_view arch, KernelVersion version);
+std::unique_ptr<ArchMmu> find_arch_mmu(Arch arch, KernelVersion version);
 // "x86 3.3, x86 5.17..6.13, powerpc ..." for messages and `tlbsim list eras`.
 std::string modeled_arch_eras();
 

@@ -8,8 +8,7 @@
 #include <fmt/format.h>
 
 #include "mm/mmu_gather.h"
-#include "model/mutation.h"
-#include "model/options.h"
+#include "kernel/options.h"
 #include "kernel/smp.h"
 #include "trace/tracer.h"
 
@@ -47,12 +46,12 @@ sim::Task<void> __mmdrop(PerCpu& self, MmStruct& mm) {
 }
 
 sim::Task<void> mmgrab_lazy_tlb(PerCpu& self, MmStruct& mm) {
-  if (self.k.config().mutated("lazy_tlb_grab_skipped")) co_return;  // Mutation: no reference, no shootdown
-  if (!self.k.config().MMU_LAZY_TLB_SHOOTDOWN) co_await mmgrab(self, mm);
+  if (planted(self.k.config(), Mutation::lazy_tlb_grab_skipped)) co_return;  // Mutation: no reference, no shootdown
+  if (!self.k.config().on(Option::MMU_LAZY_TLB_SHOOTDOWN)) co_await mmgrab(self, mm);
 }
 
 sim::Task<void> mmdrop_lazy_tlb(PerCpu& self, MmStruct& mm) {
-  if (self.k.config().MMU_LAZY_TLB_SHOOTDOWN) {
+  if (self.k.config().on(Option::MMU_LAZY_TLB_SHOOTDOWN)) {
     // smp_mb(): x86 issues a locked RMW on a line the CPU owns (lock; addl $0 on the stack), so the model charges
     // local_rmw; powerpc's hwsync is charged the same (docs/model.md).
     co_await self.cpu.delay(self.k.machine().coherence.local_rmw);
@@ -99,8 +98,8 @@ sim::Task<void> do_check_lazy_tlb(PerCpu& self, const void* info) {
 sim::Task<void> cleanup_lazy_tlbs(PerCpu& self, MmStruct& mm) {
   const KernelConfig& cfg = self.k.config();
   // Without MMU_LAZY_TLB_SHOOTDOWN the lazy users hold mm_count references, so there are none left now.
-  if (!cfg.MMU_LAZY_TLB_SHOOTDOWN) co_return;
-  if (cfg.mutated("cleanup_lazy_tlbs_skipped")) co_return;  // Mutation: lazy users keep the freed mm
+  if (!cfg.on(Option::MMU_LAZY_TLB_SHOOTDOWN)) co_return;
+  if (planted(cfg, Mutation::cleanup_lazy_tlbs_skipped)) co_return;  // Mutation: lazy users keep the freed mm
   KernelCounters& cnt = self.k.counters();
   ++cnt.shoot_lazies_calls;
   const Cpumask mask = co_await mm.cpumask.read(self.k.mem(), self.cpu);
@@ -109,7 +108,7 @@ sim::Task<void> cleanup_lazy_tlbs(PerCpu& self, MmStruct& mm) {
   }
   // on_each_cpu_mask(mm_cpumask(mm), do_shoot_lazy_tlb, mm, 1); the local CPU runs it with interrupts off.
   co_await on_each_cpu_cond_mask(self, nullptr, do_shoot_lazy_tlb, &mm, true, mask);
-  if (cfg.DEBUG_VM_SHOOT_LAZIES) {
+  if (cfg.on(Option::DEBUG_VM_SHOOT_LAZIES)) {
     Cpumask all(self.k.ncpus());
     for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) all.set(CpuId{c});
     co_await on_each_cpu_cond_mask(self, nullptr, do_check_lazy_tlb, &mm, true, all);  // on_each_cpu(..., 1)
@@ -195,16 +194,5 @@ sim::Task<void> exec_mmap(Sched& s, TaskStruct& t, MmStruct& mm) {
   co_await mmdrop_lazy_tlb(pc, *active_mm);  // a kernel thread's borrowed mm
 }
 
-TLBSIM_KERNEL_OPTION(MMU_LAZY_TLB_SHOOTDOWN, "powerpc", 6, 2, 6, 2, "004", "", "",
-                     "lazy mm references skip mm_count; __mmdrop IPIs mm_cpumask to switch lazy users to init_mm");
-TLBSIM_KERNEL_OPTION(DEBUG_VM_SHOOT_LAZIES, "powerpc", 6, 2, 6, 2, "004", "MMU_LAZY_TLB_SHOOTDOWN", "",
-                     "after the shootdown, cross-call every CPU to check none still has the mm as active_mm");
-
 }  // namespace tlbsim::kernel
 
-namespace tlbsim::kernel {
-TLBSIM_MUTATION(lazy_tlb_grab_skipped, "lazy_mm", "any", "exit_vs_lazy,fork_exec_exit", "linux-5.17",
-                "mmgrab_lazy_tlb takes no mm_count reference although MMU_LAZY_TLB_SHOOTDOWN is off");
-TLBSIM_MUTATION(cleanup_lazy_tlbs_skipped, "lazy_mm", "any", "exit_vs_lazy,fork_exec_exit", "linux-6.2-ppc-seed004",
-                "__mmdrop frees the mm without cleanup_lazy_tlbs shooting down the lazy users");
-}  // namespace tlbsim::kernel

@@ -40,12 +40,12 @@ Csd& PerCpu::csd_for(CpuId target) {
 Kernel::Kernel(hw::System& sys, KernelConfig config)
     : sys_(sys), config_(config), arch_(find_arch_mmu(config.arch, config.version)), counters_(sys.topology().cpu_count()) {
   if (arch_ == nullptr) {
-    throw InputError("no modeled " + config.arch + " code for Linux " + config.version.str() + " (modeled: " +
+    throw InputError("no modeled " + std::string(to_string(config.arch)) + " code for Linux " + config.version.str() + " (modeled: " +
                      modeled_arch_eras() + ")");
   }
   // An x86 kernel may run on a POWER model (its cr3 writes are priced as PID switches there), but powerpc code
   // flushes with tlbie, which only a powerpc64 machine file prices.
-  if (config.arch == "powerpc" && !sys.machine().tlb.tlbie) {
+  if (config.arch == Arch::kPowerpc && !sys.machine().tlb.tlbie) {
     throw InputError(fmt::format("a powerpc kernel needs a powerpc64 machine: machine '{}' ({}) has no [tlb] tlbie",
                                  sys.machine().name, sys.machine().arch));
   }

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "model/mutation.h"
+#include "kernel/options.h"
 #include "trace/tracer.h"
 
 namespace tlbsim::kernel {
@@ -86,7 +86,7 @@ sim::Task<void> smp_call_function_many_cond(PerCpu& self, const Cpumask& mask, S
     }
   }
 
-  if (run_remote && wait && !k.config().mutated("smp_call_skips_wait")) {
+  if (run_remote && wait && !planted(k.config(), Mutation::smp_call_skips_wait)) {
     for (std::uint32_t c = cfd_mask.next(0); c < cfd_mask.size(); c = cfd_mask.next(c + 1)) {
       co_await csd_lock_wait(self, self.csd_for(CpuId{c}));
     }
@@ -128,7 +128,3 @@ sim::Task<void> flush_smp_call_function_queue(PerCpu& self) {
 
 }  // namespace tlbsim::kernel
 
-namespace tlbsim::kernel {
-TLBSIM_MUTATION(smp_call_skips_wait, "ipi", "any", "madvise_vs_access", "linux-5.17",
-                "smp_call_function_many_cond returns without waiting for the targets to run the function (no ack)");
-}  // namespace tlbsim::kernel

@@ -1,7 +1,7 @@
 // Models the batched-unmap flush of mm/rmap.c (read in Rtoax/linux-5.10.13 @09c16ecb, the same logic as v5.17).
 #include "mm/rmap.h"
 
-#include "model/mutation.h"
+#include "kernel/options.h"
 
 namespace tlbsim::kernel {
 
@@ -14,7 +14,7 @@ sim::Task<bool> should_defer_flush(PerCpu& self, MmStruct& mm, bool ttu_batch_fl
 
 sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable) {
   // Mutation tlbbatch_add_mm_skipped: the batch never learns which CPUs may cache the mm's entries.
-  if (!self.k.config().mutated("tlbbatch_add_mm_skipped")) co_await self.k.arch().arch_tlbbatch_add_mm(self, ubc.arch, mm);
+  if (!planted(self.k.config(), Mutation::tlbbatch_add_mm_skipped)) co_await self.k.arch().arch_tlbbatch_add_mm(self, ubc.arch, mm);
   ubc.flush_required = true;
   // Ensure compiler ordering of the batch flag before the mm's (barrier()), then mark the mm.
   co_await self.k.mem().write(self.cpu, mm.tlb_flush_batched, true);
@@ -59,7 +59,3 @@ sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct
 
 }  // namespace tlbsim::kernel
 
-namespace tlbsim::kernel {
-TLBSIM_MUTATION(tlbbatch_add_mm_skipped, "batching", "any", "reclaim_vs_access", "linux-5.17",
-                "set_tlb_ubc_flush_pending defers the flush without adding the mm (its CPUs) to the batch");
-}  // namespace tlbsim::kernel

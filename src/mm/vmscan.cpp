@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "model/mutation.h"
+#include "kernel/options.h"
 
 namespace tlbsim::kernel {
 
@@ -279,7 +279,7 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, S
     free_pages.push_back(p);
   }
   // mem_cgroup_uncharge_list; try_to_unmap_flush(); free_hot_cold_page_list(&free_pages).
-  if (k_.config().mutated("reclaim_frees_before_batched_flush")) {
+  if (planted(k_.config(), Mutation::reclaim_frees_before_batched_flush)) {
     for (Pfn p : free_pages) free_page(p);  // Mutation: freed before the batched flush, then flushed
     co_await try_to_unmap_flush(self, ubc);
   } else {
@@ -292,7 +292,3 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, S
 
 }  // namespace tlbsim::kernel
 
-namespace tlbsim::kernel {
-TLBSIM_MUTATION(reclaim_frees_before_batched_flush, "batching", "any", "reclaim_vs_access", "linux-5.17",
-                "shrink_page_list frees the unmapped pages before try_to_unmap_flush flushes the batch");
-}  // namespace tlbsim::kernel

@@ -1,25 +1,14 @@
-// The modeled kernel's identity (architecture and release) and its options: each seed's change, each later fix and
-// each reviewed variant is one named boolean here, registered in model/options.cpp with the eras it exists in.
+// The modeled kernel's identity (architecture and release), its era facts, and which declared options are on and
+// which mutations are planted (model/declare.h; each owner declares its own in its options.h).
 #pragma once
 
 #include <algorithm>
-#include <compare>
 #include <cstdint>
-#include <string>
-#include <string_view>
-#include <vector>
+
+#include "model/arch.h"
+#include "model/declare.h"
 
 namespace tlbsim::kernel {
-
-// A kernel release, major.minor ("5.17"). Contract: parse() accepts only digits '.' digits.
-struct KernelVersion {
-  int major = 0;
-  int minor = 0;
-  auto operator<=>(const KernelVersion&) const = default;
-  std::string str() const { return std::to_string(major) + "." + std::to_string(minor); }
-  // Throws InputError naming `where` when `text` is not a version.
-  static KernelVersion parse(std::string_view text, std::string_view where);
-};
 
 // The arch_spin_lock algorithm of a kernel release (KernelConfig::spinlock_kind).
 enum class SpinlockKind : std::uint8_t {
@@ -34,8 +23,8 @@ enum class SpinlockKind : std::uint8_t {
   kQueued,
 };
 struct KernelConfig {
-  // The architecture ("x86" or "powerpc") and release whose code runs; they choose the ArchMmu implementation.
-  std::string arch = "x86";
+  // The architecture and release whose code runs; they choose the ArchMmu implementation (the era).
+  Arch arch = Arch::kX86;
   KernelVersion version{5, 17};
   // CONFIG_HZ: the scheduler tick's rate (kernel/Kconfig.hz; its default, HZ_250, unless the profile's `HZ` key
   // says otherwise). The tick runs on busy CPUs only (NO_HZ_IDLE; kernel/sched/tick.cpp).
@@ -44,12 +33,12 @@ struct KernelConfig {
   // (arch/powerpc/include/asm/spinlock.h, v4.14) restores `flags` after a failed trylock and spins on plain loads,
   // disabling interrupts again before the next trylock. It went with the generic spin_lock_flags() (v5.16, "locking:
   // Remove spin_lock_flags() etc"); x86's spin_lock_flags has always been plain spin_lock.
-  bool spin_lock_flags_enables_irqs() const { return arch == "powerpc" && version < KernelVersion{5, 16}; }
+  bool spin_lock_flags_enables_irqs() const { return arch == Arch::kPowerpc && version < KernelVersion{5, 16}; }
   // arch_spin_lock's algorithm: x86 used ticket locks until qspinlock (v4.2, "locking/qspinlock, x86: Enable x86-64
   // to use queued spinlocks"); powerpc 64s used its test-and-set lock until queued spinlocks became its default
   // (v5.12, "powerpc: always enable queued spinlocks for 64s, disable for others").
   SpinlockKind spinlock_kind() const {
-    if (arch == "x86") return version < KernelVersion{4, 2} ? SpinlockKind::kTicket : SpinlockKind::kQueued;
+    if (arch == Arch::kX86) return version < KernelVersion{4, 2} ? SpinlockKind::kTicket : SpinlockKind::kQueued;
     return version < KernelVersion{5, 12} ? SpinlockKind::kTestAndSet : SpinlockKind::kQueued;
   }
 
@@ -73,59 +62,34 @@ struct KernelConfig {
   // (CONFIG_PPC_64K_PAGES, the default of book3s64's configs). The model's pages are 4 KiB of address space; where a
   // workload's per-page work scales with the page (a hole's zero fill, a reader's loads), it is charged for a whole
   // PAGE_SIZE page (docs/model.md, "Reclaim and lru_file_mmap_read").
-  std::uint64_t page_size() const { return arch == "powerpc" ? 65536 : 4096; }
+  std::uint64_t page_size() const { return arch == Arch::kPowerpc ? 65536 : 4096; }
 
-  // ---- Not a seed: the two forms of native_flush_tlb_multi of x86 v5.13-v5.17.
-  // Commit 6035152d8eeb open-codes the lazy filter into a cpumask before the cross-call; the benchmarked kernels of
-  // seed 000 carry its revert, which filters with on_each_cpu_cond_mask(tlb_is_not_lazy).
-  bool open_coded_cond_mask = false;
+  // The options that are on and the mutations planted: one bit per declared id (model/declare.h). The declarations
+  // are each owner's options.h (kernel/options.h, arch/x86/options.h, arch/powerpc/options.h).
+  std::uint64_t option_bits = 0;
+  std::uint64_t mutation_bits = 0;
 
-  // ---- Seed 000 (x86 v5.17/5.18): x86/mm/tlb: avoid reading mm_tlb_gen when possible (v2, as posted).
-  // flush_tlb_func returns early when f->new_tlb_gen <= local_tlb_gen and reads mm->context.tlb_gen after that test.
-  bool avoid_mm_tlb_gen_read = false;
-  // The later fix (x86/mm/tlb: Ignore f->new_tlb_gen when zero): no early return for TLB_GENERATION_INVALID.
-  bool ignore_invalid_tlb_gen = false;
-
-  // ---- Seed 002 (x86 v6.13): x86,tlb: update mm_cpumask lazily (patch 1/3 as posted).
-  // switch_mm_irqs_off leaves the CPU in prev's mm_cpumask and sets next's bit only if clear; flush_tlb_func on a
-  // CPU that no longer runs f->mm clears its bit there.
-  bool lazy_mm_cpumask = false;
-  // Its later fix, "x86,mm: only trim the mm_cpumask once a second" (Rik van Riel, v4 as posted 2024-12-04, merged
-  // for v6.14): flush_tlb_mm_range sets info->trim_cpumask once per HZ per mm (should_trim_cpumask), and
-  // native_flush_tlb_multi's filter (should_flush_tlb) IPIs a CPU that no longer runs the mm only then.
-  bool should_trim_cpumask = false;
-  // The fix of that fix, "x86/mm: Eliminate window where TLB flushes may be inadvertently skipped" (Dave Hansen,
-  // fea4e317f9e7, 2025): switch_mm_irqs_off writes LOADED_MM_SWITCHING before it sets next's mm_cpumask bit and
-  // reads tlb_gen, and should_flush_tlb IPIs a CPU in that state (docs/findings.md, F5).
-  bool should_flush_tlb_switching = false;
-
-  // ---- Seed 003 (x86 v3.3): x86, tlb: switch cr3 in leave_mm() only when needed.
-  // As first posted: leave_mm does cpumask_test_and_clear_cpu and loads swapper_pg_dir only if the bit was set.
-  bool leave_mm_cr3_when_needed = false;
-  // As reviewed (Linus): a read-only cpumask_test_cpu first, then the clear and the load only when it was set.
-  bool leave_mm_cr3_when_needed_test_first = false;
-
-  // ---- Seed 004 (generic v6.2 + powerpc64s radix): shoot lazy tlbs.
-  // CONFIG_MMU_LAZY_TLB_SHOOTDOWN: lazy-TLB mm references (mmgrab_lazy_tlb/mmdrop_lazy_tlb) do not touch mm_count;
-  // __mmdrop calls cleanup_lazy_tlbs, which IPIs every CPU in mm_cpumask to switch lazy users to init_mm.
-  bool MMU_LAZY_TLB_SHOOTDOWN = false;
-  // CONFIG_DEBUG_VM_SHOOT_LAZIES: after the shootdown, check on every CPU that none still uses the mm lazily.
-  bool DEBUG_VM_SHOOT_LAZIES = false;
-  // Patch 5 (powerpc/64s/radix: combine final TLB flush and lazy tlb mm shootdown IPIs): the final exit flush is
-  // done by IPI + tlbiel to mm_cpumask, and each target also switches a lazy use of the mm to init_mm.
-  bool exit_flush_lazy_tlbs = false;
-
-  // ---- Seed 001 (powerpc64 radix, 2017 RFC): ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH on POWER.
-  // Reclaim defers flushes into arch_tlbflush_unmap_batch (a cpumask and the list of mms) and flushes once per
-  // batch by IPI, each target flushing each listed mm's PID locally with tlbiel.
-  bool ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH = false;
-  // The follow-up variant: each target flushes the whole LPID instead of each mm.
-  bool batched_unmap_flush_lpid = false;
-
-  // ---- Mutations (model/mutation.h): planted bugs the checker must catch; never set by a profile.
-  std::vector<std::string> mutations;
-  // Whether mutation `name` is on. Cheap when none is (the normal case).
-  bool mutated(std::string_view name) const;
+  // Whether option `o` is on: `cfg.on(x86::Option::lazy_mm_cpumask)`.
+  template <OptionId E>
+  bool on(E o) const {
+    return (option_bits >> decl_bit(o)) & 1U;
+  }
+  template <OptionId E>
+  void set(E o, bool value) {
+    const std::uint64_t bit = std::uint64_t{1} << decl_bit(o);
+    option_bits = value ? (option_bits | bit) : (option_bits & ~bit);
+  }
+  template <MutationId E>
+  void plant(E m) {
+    mutation_bits |= std::uint64_t{1} << decl_bit(m);
+  }
 };
+
+// A planted bug's switch: true only when `--mutation` planted `m`. Model code writes `if (planted(cfg, m))` so that a
+// mutation point reads apart from the kernel's own logic; no profile ever turns one on.
+template <MutationId E>
+bool planted(const KernelConfig& cfg, E m) {
+  return (cfg.mutation_bits >> decl_bit(m)) & 1U;
+}
 
 }  // namespace tlbsim::kernel

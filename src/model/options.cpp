@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "arch/powerpc/options.h"
+#include "arch/x86/options.h"
+#include "kernel/options.h"
 #include "util/error.h"
 
 namespace tlbsim::kernel {
@@ -13,7 +16,8 @@ KernelVersion KernelVersion::parse(std::string_view text, std::string_view where
   KernelVersion v;
   const auto dot = text.find('.');
   auto digits = [](std::string_view s) {
-    return !s.empty() && s.size() <= 3 && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    return !s.empty() && s.size() <= 3 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
   };
   if (dot == std::string_view::npos || !digits(text.substr(0, dot)) || !digits(text.substr(dot + 1))) {
     throw InputError(fmt::format("{}: '{}' is not a kernel version (expected MAJOR.MINOR, e.g. 5.17)", where, text));
@@ -25,58 +29,136 @@ KernelVersion KernelVersion::parse(std::string_view text, std::string_view where
 
 namespace {
 
-OptionInfo info_of(std::string_view name, std::string_view where) {
-  const auto* e = Registry<KernelOption>::find(name);
-  if (e == nullptr) {
-    std::string known;
-    for (const auto& o : Registry<KernelOption>::list()) known += (known.empty() ? "" : ", ") + o.name;
-    throw InputError(fmt::format("{}: unknown option '{}' (known: {})", where, name, known));
+template <class E>
+void add_options(std::vector<OptionInfo>& out) {
+  for (const auto& d : DeclSpace<E>::kOptionDeclTable) {
+    out.push_back({decl_bit(d.id), d.name, d.arch, d.since, d.until, d.seed, d.depends_on, d.conflicts_with, d.doc});
   }
-  return e->make()->info();
 }
+
+template <class E>
+void add_mutations(std::vector<MutationInfo>& out) {
+  for (const auto& d : DeclSpace<E>::kMutationDeclTable) {
+    out.push_back({decl_bit(d.id), d.name, d.area, d.arch, d.scenarios, d.kernel, d.doc});
+  }
+}
+
+template <class Info>
+std::vector<Info> sorted(std::vector<Info> v) {
+  std::sort(v.begin(), v.end(), [](const Info& a, const Info& b) { return a.name < b.name; });
+  return v;
+}
+
+// The owners' spaces: each is 16 bits wide and starts at a multiple of 16 (TLBSIM_DECLARE_SPACE), so distinct bases
+// are disjoint.
+static_assert(DeclSpace<Option>::kBase != DeclSpace<x86::Option>::kBase &&
+              DeclSpace<Option>::kBase != DeclSpace<powerpc::Option>::kBase &&
+              DeclSpace<x86::Option>::kBase != DeclSpace<powerpc::Option>::kBase);
+static_assert(DeclSpace<Mutation>::kBase != DeclSpace<x86::Mutation>::kBase &&
+              DeclSpace<Mutation>::kBase != DeclSpace<powerpc::Mutation>::kBase &&
+              DeclSpace<x86::Mutation>::kBase != DeclSpace<powerpc::Mutation>::kBase);
+
+template <class Info>
+const Info& named(std::span<const Info> all, std::string_view kind, std::string_view name, std::string_view where) {
+  for (const Info& i : all) {
+    if (i.name == name) return i;
+  }
+  std::string known;
+  for (const Info& i : all) known += fmt::format("{}{}", known.empty() ? "" : ", ", i.name);
+  throw InputError(fmt::format("{}: unknown {} '{}' (known: {})", where, kind, name, known));
+}
+
+bool bit_set(std::uint64_t bits, unsigned bit) { return (bits >> bit) & 1U; }
 
 }  // namespace
 
+std::span<const OptionInfo> all_options() {
+  static const std::vector<OptionInfo> all = [] {
+    std::vector<OptionInfo> v;
+    add_options<Option>(v);
+    add_options<x86::Option>(v);
+    add_options<powerpc::Option>(v);
+    return sorted(std::move(v));
+  }();
+  return all;
+}
+
+std::span<const MutationInfo> all_mutations() {
+  static const std::vector<MutationInfo> all = [] {
+    std::vector<MutationInfo> v;
+    add_mutations<Mutation>(v);
+    add_mutations<x86::Mutation>(v);
+    add_mutations<powerpc::Mutation>(v);
+    return sorted(std::move(v));
+  }();
+  return all;
+}
+
+const OptionInfo& option_named(std::string_view name, std::string_view where) {
+  return named(all_options(), "option", name, where);
+}
+
+const MutationInfo& mutation_named(std::string_view name, std::string_view where) {
+  return named(all_mutations(), "mutation", name, where);
+}
+
 void set_option(KernelConfig& cfg, std::string_view name, bool value, std::string_view where) {
-  const OptionInfo i = info_of(name, where);
-  if (i.arch != "any" && i.arch != cfg.arch) {
+  const OptionInfo& i = option_named(name, where);
+  if (!arch_matches(i.arch, cfg.arch)) {
     throw InputError(fmt::format("{}: option '{}' exists only for {}, not for this kernel's arch {}", where, name,
-                                 i.arch, cfg.arch));
+                                 to_string(i.arch), to_string(cfg.arch)));
   }
   if (cfg.version < i.since || cfg.version > i.until) {
     throw InputError(fmt::format("{}: option '{}' is modeled for Linux {}..{}, not for this kernel's version {}",
                                  where, name, i.since.str(), i.until.str(), cfg.version.str()));
   }
-  cfg.*i.field = value;
+  const std::uint64_t bit = std::uint64_t{1} << i.bit;
+  cfg.option_bits = value ? (cfg.option_bits | bit) : (cfg.option_bits & ~bit);
 }
 
 void validate_options(const KernelConfig& cfg, std::string_view where) {
-  for (const auto& e : Registry<KernelOption>::list()) {
-    const OptionInfo i = e.make()->info();
-    if (!(cfg.*i.field)) continue;
-    if (!i.depends_on.empty() && !(cfg.*info_of(i.depends_on, where).field)) {
-      throw InputError(fmt::format("{}: option '{}' needs option '{}' on", where, e.name, i.depends_on));
+  for (const OptionInfo& i : all_options()) {
+    if (!bit_set(cfg.option_bits, i.bit)) continue;
+    if (!i.depends_on.empty() && !bit_set(cfg.option_bits, option_named(i.depends_on, where).bit)) {
+      throw InputError(fmt::format("{}: option '{}' needs option '{}' on", where, i.name, i.depends_on));
     }
-    if (!i.conflicts_with.empty() && (cfg.*info_of(i.conflicts_with, where).field)) {
+    if (!i.conflicts_with.empty() && bit_set(cfg.option_bits, option_named(i.conflicts_with, where).bit)) {
       throw InputError(fmt::format("{}: options '{}' and '{}' are variants of one change; turn one off", where,
-                                   e.name, i.conflicts_with));
+                                   i.name, i.conflicts_with));
     }
   }
 }
 
 std::vector<std::string> enabled_options(const KernelConfig& cfg) {
   std::vector<std::string> out;
-  for (const auto& e : Registry<KernelOption>::list()) {
-    if (cfg.*(e.make()->info().field)) out.push_back(e.name);
+  for (const OptionInfo& i : all_options()) {
+    if (bit_set(cfg.option_bits, i.bit)) out.emplace_back(i.name);
   }
   return out;
 }
 
-std::string describe_option(const Registry<KernelOption>::Entry& e) {
-  const OptionInfo i = e.make()->info();
-  const std::string seed = i.seed.empty() ? "-" : fmt::format("seed {}", i.seed);
-  const std::string rel = i.since == i.until ? i.since.str() : fmt::format("{}..{}", i.since.str(), i.until.str());
-  return fmt::format("[{}, {} {}] {}", seed, i.arch, rel, e.description);
+std::vector<std::string> planted_mutations(const KernelConfig& cfg) {
+  std::vector<std::string> out;
+  for (const MutationInfo& i : all_mutations()) {
+    if (bit_set(cfg.mutation_bits, i.bit)) out.emplace_back(i.name);
+  }
+  return out;
+}
+
+std::string describe_option(const OptionInfo& o) {
+  const std::string seed = o.seed.empty() ? "-" : fmt::format("seed {}", o.seed);
+  const std::string rel = o.since == o.until ? o.since.str() : fmt::format("{}..{}", o.since.str(), o.until.str());
+  return fmt::format("[{}, {} {}] {}", seed, to_string(o.arch), rel, o.doc);
+}
+
+void set_mutation(KernelConfig& cfg, std::string_view name, std::string_view where) {
+  const MutationInfo& m = mutation_named(name, where);
+  if (!arch_matches(m.arch, cfg.arch)) {
+    throw InputError(fmt::format("{}: mutation '{}' breaks {} code, but the kernel is {}", where, name,
+                                 to_string(m.arch), to_string(cfg.arch)));
+  }
+  if (bit_set(cfg.mutation_bits, m.bit)) throw InputError(fmt::format("{} {}: given twice", where, name));
+  cfg.mutation_bits |= std::uint64_t{1} << m.bit;
 }
 
 }  // namespace tlbsim::kernel

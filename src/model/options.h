@@ -1,53 +1,53 @@
-// Kernel options as self-registered entries (`tlbsim list options`): each names a KernelConfig field, the seed it
-// belongs to, and the architecture and kernel releases it exists for.
+// Kernel options and mutations by name: the union of every owner's declarations (kernel/options.h,
+// arch/x86/options.h, arch/powerpc/options.h), for profiles, --option, --mutation and `tlbsim list`.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "model/config.h"
-#include "util/registry.h"
 
 namespace tlbsim::kernel {
 
+// An option's declaration without its typed id: `bit` is its bit in KernelConfig::option_bits.
 struct OptionInfo {
-  bool KernelConfig::*field = nullptr;
-  std::string_view arch;  // "x86", "powerpc", or "any"
-  KernelVersion since;    // the first release of the era the option is modeled on (inclusive)
-  KernelVersion until;    // the last (inclusive)
-  std::string_view seed;  // "000".."004", or "" for an option that is no seed's change
-  std::string_view depends_on;  // an option that must also be on, or ""
-  std::string_view conflicts_with;  // an option that must be off, or ""
+  unsigned bit = 0;
+  std::string_view name;
+  Arch arch = Arch::kAny;
+  KernelVersion since, until;
+  std::string_view seed, depends_on, conflicts_with, doc;
 };
 
-// Contract: info() is constant; the registered name equals the KernelConfig field's name.
-class KernelOption {
- public:
-  virtual ~KernelOption() = default;
-  virtual OptionInfo info() const = 0;
+// A mutation's declaration without its typed id: `bit` is its bit in KernelConfig::mutation_bits.
+struct MutationInfo {
+  unsigned bit = 0;
+  std::string_view name;
+  std::string_view area;
+  Arch arch = Arch::kAny;
+  std::string_view scenarios, kernel, doc;
 };
+
+// Every declared option (mutation), sorted by name.
+std::span<const OptionInfo> all_options();
+std::span<const MutationInfo> all_mutations();
+// The declaration named `name`; throws InputError naming `where` and the known names when there is none.
+const OptionInfo& option_named(std::string_view name, std::string_view where);
+const MutationInfo& mutation_named(std::string_view name, std::string_view where);
 
 // Sets option `name` to `value` in `cfg`. Throws InputError (naming `where`) for an unknown option, or one that does
 // not exist for cfg.arch at cfg.version.
 void set_option(KernelConfig& cfg, std::string_view name, bool value, std::string_view where);
 // Checks the options that are on against their dependencies and conflicts. Throws InputError naming `where`.
 void validate_options(const KernelConfig& cfg, std::string_view where);
-// The names of the options that are on, sorted.
+// The names of the options that are on (mutations planted), sorted.
 std::vector<std::string> enabled_options(const KernelConfig& cfg);
+std::vector<std::string> planted_mutations(const KernelConfig& cfg);
 // One line for `tlbsim list options`: seed, arch, releases, description.
-std::string describe_option(const Registry<KernelOption>::Entry& e);
+std::string describe_option(const OptionInfo& o);
+// Plants mutation `name` in `cfg`. Throws InputError (naming `where`) for an unknown mutation, one whose code is not
+// this kernel's architecture, or one given twice.
+void set_mutation(KernelConfig& cfg, std::string_view name, std::string_view where);
 
 }  // namespace tlbsim::kernel
-
-#define TLBSIM_KERNEL_OPTION(NAME, ARCH, SINCE_MAJ, SINCE_MIN, UNTIL_MAJ, UNTIL_MIN, SEED, DEPENDS, CONFLICTS, DESC) \
-  namespace {                                                                                                         \
-  class Option_##NAME final : public ::tlbsim::kernel::KernelOption {                                                 \
-   public:                                                                                                            \
-    ::tlbsim::kernel::OptionInfo info() const override {                                                              \
-      return {&::tlbsim::kernel::KernelConfig::NAME, ARCH, {SINCE_MAJ, SINCE_MIN}, {UNTIL_MAJ, UNTIL_MIN}, SEED,      \
-              DEPENDS, CONFLICTS};                                                                                    \
-    }                                                                                                                 \
-  };                                                                                                                  \
-  }                                                                                                                   \
-  TLBSIM_REGISTER(::tlbsim::kernel::KernelOption, Option_##NAME, #NAME, DESC)

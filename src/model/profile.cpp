@@ -20,11 +20,11 @@ KernelProfile parse_kernel_profile(std::string_view text, const std::string& nam
   p.origin = origin;
   ParamReader k = top.section("kernel");
   p.description = k.string("description");
-  p.config.arch = k.choice("arch", {"x86", "powerpc"});
+  p.config.arch = *parse_arch(k.choice("arch", {"x86", "powerpc"}));
   p.config.version = KernelVersion::parse(k.string("version"), k.where_key("version"));
   if (find_arch_mmu(p.config.arch, p.config.version) == nullptr) {
     throw InputError(fmt::format("{}: no modeled {} code for Linux {} (modeled: {})", k.where_key("version"),
-                                 p.config.arch, p.config.version.str(), modeled_arch_eras()));
+                                 to_string(p.config.arch), p.config.version.str(), modeled_arch_eras()));
   }
   p.seed = k.optional_string("seed").value_or("");
   p.role = k.optional_string("role").value_or("base");

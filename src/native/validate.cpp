@@ -145,7 +145,7 @@ std::string closest_x86_profile(std::string_view release, std::string& why) {
   };
   for (const std::string& name : kernel::builtin_kernel_names()) {
     const kernel::KernelProfile p = kernel::load_kernel_profile(name);
-    if (p.config.arch != "x86") continue;
+    if (p.config.arch != kernel::Arch::kX86) continue;
     if (p.config.version <= running && better(name, p.config.version, best, best_v, true)) {
       best = name, best_v = p.config.version;
     }

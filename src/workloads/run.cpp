@@ -7,7 +7,6 @@
 
 #include "hw/system.h"
 #include "kernel/locking/locks.h"
-#include "model/mutation.h"
 #include "model/options.h"
 #include "model/profile.h"
 #include "sim/timed_scheduler.h"
@@ -110,11 +109,11 @@ nlohmann::json run_json(const FinishedRun& f) {
   nlohmann::json j;
   j["machine"] = hw::to_json(f.machine);
   j["kernel"] = spec.kernel;
-  j["kernel_arch"] = cfg.arch;
+  j["kernel_arch"] = kernel::to_string(cfg.arch);
   j["kernel_version"] = cfg.version.str();
   j["kernel_spinlock"] = kernel::to_string(cfg.spinlock_kind());  // arch_spin_lock's algorithm in that release
   j["options"] = kernel::enabled_options(cfg);
-  if (!cfg.mutations.empty()) j["mutations"] = cfg.mutations;
+  if (cfg.mutation_bits != 0) j["mutations"] = kernel::planted_mutations(cfg);
   j["workload"] = spec.workload;
   j["threads"] = spec.threads;
   if (!f.args.given().empty()) j["params"] = f.args.given();

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -138,11 +139,28 @@ TEST(Cli, HelpExitsZero) {
 namespace tlbsim::cli {
 namespace {
 
+// A listing's stable part: kernels and options of the seeds only (a user's new option or profile is no seed's, so
+// adding one leaves the goldens alone), with the name column's padding, which follows the longest name, collapsed.
+std::string stable_listing(std::string_view kind, const std::string& out) {
+  const bool seeds_only = kind == "kernels" || kind == "options";
+  std::istringstream in(out);
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    if (seeds_only && line.find("seed 00") == std::string::npos) continue;
+    const auto name_end = line.find(' ');
+    const auto rest = line.find_first_not_of(' ', name_end);
+    kept += (name_end == std::string::npos || rest == std::string::npos) ? line
+                                                                         : line.substr(0, name_end) + " " + line.substr(rest);
+    kept += '\n';
+  }
+  return kept;
+}
+
 TEST(Cli, ListKernelsWorkloadsOptionsErasMutationsScenarios) {
   for (const char* kind : {"kernels", "workloads", "options", "eras", "mutations", "scenarios"}) {
     const Result r = run({"list", kind});
     EXPECT_EQ(r.status, 0) << kind;
-    expect_golden(std::string("list_") + kind + ".txt", r.out);
+    expect_golden(std::string("list_") + kind + ".txt", stable_listing(kind, r.out));
   }
 }
 
@@ -247,7 +265,9 @@ TEST(Cli, CheckFindsAMutationWritesACounterexampleAndReplaysIt) {
   expect_golden("check_switch_mutation.txt", replace_all(r.out, path, "<out>"));
   r = run({"check", "--replay", path});
   EXPECT_EQ(r.status, 1) << r.err;
-  expect_golden("check_replay_switch_mutation.txt", r.out);
+  // Source lines as file:N: an edit elsewhere in a modeled file must not change the golden.
+  expect_golden("check_replay_switch_mutation.txt",
+                std::regex_replace(r.out, std::regex(R"(([A-Za-z_0-9]+\.(cpp|h)):[0-9]+)"), "$1:N"));
   // The replay as a timeline: the same text, and a trace file of the run.
   const std::string trace = (std::filesystem::temp_directory_path() / "tlbsim_cli_replay.json").string();
   const Result traced = run({"check", "--replay", path, "--trace", trace});

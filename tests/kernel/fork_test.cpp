@@ -1,4 +1,5 @@
 // Scenario tests of the mm lifecycle: exec, exit, and the last mmdrop waiting for lazy borrowers.
+#include "kernel/options.h"
 #include "kernel/fork.h"
 
 #include <gtest/gtest.h>
@@ -97,7 +98,7 @@ KernelConfig shootdown_on_x86() {
   // the thread says about x86 (Nadav's and Andy's remarks): x86 clears a lazy CPU's mm_cpumask bit when it
   // switches it to init_mm, while the task's active_mm still names the mm, so the shootdown misses it.
   KernelConfig c;
-  c.MMU_LAZY_TLB_SHOOTDOWN = true;
+  c.set(kernel::Option::MMU_LAZY_TLB_SHOOTDOWN, true);
   return c;
 }
 
@@ -135,7 +136,7 @@ TEST(Fork, LazyTlbShootdownOnX86MissesALazyCpuWhoseBitX86Cleared) {
 
 TEST(Fork, DebugVmShootLaziesWarnsAboutTheLazyUserTheShootdownMissed) {
   KernelConfig c = shootdown_on_x86();
-  c.DEBUG_VM_SHOOT_LAZIES = true;
+  c.set(kernel::Option::DEBUG_VM_SHOOT_LAZIES, true);
   Scenario s(c);
   Family f(s);
   MmStruct& mm = s.k.new_mm();

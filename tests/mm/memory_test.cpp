@@ -117,7 +117,7 @@ TEST(MmOps, ABadAreaFaultReleasesMmapLockBeforeTheSignal) {
 
 // Maps how many of a 16-page file's pages a read fault on page 0 leaves mapped, pages 1-15 being cached.
 std::uint64_t pages_mapped_by_one_read_fault(KernelConfig cfg) {
-  Scenario s(cfg, cfg.arch == "powerpc" ? "power9-2s16c-smt4" : "small-2s2c");
+  Scenario s(cfg, cfg.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c");
   MmStruct& mm = s.k.new_mm();
   File& file = file_with_pages_1_to_15_cached(s);
   s.k.oracle().set_user_context(CpuId{0}, mm.id());
@@ -136,7 +136,7 @@ TEST(MmOps, FaultAroundNeedsAWindowOfMoreThanOnePage) {
   EXPECT_EQ(x86.fault_around_pages(), 16u);
   EXPECT_EQ(pages_mapped_by_one_read_fault(x86), 16u);
   KernelConfig ppc;
-  ppc.arch = "powerpc";
+  ppc.arch = kernel::Arch::kPowerpc;
   ppc.version = {4, 14};
   EXPECT_EQ(ppc.page_size(), 65536u);
   EXPECT_EQ(ppc.fault_around_pages(), 1u);

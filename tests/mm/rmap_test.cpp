@@ -1,4 +1,5 @@
 // Scenario tests of the batched reclaim flush (mm/rmap.c) and of the oracle's free and reuse checks.
+#include "arch/x86/options.h"
 #include "mm/rmap.h"
 #include "arch/x86/mm/tlb.h"
 
@@ -65,8 +66,8 @@ TEST(Rmap, ReclaimDefersTheFlushWhileAnotherCpuIsInTheMask) {
 // carries new_tlb_gen = 0, so every target skips it and keeps the stale translation (docs/findings.md F1).
 void batched_flush_with_seed000(bool fixed, bool expect_violation) {
   KernelConfig cfg;
-  cfg.avoid_mm_tlb_gen_read = true;
-  cfg.ignore_invalid_tlb_gen = fixed;
+  cfg.set(x86::Option::avoid_mm_tlb_gen_read, true);
+  cfg.set(x86::Option::ignore_invalid_tlb_gen, fixed);
   TwoCpus t(cfg);
   t.s.run_on(0, do_unmap(t.s.cpu(0), t.ubc, t.mm, t.addr, true));
   t.s.run_on(0, do_flush(t.s.cpu(0), t.ubc));
@@ -108,7 +109,7 @@ TEST(Rmap, OracleCatchesAFrameReusedWhileARunningCpuMapsIt) {
 
 void freed_tables_scenario(bool break_it, bool expect_violation) {
   KernelConfig cfg;
-  if (break_it) cfg.mutations = {"flush_skips_lazy_cpus_freeing_tables"};
+  if (break_it) cfg.plant(x86::Mutation::flush_skips_lazy_cpus_freeing_tables);
   TwoCpus t(cfg);
   t.s.run_on(1, do_lazy(t.s.cpu(1)));  // cpu1 runs a kernel thread, lazily keeping the mm loaded
   t.s.k.oracle().set_user_context(CpuId{1}, 0);

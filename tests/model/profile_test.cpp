@@ -47,17 +47,16 @@ TEST(Profile, EachSeedProfileHasABeforeAndAnAfter) {
 }
 
 TEST(Profile, OptionsSetTheirOwnFieldOnly) {
-  for (const auto& e : Registry<KernelOption>::list()) {
-    const OptionInfo i = e.make()->info();
+  for (const OptionInfo& i : all_options()) {
     KernelConfig c;
-    c.arch = std::string(i.arch == "any" ? "x86" : i.arch);
+    c.arch = i.arch == Arch::kAny ? Arch::kX86 : i.arch;
     c.version = i.since;
     const std::vector<std::string> before = enabled_options(c);
-    set_option(c, e.name, true, "test");
+    set_option(c, i.name, true, "test");
     std::vector<std::string> expect = before;
-    expect.push_back(e.name);
+    expect.emplace_back(i.name);
     std::sort(expect.begin(), expect.end());
-    EXPECT_EQ(enabled_options(c), expect) << e.name;
+    EXPECT_EQ(enabled_options(c), expect) << i.name;
   }
 }
 
@@ -95,7 +94,7 @@ namespace {
 TEST(Profile, EveryProfileRunsTheCoreWorkloadsClean) {
   for (const std::string& name : builtin_kernel_names()) {
     const KernelProfile p = load_kernel_profile(name);
-    const hw::Machine m = hw::load_machine(p.config.arch == "powerpc" ? "power9-2s16c-smt4" : "small-2s2c");
+    const hw::Machine m = hw::load_machine(p.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c");
     for (const char* w : {"tlb_flush1", "context_switch1", "proc_churn"}) {
       workloads::RunSpec spec;
       spec.kernel = name;

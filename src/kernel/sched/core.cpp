@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernel/fork.h"
+#include "kernel/options.h"
 #include "trace/tracer.h"
 
 namespace tlbsim::kernel {
@@ -55,7 +56,7 @@ Sched::~Sched() {
 
 void Sched::start() {
   // Each idle task holds a reference to init_mm, its active_mm (mmgrab_lazy_tlb(&init_mm) when idle starts).
-  if (!k.config().MMU_LAZY_TLB_SHOOTDOWN) k.init_mm().mm_count.value += k.ncpus();
+  if (!k.config().on(Option::MMU_LAZY_TLB_SHOOTDOWN)) k.init_mm().mm_count.value += k.ncpus();
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
     auto idle = std::make_unique<TaskStruct>(k.sys().coherence(), 0, "swapper/" + std::to_string(c), nullptr, CpuId{c},
                                              k.config().spinlock_kind());

@@ -88,7 +88,7 @@ TEST_F(LocksTest, SpinLockIrqsaveWithInterruptsKeptOffDefersTheInterruptPastTheC
 TEST(KernelConfig, OnlyPowerpcBefore516SpinsWithInterruptsEnabled) {
   const auto config = [](const char* arch, KernelVersion v) {
     KernelConfig c;
-    c.arch = arch;
+    c.arch = *parse_arch(arch);
     c.version = v;
     return c;
   };
@@ -158,7 +158,7 @@ TEST(Spinlock, QueuedWaitersSpinOnTheirOwnNodesNotOnTheLockWord) {
 TEST(KernelConfig, SpinlockKindFollowsTheArchAndRelease) {
   const auto kind = [](const char* arch, KernelVersion v) {
     KernelConfig c;
-    c.arch = arch;
+    c.arch = *parse_arch(arch);
     c.version = v;
     return c.spinlock_kind();
   };

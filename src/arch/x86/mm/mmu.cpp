@@ -10,7 +10,7 @@ namespace {
 
 class X86TlbGenMmu final : public kernel::ArchMmu {
  public:
-  std::string_view arch() const override { return "x86"; }
+  kernel::Arch arch() const override { return kernel::Arch::kX86; }
   kernel::KernelVersion since() const override { return {5, 17}; }
   kernel::KernelVersion until() const override { return {6, 13}; }
 

@@ -12,7 +12,7 @@ namespace {
 
 class X86LazyTlbMmu final : public kernel::ArchMmu {
  public:
-  std::string_view arch() const override { return "x86"; }
+  kernel::Arch arch() const override { return kernel::Arch::kX86; }
   kernel::KernelVersion since() const override { return {3, 3}; }
   kernel::KernelVersion until() const override { return {3, 3}; }
 

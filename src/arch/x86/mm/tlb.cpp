@@ -8,8 +8,7 @@
 
 #include <algorithm>
 
-#include "model/mutation.h"
-#include "model/options.h"
+#include "arch/x86/options.h"
 #include "kernel/smp.h"
 #include "trace/tracer.h"
 
@@ -43,7 +42,7 @@ void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_
   for (std::uint16_t asid = 0; asid < TLB_NR_DYN_ASIDS; ++asid) {
     if (ts.ctxs[asid].ctx_id != next.context.ctx_id) continue;
     new_asid = asid;
-    need_flush = ts.ctxs[asid].tlb_gen < next_tlb_gen && !self.k.config().mutated("asid_slot_reuse_skips_tlb_gen");
+    need_flush = ts.ctxs[asid].tlb_gen < next_tlb_gen && !planted(self.k.config(), Mutation::asid_slot_reuse_skips_tlb_gen);
     return;
   }
   // No slot: take the next one round-robin (this_cpu_add_return(cpu_tlbstate.next_asid, 1) - 1).
@@ -52,7 +51,7 @@ void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_
     new_asid = 0;
     ts.next_asid = 1;
   }
-  need_flush = !self.k.config().mutated("asid_new_slot_skips_flush");
+  need_flush = !planted(self.k.config(), Mutation::asid_new_slot_skips_flush);
 }
 
 sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_asid, bool need_flush) {
@@ -92,7 +91,7 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
       if (!in_mask) co_await next.cpumask.set_cpu(m, self.cpu, self.id);  // WARN_ON_ONCE repair
     }
     if (!was_lazy) co_return;
-    if (self.k.config().mutated("lazy_return_skips_tlb_gen_check")) co_return;  // Mutation: trust the stale TLB
+    if (planted(self.k.config(), Mutation::lazy_return_skips_tlb_gen_check)) co_return;  // Mutation: trust the stale TLB
     // Read the tlb_gen to check whether a flush is needed (smp_mb() first: the bit stayed set while lazy).
     next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
     if (ts.ctxs[prev_asid].tlb_gen == next_tlb_gen) co_return;
@@ -103,20 +102,20 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
     // The fix of seed 002's later fix (fea4e317f9e7): mark the switch before this CPU starts receiving IPIs for next
     // and reads its tlb_gen, so that should_flush_tlb sees LOADED_MM_SWITCHING for the whole window.
     // Mutation: mark it where v6.13 did, after the tlb_gen read, while should_flush_tlb still trusts the mark.
-    const bool switching_first = self.k.config().should_flush_tlb_switching &&
-                                 !self.k.config().mutated("loaded_mm_switching_marked_late");
+    const bool switching_first = self.k.config().on(Option::should_flush_tlb_switching) &&
+                                 !planted(self.k.config(), Mutation::loaded_mm_switching_marked_late);
     if (switching_first) {
       ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING
       co_await m.write(self.cpu, self.loaded_mm_id, PerCpu::kLoadedMmSwitching);
     }
-    if (self.k.config().lazy_mm_cpumask) {
+    if (self.k.config().on(Option::lazy_mm_cpumask)) {
       // Seed 002: leave this CPU in prev's mm_cpumask (atomic writes to it are expensive under contention); it is
       // removed lazily at TLB flush time. Set next's bit only when it is not already set.
       if (!next.is_init_mm()) {
         const bool in_mask = co_await next.cpumask.test_cpu(m, self.cpu, self.id);
         if (!in_mask) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
       }
-    } else if (self.k.config().mutated("switch_mm_reads_tlb_gen_before_cpumask")) {
+    } else if (planted(self.k.config(), Mutation::switch_mm_reads_tlb_gen_before_cpumask)) {
       // Mutation: tlb_gen is read before this CPU is visible in next's mask, so a flush in between is missed.
       if (!real_prev->is_init_mm()) co_await real_prev->cpumask.clear_cpu(m, self.cpu, self.id);
       next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
@@ -127,12 +126,12 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
       // Start remote flushes and then read tlb_gen.
       if (!next.is_init_mm()) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
     }
-    if (!self.k.config().mutated("switch_mm_reads_tlb_gen_before_cpumask")) {
+    if (!planted(self.k.config(), Mutation::switch_mm_reads_tlb_gen_before_cpumask)) {
       next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
     }
     choose_new_asid(self, next, next_tlb_gen, new_asid, need_flush);
     ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING
-    if (self.k.config().should_trim_cpumask && !switching_first) {
+    if (self.k.config().on(Option::should_trim_cpumask) && !switching_first) {
       co_await m.write(self.cpu, self.loaded_mm_id, PerCpu::kLoadedMmSwitching);
     }
   }
@@ -146,7 +145,7 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
   }
   self.k.trace_tlb_flush(self, TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH, need_flush ? -1 : 0);
   ts.loaded_mm = &next;
-  if (self.k.config().should_trim_cpumask && self.loaded_mm_id.value != next.id()) {
+  if (self.k.config().on(Option::should_trim_cpumask) && self.loaded_mm_id.value != next.id()) {
     co_await m.write(self.cpu, self.loaded_mm_id, next.id());
   }
   ts.loaded_mm_asid = new_asid;
@@ -193,7 +192,7 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   const kernel::KernelConfig& cfg = self.k.config();
   // v5.17 reads the mm's tlb_gen at entry, before any early return (seed 000 defers it, below).
   std::uint64_t mm_tlb_gen = 0;
-  if (!cfg.avoid_mm_tlb_gen_read) mm_tlb_gen = co_await m.read(self.cpu, loaded_mm->context.tlb_gen);
+  if (!cfg.on(Option::avoid_mm_tlb_gen_read)) mm_tlb_gen = co_await m.read(self.cpu, loaded_mm->context.tlb_gen);
   const std::uint64_t local_tlb_gen = ts.ctxs[loaded_mm_asid].tlb_gen;
   const bool local = self.id.get() == f.initiating_cpu;
   std::uint64_t nr_invalidate = 0;
@@ -204,7 +203,7 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
     // Can only happen on remote CPUs.
     if (f.mm != nullptr && f.mm != loaded_mm) {
       // Seed 002: the CPU was left in the mm_cpumask of the target mm; clear it.
-      if (cfg.lazy_mm_cpumask) {
+      if (cfg.on(Option::lazy_mm_cpumask)) {
         co_await f.mm->cpumask.clear_cpu(m, self.cpu, self.id);
         self.k.trace_tlb_flush(self, TlbFlushReason::TLB_REMOTE_WRONG_CPU, 0);  // the series' patch 2/3 tracepoint
       }
@@ -215,7 +214,7 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   if (loaded_mm->is_init_mm()) co_return;
 
   const bool lazy = co_await m.read(self.cpu, self.is_lazy);
-  if (lazy && self.k.config().mutated("lazy_flush_keeps_mm_loaded")) co_return;  // Mutation: neither flush nor switch
+  if (lazy && planted(self.k.config(), Mutation::lazy_flush_keeps_mm_loaded)) co_return;  // Mutation: neither flush nor switch
   if (lazy) {
     // We're in lazy mode. We need to at least flush our paging-structure cache to avoid speculatively reading
     // garbage into our TLB. Since switching to init_mm is barely slower than a minimal flush, just switch.
@@ -223,10 +222,10 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
     co_return;
   }
 
-  if (cfg.avoid_mm_tlb_gen_read) {
+  if (cfg.on(Option::avoid_mm_tlb_gen_read)) {
     // Seed 000: the TLB is already up to date with respect to f->new_tlb_gen; checking mm_tlb_gen would only
     // pull the contended line. (The fix skips this for flushes without a generation: TLB_GENERATION_INVALID.)
-    const bool has_gen = !cfg.ignore_invalid_tlb_gen || f.new_tlb_gen != 0;
+    const bool has_gen = !cfg.on(Option::ignore_invalid_tlb_gen) || f.new_tlb_gen != 0;
     if (has_gen && f.new_tlb_gen <= local_tlb_gen) co_return;
     // Defer mm_tlb_gen reading as long as possible to avoid cache contention.
     mm_tlb_gen = co_await m.read(self.cpu, loaded_mm->context.tlb_gen);
@@ -237,7 +236,7 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   } else {
     // A partial flush is only safe when it takes us exactly one generation forward, to the mm's current
     // generation; otherwise (e.g. a full flush 1->2 and a partial 2->3 processed in reverse order) flush all.
-    const bool one_ahead = f.new_tlb_gen == local_tlb_gen + 1 || cfg.mutated("partial_flush_skips_generations");
+    const bool one_ahead = f.new_tlb_gen == local_tlb_gen + 1 || planted(cfg, Mutation::partial_flush_skips_generations);
     if (f.end != TLB_FLUSH_ALL && one_ahead && f.new_tlb_gen == mm_tlb_gen) {
       nr_invalidate = (f.end - f.start) >> f.stride_shift;
       for (std::uint64_t addr = f.start; addr < f.end; addr += std::uint64_t{1} << f.stride_shift) {
@@ -274,7 +273,7 @@ sim::Task<bool> tlb_is_not_lazy(PerCpu& self, CpuId cpu, const void*) {
 sim::Task<bool> should_flush_tlb(PerCpu& self, CpuId cpu, const void* data) {
   const auto& info = *static_cast<const FlushTlbInfo*>(data);
   PerCpu& target = self.k.percpu(cpu);
-  const bool fixed = self.k.config().should_flush_tlb_switching;
+  const bool fixed = self.k.config().on(Option::should_flush_tlb_switching);
   std::uint32_t loaded = 0;
   if (fixed) loaded = co_await mem(self).read(self.cpu, target.loaded_mm_id);
   const bool lazy = co_await mem(self).read(self.cpu, target.is_lazy);
@@ -302,10 +301,10 @@ sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, con
   self.k.counters().count(VmTlbEvent::NR_TLB_REMOTE_FLUSH);
   self.k.trace_tlb_flush(self, TlbFlushReason::TLB_REMOTE_SEND_IPI,
                          info.end == TLB_FLUSH_ALL ? -1 : static_cast<std::int64_t>((info.end - info.start) >> kernel::kPageShift));
-  if (info.freed_tables && !self.k.config().mutated("flush_skips_lazy_cpus_freeing_tables")) {
+  if (info.freed_tables && !planted(self.k.config(), Mutation::flush_skips_lazy_cpus_freeing_tables)) {
     // Lazy CPUs must be flushed too: they may otherwise walk freed page tables speculatively.
     co_await kernel::on_each_cpu_cond_mask(self, nullptr, flush_tlb_func, &info, true, cpumask);
-  } else if (self.k.config().open_coded_cond_mask) {
+  } else if (self.k.config().on(Option::open_coded_cond_mask)) {
     // Commit 6035152d8eeb: filter lazy CPUs up front into the per-CPU flush_tlb_mask, then on_each_cpu_mask.
     Cpumask cond_cpumask(cpumask.size());
     for (std::uint32_t c = cpumask.next(0); c < cpumask.size(); c = cpumask.next(c + 1)) {
@@ -313,7 +312,7 @@ sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, con
       if (not_lazy) cond_cpumask.set(CpuId{c});
     }
     co_await kernel::on_each_cpu_cond_mask(self, nullptr, flush_tlb_func, &info, true, cond_cpumask);
-  } else if (self.k.config().should_trim_cpumask) {
+  } else if (self.k.config().on(Option::should_trim_cpumask)) {
     co_await kernel::on_each_cpu_cond_mask(self, should_flush_tlb, flush_tlb_func, &info, true, cpumask);
   } else {
     // As benchmarked for seed 000 (the revert): the filter runs per CPU inside the queueing loop.
@@ -337,8 +336,8 @@ sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t sta
   info = FlushTlbInfo{&mm, start, end, new_tlb_gen, self.id.get(), stride_shift, freed_tables};
 
   const Cpumask mask = co_await mm.cpumask.read(m, self.cpu);
-  if (mask.any_but(self.id) < mask.size() && !self.k.config().mutated("flush_sends_no_ipis")) {
-    if (self.k.config().should_trim_cpumask) info.trim_cpumask = co_await should_trim_cpumask(self, mm);
+  if (mask.any_but(self.id) < mask.size() && !planted(self.k.config(), Mutation::flush_sends_no_ipis)) {
+    if (self.k.config().on(Option::should_trim_cpumask)) info.trim_cpumask = co_await should_trim_cpumask(self, mm);
     co_await native_flush_tlb_multi(self, mask, info);
   } else if (&mm == self.tlbstate.loaded_mm) {
     self.cpu.local_irq_disable();
@@ -377,37 +376,5 @@ sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch)
   batch.cpumask.clear_all();
 }
 
-TLBSIM_KERNEL_OPTION(open_coded_cond_mask, "x86", 5, 17, 5, 17, "", "", "",
-                     "v5.13-v5.17 commit 6035152d8eeb: native_flush_tlb_multi filters lazy CPUs into a cpumask first");
-TLBSIM_KERNEL_OPTION(avoid_mm_tlb_gen_read, "x86", 5, 17, 6, 13, "000", "", "",
-                     "flush_tlb_func returns early if f->new_tlb_gen <= local_tlb_gen, reading mm tlb_gen only after");
-TLBSIM_KERNEL_OPTION(ignore_invalid_tlb_gen, "x86", 5, 17, 6, 13, "000", "avoid_mm_tlb_gen_read", "",
-                     "later fix: no early return for f->new_tlb_gen == TLB_GENERATION_INVALID (batched flushes)");
-TLBSIM_KERNEL_OPTION(lazy_mm_cpumask, "x86", 6, 13, 6, 13, "002", "", "",
-                     "switch_mm_irqs_off keeps prev's mm_cpumask bit; the first flush IPI to a non-user clears it");
-TLBSIM_KERNEL_OPTION(should_trim_cpumask, "x86", 6, 13, 6, 13, "002", "lazy_mm_cpumask", "",
-                     "later fix (v6.14): flushes reach CPUs that left the mm once a second per mm (should_flush_tlb)");
-TLBSIM_KERNEL_OPTION(should_flush_tlb_switching, "x86", 6, 13, 6, 13, "002", "should_trim_cpumask", "",
-                     "fix of that fix (fea4e317f9e7): LOADED_MM_SWITCHING set first; should_flush_tlb IPIs it");
-
 }  // namespace tlbsim::x86
 
-TLBSIM_MUTATION(flush_sends_no_ipis, "ipi", "x86", "madvise_vs_access", "linux-5.17",
-                "flush_tlb_mm_range flushes only locally: no IPI reaches the other CPUs in mm_cpumask");
-TLBSIM_MUTATION(flush_skips_lazy_cpus_freeing_tables, "cpumask", "x86", "munmap_lazy_tables", "linux-5.17",
-                "native_flush_tlb_multi skips lazy CPUs even when page tables are freed (freed_tables ignored)");
-TLBSIM_MUTATION(partial_flush_skips_generations, "generation", "x86", "cow_vs_madvise", "linux-5.17",
-                "flush_tlb_func does a partial flush even when it takes the CPU more than one generation forward");
-TLBSIM_MUTATION(switch_mm_reads_tlb_gen_before_cpumask, "generation", "x86", "switch_vs_madvise", "linux-5.17",
-                "switch_mm_irqs_off reads next->context.tlb_gen before setting its bit in mm_cpumask(next)");
-TLBSIM_MUTATION(loaded_mm_switching_marked_late, "cpumask", "x86", "switch_vs_madvise",
-                "linux-6.13-seed002-trim-fixed",
-                "switch_mm_irqs_off marks LOADED_MM_SWITCHING after reading tlb_gen; should_flush_tlb trusts it");
-TLBSIM_MUTATION(asid_slot_reuse_skips_tlb_gen, "asid", "x86", "switch_vs_madvise", "linux-5.17",
-                "choose_new_asid reuses the mm's ASID slot without comparing the slot's tlb_gen with the mm's");
-TLBSIM_MUTATION(asid_new_slot_skips_flush, "asid", "x86", "asid_reuse", "linux-5.17",
-                "choose_new_asid takes a recycled ASID slot without flushing the previous owner's entries");
-TLBSIM_MUTATION(lazy_return_skips_tlb_gen_check, "generation", "x86", "lazy_return_vs_madvise", "linux-5.17",
-                "switch_mm_irqs_off leaving lazy mode for the same mm does not compare the mm's tlb_gen with its own");
-TLBSIM_MUTATION(lazy_flush_keeps_mm_loaded, "cpumask", "x86", "munmap_lazy_tables", "linux-5.17",
-                "flush_tlb_func on a lazy CPU returns without switching to init_mm (freed page tables stay cached)");

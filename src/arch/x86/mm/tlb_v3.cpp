@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/options.h"
+#include "arch/x86/options.h"
 #include "kernel/smp.h"
 #include "trace/tracer.h"
 
@@ -126,14 +126,14 @@ sim::Task<void> leave_mm(PerCpu& self) {
   if (ts.state == TLBSTATE_OK) {
     throw std::logic_error("BUG: leave_mm on cpu" + std::to_string(self.id.get()) + " with TLBSTATE_OK");
   }
-  if (cfg.leave_mm_cr3_when_needed_test_first) {
+  if (cfg.on(Option::leave_mm_cr3_when_needed_test_first)) {
     // As merged: a plain load first ("if it's clear, it will stay clear": only this CPU sets or clears its bit).
     const bool set = co_await active_mm.cpumask.test_cpu(m, self.cpu, self.id);
     if (set) {
       co_await active_mm.cpumask.clear_cpu(m, self.cpu, self.id);
       co_await load_cr3(self, self.k.init_mm());
     }
-  } else if (cfg.leave_mm_cr3_when_needed) {
+  } else if (cfg.on(Option::leave_mm_cr3_when_needed)) {
     // As first posted: always the locked RMW, the CR3 load only when the bit was set.
     const bool was_set = co_await active_mm.cpumask.test_and_clear_cpu(m, self.cpu, self.id);
     if (was_set) co_await load_cr3(self, self.k.init_mm());
@@ -252,7 +252,7 @@ sim::Task<void> flush_tlb_mm_or_page(PerCpu& self, MmStruct& mm, std::uint64_t v
   }
   // cpumask_any_but(mm_cpumask(mm), smp_processor_id()) < nr_cpu_ids: a read of the mask.
   const Cpumask mask = co_await mm.cpumask.read(mem(self), self.cpu);
-  if (mask.any_but(self.id) < mask.size() && !self.k.config().mutated("flush_sends_no_ipis")) {
+  if (mask.any_but(self.id) < mask.size() && !planted(self.k.config(), Mutation::flush_sends_no_ipis)) {
     co_await native_flush_tlb_others(self, mm.cpumask, mm, va);
   }
 }
@@ -279,10 +279,5 @@ sim::Task<void> flush_tlb_all(PerCpu& self) {
   for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) all.set(CpuId{c});
   co_await kernel::on_each_cpu_cond_mask(self, nullptr, do_flush_tlb_all, nullptr, true, all);
 }
-
-TLBSIM_KERNEL_OPTION(leave_mm_cr3_when_needed, "x86", 3, 3, 3, 3, "003", "", "",
-                     "leave_mm: cpumask_test_and_clear_cpu, load_cr3(swapper_pg_dir) only if the bit was set");
-TLBSIM_KERNEL_OPTION(leave_mm_cr3_when_needed_test_first, "x86", 3, 3, 3, 3, "003", "", "leave_mm_cr3_when_needed",
-                     "as merged (a6fca40f1d7f): read-only cpumask_test_cpu first; clear + load_cr3 only if set");
 
 }  // namespace tlbsim::x86::v3

@@ -1,4 +1,5 @@
 // Scenario tests pinning the semantics of the modeled x86 v5.17 TLB code with small concrete cases.
+#include "arch/x86/options.h"
 #include "arch/x86/mm/tlb.h"
 
 #include <gtest/gtest.h>
@@ -137,7 +138,7 @@ TEST(X86Tlb, MoreThan33PagesFlushesEverything) {
 
 void stale_read_scenario(bool break_flush, std::size_t expected_violations) {
   kernel::KernelConfig cfg;
-  if (break_flush) cfg.mutations = {"flush_sends_no_ipis"};
+  if (break_flush) cfg.plant(x86::Mutation::flush_sends_no_ipis);
   Scenario s(cfg);
   MmStruct& mm = s.k.new_mm();
   s.run_on(0, do_switch(s.cpu(0), mm));
@@ -162,9 +163,9 @@ TEST(X86Tlb, OracleIsQuietWhenTheFlushReachesEveryCpu) { stale_read_scenario(fal
 kernel::KernelConfig v613(bool lazy_cpumask) {
   kernel::KernelConfig c;
   c.version = {6, 13};
-  c.avoid_mm_tlb_gen_read = true;
-  c.ignore_invalid_tlb_gen = true;
-  c.lazy_mm_cpumask = lazy_cpumask;
+  c.set(x86::Option::avoid_mm_tlb_gen_read, true);
+  c.set(x86::Option::ignore_invalid_tlb_gen, true);
+  c.set(x86::Option::lazy_mm_cpumask, lazy_cpumask);
   return c;
 }
 
@@ -219,7 +220,7 @@ sim::Task<void> do_wait(PerCpu& self, sim::Duration d) { co_await self.cpu.delay
 
 kernel::KernelConfig v613_trim() {
   kernel::KernelConfig c = v613(true);
-  c.should_trim_cpumask = true;
+  c.set(x86::Option::should_trim_cpumask, true);
   return c;
 }
 

@@ -1,5 +1,6 @@
 // Scenario tests pinning the modeled x86 v3.3 lazy-TLB code (leave_mm, switch_mm, the invalidate-vector flush IPI)
 // and seed 003's two forms of leave_mm, on the seed's Sandy Bridge-EP machine.
+#include "arch/x86/options.h"
 #include "arch/x86/mm/tlb_v3.h"
 
 #include <gtest/gtest.h>
@@ -18,8 +19,8 @@ constexpr const char* kMachine = "sandybridge-ep-2s8c2t";
 kernel::KernelConfig v33(bool posted = false, bool reviewed = false) {
   kernel::KernelConfig c;
   c.version = {3, 3};
-  c.leave_mm_cr3_when_needed = posted;
-  c.leave_mm_cr3_when_needed_test_first = reviewed;
+  c.set(x86::Option::leave_mm_cr3_when_needed, posted);
+  c.set(x86::Option::leave_mm_cr3_when_needed_test_first, reviewed);
   return c;
 }
 
@@ -180,7 +181,7 @@ TEST(X86TlbV3, FlushTlbAllMakesLazyCpusLeaveEveryTimeBeforeSeed003) {
 
 void stale_read_v3(bool break_flush, std::size_t expected_violations) {
   kernel::KernelConfig cfg = v33();
-  if (break_flush) cfg.mutations = {"flush_sends_no_ipis"};
+  if (break_flush) cfg.plant(x86::Mutation::flush_sends_no_ipis);
   Scenario s(cfg, kMachine);
   MmStruct& mm = s.k.new_mm();
   s.run_on(0, do_switch(s.cpu(0), mm));

@@ -3,7 +3,7 @@
 // tlbiel or tlbie) and v6.2 (radix_tlb.c: flush_type_needed picks none, tlbiel or tlbie), and seed 004 patch 5/5.
 #include "arch/powerpc/mm/book3s64/radix_tlb.h"
 #include "mm/mmu_gather.h"
-#include "model/options.h"
+#include "arch/powerpc/options.h"
 #include "trace/tracer.h"
 
 namespace tlbsim::powerpc {
@@ -139,7 +139,7 @@ sim::Task<void> RadixMmu::radix__tlb_flush(PerCpu& self, kernel::MmuGather& tlb)
     co_return;
   }
   if (tlb.fullmm || tlb.need_flush_all) {
-    if (self.k.config().exit_flush_lazy_tlbs && mm.context.id != MMU_NO_CONTEXT) {
+    if (self.k.config().on(Option::exit_flush_lazy_tlbs) && mm.context.id != MMU_NO_CONTEXT) {
       // The lazy users must be IPIed when the mm is freed anyway: do it as the final flush. smp_mb() first.
       co_await exit_flush_lazy_tlbs(self, mm);
       co_await _tlbiel_pid(self, mm.context.id, Ric::RIC_FLUSH_ALL);
@@ -173,7 +173,5 @@ sim::Task<void> RadixMmu::flush_tlb_page(PerCpu& self, MmStruct& mm, std::uint64
 
 sim::Task<void> RadixMmu::flush_tlb_mm(PerCpu& self, MmStruct& mm) { co_await radix__flush_tlb_mm(self, mm); }
 
-TLBSIM_KERNEL_OPTION(exit_flush_lazy_tlbs, "powerpc", 6, 2, 6, 2, "004", "MMU_LAZY_TLB_SHOOTDOWN", "",
-                     "patch 5/5: radix__tlb_flush of a fullmm gather IPIs mm_cpumask (exit_flush_lazy_tlbs) + tlbiel");
 
 }  // namespace tlbsim::powerpc

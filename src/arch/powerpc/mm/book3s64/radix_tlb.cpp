@@ -8,7 +8,7 @@
 
 #include "kernel/fork.h"
 #include "mm/mmu_gather.h"
-#include "model/mutation.h"
+#include "arch/powerpc/options.h"
 #include "kernel/sched/sched.h"
 #include "kernel/smp.h"
 #include "trace/tracer.h"
@@ -86,7 +86,7 @@ sim::Task<void> RadixMmu::leave_mm(PerCpu&) { co_return; }
 
 sim::Task<bool> RadixMmu::mm_is_thread_local(PerCpu& self, MmStruct& mm) {
   const int active = co_await mem(self).read(self.cpu, mm.context.active_cpus);
-  if (active > 1 && !self.k.config().mutated("radix_tlbiel_with_remote_cpus")) co_return false;
+  if (active > 1 && !planted(self.k.config(), Mutation::radix_tlbiel_with_remote_cpus)) co_return false;
   co_return co_await mm.cpumask.test_cpu(mem(self), self.cpu, self.id);
 }
 
@@ -222,7 +222,7 @@ sim::Task<FlushType> RadixMmu::flush_type_needed(PerCpu& self, MmStruct& mm, boo
   }
   // Coprocessors (copros > 0) require tlbie: none are modeled. fullmm: a tlbie beats IPIs + tlbiel.
   if (fullmm) co_return FlushType::FLUSH_TYPE_GLOBAL;
-  if (self.k.config().mutated("radix_tlbiel_with_remote_cpus")) co_return FlushType::FLUSH_TYPE_LOCAL;  // Mutation
+  if (planted(self.k.config(), Mutation::radix_tlbiel_with_remote_cpus)) co_return FlushType::FLUSH_TYPE_LOCAL;  // Mutation
   // The only thread of a single-threaded process: trim the rest of the mask.
   const std::int64_t users = co_await m.read(self.cpu, mm.mm_users);
   if (users <= 1 && current_mm(self) == &mm) {
@@ -242,7 +242,3 @@ sim::Task<FlushType> RadixMmu::flush_type_needed(PerCpu& self, MmStruct& mm, boo
 
 }  // namespace tlbsim::powerpc
 
-namespace tlbsim::powerpc {
-TLBSIM_MUTATION(radix_tlbiel_with_remote_cpus, "powerpc", "powerpc", "madvise_vs_access", "linux-6.2-ppc",
-                "the radix flush uses the local tlbiel although another CPU is in mm_cpumask");
-}  // namespace tlbsim::powerpc

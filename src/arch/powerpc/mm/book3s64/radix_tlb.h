@@ -39,7 +39,7 @@ enum class FlushType : std::uint8_t { FLUSH_TYPE_NONE, FLUSH_TYPE_LOCAL, FLUSH_T
 // (mmu_context_ida) and the per-CPU mm_cpumask_trim_clock (DEFINE_PER_CPU, indexed by CPU).
 class RadixMmu : public kernel::ArchMmu {
  public:
-  std::string_view arch() const override { return "powerpc"; }
+  kernel::Arch arch() const override { return kernel::Arch::kPowerpc; }
   bool v62(PerCpu& self) const { return self.k.config().version >= kernel::KernelVersion{6, 2}; }
 
   void init_cpu(PerCpu& self, MmStruct& init_mm) override;

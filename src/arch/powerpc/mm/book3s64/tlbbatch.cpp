@@ -5,13 +5,13 @@
 // is never flushed; an add that finds the 1024-entry array full drops the mm (the posted code then writes past the
 // array from 1025 on; the model only drops it and counts it).
 #include "arch/powerpc/mm/book3s64/radix_tlb.h"
-#include "model/options.h"
+#include "arch/powerpc/options.h"
 #include "kernel/smp.h"
 
 namespace tlbsim::powerpc {
 
 // Kconfig: select ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH if (PPC64 && PPC_BOOK3S), with the RFC applied.
-bool RadixMmu::batched_unmap(const kernel::KernelConfig& cfg) const { return cfg.ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH; }
+bool RadixMmu::batched_unmap(const kernel::KernelConfig& cfg) const { return cfg.on(Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH); }
 
 // arch_tlbbatch_should_defer: false without radix or on POWER9 DD1 (neither modeled), else !mm_is_thread_local.
 sim::Task<bool> RadixMmu::arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm) {
@@ -39,7 +39,7 @@ namespace {
 sim::Task<void> clear_tlb(PerCpu& self, const void* info) {
   const auto& batch = *static_cast<const ArchTlbflushUnmapBatch*>(info);
   auto& radix = static_cast<RadixMmu&>(self.k.arch());
-  if (self.k.config().batched_unmap_flush_lpid) {
+  if (self.k.config().on(Option::batched_unmap_flush_lpid)) {
     // The follow-up: cur_cpu_spec->flush_tlb(TLB_INVAL_SCOPE_LPID), whatever the batch holds.
     co_await radix.flush_tlb_power9_lpid(self);
     co_return;
@@ -57,11 +57,5 @@ sim::Task<void> RadixMmu::arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBat
   batch.nr_mm = 0;
   batch.cpumask.clear_all();
 }
-
-TLBSIM_KERNEL_OPTION(
-    ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH, "powerpc", 4, 14, 4, 14, "001", "", "",
-    "RFC 2/2 as posted: reclaim batches radix flushes, one IPI per batch, each target tlbiels each mm");
-TLBSIM_KERNEL_OPTION(batched_unmap_flush_lpid, "powerpc", 4, 14, 4, 14, "001", "ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH", "",
-                     "follow-up: the batch IPI handler flushes the whole LPID (256 tlbiel) instead of each mm");
 
 }  // namespace tlbsim::powerpc

@@ -1,4 +1,5 @@
 // Scenario tests pinning the modeled powerpc64 radix TLB code (v4.14 and v6.2) and seed 001 / seed 004 patch 5.
+#include "arch/powerpc/options.h"
 #include "arch/powerpc/mm/book3s64/radix_tlb.h"
 
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@ constexpr const char* kMachine = "power9-2s16c-smt4";
 
 KernelConfig ppc(int major, int minor) {
   KernelConfig cfg;
-  cfg.arch = "powerpc";
+  cfg.arch = kernel::Arch::kPowerpc;
   cfg.version = {major, minor};
   return cfg;
 }
@@ -141,7 +142,7 @@ TEST(PowerpcRadixSeed001, WithoutTheSeedReclaimFlushesEachPageWithTlbie) {
 
 TEST(PowerpcRadixSeed001, OneIpiBatchAndEachTargetFlushesTheListedMms) {
   KernelConfig cfg = ppc(4, 14);
-  cfg.ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH = true;
+  cfg.set(powerpc::Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH, true);
   Scenario s(cfg, kMachine);
   Mapped a(s, {4, 8});
   Mapped b(s, {12});
@@ -158,7 +159,7 @@ TEST(PowerpcRadixSeed001, OneIpiBatchAndEachTargetFlushesTheListedMms) {
 // Defect 1 as posted: the last-added mm is never flushed. b's page is freed while cpu12 still caches it.
 TEST(PowerpcRadixSeed001, AsPostedTheLastAddedMmIsNeverFlushed) {
   KernelConfig cfg = ppc(4, 14);
-  cfg.ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH = true;
+  cfg.set(powerpc::Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH, true);
   Scenario s(cfg, kMachine);
   Mapped a(s, {4});
   Mapped b(s, {12});
@@ -176,8 +177,8 @@ TEST(PowerpcRadixSeed001, AsPostedTheLastAddedMmIsNeverFlushed) {
 // Defect 2 as posted: smp_call_function_many skips the reclaimer, which is in the mask and keeps its entry.
 TEST(PowerpcRadixSeed001, AsPostedTheReclaimingCpuIsNeverFlushed) {
   KernelConfig cfg = ppc(4, 14);
-  cfg.ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH = true;
-  cfg.batched_unmap_flush_lpid = true;  // the follow-up keeps this defect
+  cfg.set(powerpc::Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH, true);
+  cfg.set(powerpc::Option::batched_unmap_flush_lpid, true);  // the follow-up keeps this defect
   Scenario s(cfg, kMachine);
   Mapped a(s, {0, 4});
   Reclaim r(s, {&a});
@@ -191,8 +192,8 @@ TEST(PowerpcRadixSeed001, AsPostedTheReclaimingCpuIsNeverFlushed) {
 
 TEST(PowerpcRadixSeed001, LpidVariantFlushesEverythingOnTheTargetsSoTheLastMmToo) {
   KernelConfig cfg = ppc(4, 14);
-  cfg.ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH = true;
-  cfg.batched_unmap_flush_lpid = true;
+  cfg.set(powerpc::Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH, true);
+  cfg.set(powerpc::Option::batched_unmap_flush_lpid, true);
   Scenario s(cfg, kMachine);
   Mapped a(s, {4});
   Mapped b(s, {12});
@@ -230,7 +231,7 @@ struct ExitScenario {
   }
   static KernelConfig cfg(bool patch5) {
     KernelConfig c = ppc(6, 2);
-    c.exit_flush_lazy_tlbs = patch5;
+    c.set(powerpc::Option::exit_flush_lazy_tlbs, patch5);
     return c;
   }
   Scenario s;
