@@ -13,8 +13,13 @@
 #include "lib/cpumask.h"
 #include "sim/task.h"
 
+namespace tlbsim::hw {
+class CoherenceModel;
+}
+
 namespace tlbsim::kernel {
 
+class Kernel;
 class MmStruct;
 class PerCpu;
 struct MmuGather;
@@ -28,6 +33,21 @@ struct ArchTlbflushUnmapBatch {
   std::size_t nr_mm = 0;  // seed 001: the count of adds since the last flush (powerpc's batch->nr_mm)
 };
 
+// The architecture's per-CPU state (x86: cpu_tlbstate and cpu_tlbstate_shared). Contract: made by
+// ArchMmu::alloc_cpu_state once per CPU; only that architecture's code looks inside (each arch casts it back to its own
+// type in one accessor).
+class ArchCpuState {
+ public:
+  virtual ~ArchCpuState() = default;
+};
+
+// mm_context_t: the architecture's part of an mm_struct (x86: ctx_id, tlb_gen; powerpc: the PID, active_cpus).
+// Contract: made by ArchMmu::init_new_context for every mm, init_mm included; read only by that architecture's code.
+class ArchMmContext {
+ public:
+  virtual ~ArchMmContext() = default;
+};
+
 // Contract: one instance per Kernel, stateless apart from per-CPU state kept in PerCpu and an era's global flush
 // data (x86 v3.3 flush_state[]), which the instance may own; every method runs on
 // `self`'s CPU. switch_mm_irqs_off is called with interrupts disabled. init_cpu runs once per CPU before any task.
@@ -38,6 +58,10 @@ class ArchMmu {
   virtual KernelVersion since() const = 0;  // the releases this code models (inclusive)
   virtual KernelVersion until() const = 0;
 
+  // The per-CPU areas: this CPU's arch state, made when the kernel sets up the CPU (before init_mm exists).
+  virtual std::unique_ptr<ArchCpuState> alloc_cpu_state(hw::CoherenceModel& model) = 0;
+  // init_new_context(tsk, mm), and for init_mm its static INIT_MM_CONTEXT: the mm's arch context.
+  virtual std::unique_ptr<ArchMmContext> init_new_context(Kernel& k, MmStruct& mm) = 0;
   // Boot: this CPU runs in init_mm.
   virtual void init_cpu(PerCpu& self, MmStruct& init_mm) = 0;
 

@@ -25,8 +25,7 @@ PerCpu::PerCpu(Kernel& kernel, sim::Cpu& c, const hw::TlbParams& tlb_params, hw:
       cpu(c),
       id(c.id()),
       tlb(tlb_params),
-      is_lazy{false, model.add_line("cpu_tlbstate_shared")},
-      loaded_mm_id{0, model.add_line("cpu_tlbstate")},
+      arch_state(kernel.arch().alloc_cpu_state(model)),
       call_single_queue_line(model.add_line("call_single_queue")),
       model_(model),
       csds_(ncpus) {}
@@ -61,7 +60,8 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
                                             [this](CpuId c) { return percpu(c).tlb_tag(); });
   frames_.set_free_observer([this](Pfn p) { oracle_->on_frame_free(p, sys_.scheduler().now()); });
   frames_.set_reuse_observer([this](Pfn p) { oracle_->on_frame_reuse(p, sys_.scheduler().now()); });
-  init_mm_ = std::make_unique<MmStruct>(0, 1, sys.coherence(), n, frames_, true, config_.spinlock_kind());
+  init_mm_ = std::make_unique<MmStruct>(0, sys.coherence(), n, frames_, true, config_.spinlock_kind());
+  init_mm_->context = arch_->init_new_context(*this, *init_mm_);
   // Every CPU starts in init_mm.
   for (auto& pc : percpu_) {
     pc->cr3_mm = init_mm_.get();
@@ -91,11 +91,9 @@ std::int64_t jiffies_at(sim::SimTime now, std::int64_t hz) {
 }
 
 MmStruct& Kernel::new_mm() {
-  mms_.push_back(std::make_unique<MmStruct>(static_cast<std::uint32_t>(mms_.size() + 1), ++last_mm_ctx_id_,
-                                            sys_.coherence(), ncpus(), frames_, false, config_.spinlock_kind()));
-  // x86 init_new_context with seed 002's later fix: the first trim of mm_cpumask is due a second from now.
-  const std::int64_t hz = std::max<std::int64_t>(config_.HZ, 1);
-  mms_.back()->context.next_trim_cpumask.value = jiffies_at(sys_.scheduler().now(), hz) + hz;
+  mms_.push_back(std::make_unique<MmStruct>(static_cast<std::uint32_t>(mms_.size() + 1), sys_.coherence(), ncpus(),
+                                            frames_, false, config_.spinlock_kind()));
+  mms_.back()->context = arch_->init_new_context(*this, *mms_.back());
   return *mms_.back();
 }
 

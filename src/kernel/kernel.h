@@ -8,7 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include "arch/x86/mm/tlb_state.h"
 #include "check/oracle.h"
 #include "hw/system.h"
 #include "hw/tlb.h"
@@ -47,8 +46,8 @@ struct Csd {
   const void* info = nullptr;
 };
 
-// Per-CPU kernel state. Contract: `tlbstate` is touched only by its own CPU; `is_lazy` and the call queue are
-// shared and live on modeled lines.
+// Per-CPU kernel state. Contract: `arch_state` belongs to the architecture's code; the call queue is shared and lives
+// on a modeled line.
 class PerCpu {
  public:
   PerCpu(Kernel& k, sim::Cpu& cpu, const hw::TlbParams& tlb, hw::CoherenceModel& model, std::uint32_t ncpus);
@@ -57,21 +56,15 @@ class PerCpu {
   sim::Cpu& cpu;
   CpuId id;
   hw::Tlb tlb;
-  x86::TlbState tlbstate;
+  // The architecture's per-CPU state (kernel/arch_mmu.h): x86's cpu_tlbstate, for one.
+  std::unique_ptr<ArchCpuState> arch_state;
   // Hardware: whose page tables the CPU translates with (x86 CR3, powerpc PIDR), and the tag its TLB entries get
   // now (x86 PCID, powerpc PID). Set by every CR3 or PID write.
   MmStruct* cr3_mm = nullptr;
   std::uint16_t hw_tag = 0;
-  hw::Shared<bool> is_lazy;  // cpu_tlbstate_shared.is_lazy
-  // cpu_tlbstate.loaded_mm as other CPUs read it (should_flush_tlb, with KernelConfig::should_trim_cpumask): the
-  // mm's id, kLoadedMmSwitching while switching. Only kernels with that remote reader model its stores (docs/model.md).
-  static constexpr std::uint32_t kLoadedMmSwitching = ~std::uint32_t{0};
-  hw::Shared<std::uint32_t> loaded_mm_id;
   // call_single_queue: an llist; entries are the csds of pending cross-calls, oldest first.
   LineId call_single_queue_line;
   std::vector<Csd*> call_single_queue;
-  // The per-CPU flush_tlb_info (get_flush_tlb_info), reused by every flush this CPU initiates.
-  x86::FlushTlbInfo flush_tlb_info;
   int tlb_tag() const { return cr3_mm != nullptr ? hw_tag : -1; }
   // This CPU's csd for cross-calls to `target` (cfd_data), made on first use.
   Csd& csd_for(CpuId target);
@@ -135,7 +128,6 @@ class Kernel final : public sim::IrqHandler {
   std::unique_ptr<MmStruct> init_mm_;
   std::vector<std::unique_ptr<MmStruct>> mms_;
   std::vector<std::unique_ptr<File>> files_;
-  std::uint64_t last_mm_ctx_id_ = 1;  // init_mm has ctx_id 1; the first user mm gets 2
 };
 
 }  // namespace tlbsim::kernel

@@ -2,10 +2,9 @@
 
 namespace tlbsim::kernel {
 
-MmStruct::MmStruct(std::uint32_t id, std::uint64_t ctx_id, hw::CoherenceModel& model, std::uint32_t ncpus,
-                   FrameAllocator& frames, bool is_init_mm, SpinlockKind lock_kind)
-    : context{ctx_id, {0, model.add_line("mm.tlb_gen")}, ~std::uint32_t{0}, {0, LineId{}}, {0, LineId{}}},
-      cpumask(model, ncpus, "mm_cpumask"),
+MmStruct::MmStruct(std::uint32_t id, hw::CoherenceModel& model, std::uint32_t ncpus, FrameAllocator& frames,
+                   bool is_init_mm, SpinlockKind lock_kind)
+    : cpumask(model, ncpus, "mm_cpumask"),
       mm_users{1, model.add_line("mm.mm_count")},
       mm_count{1, mm_users.line},
       tlb_flush_pending{0, model.add_line("mm.tlb_flush_pending")},
@@ -15,10 +14,7 @@ MmStruct::MmStruct(std::uint32_t id, std::uint64_t ctx_id, hw::CoherenceModel& m
       id_(id),
       is_init_mm_(is_init_mm),
       model_(model),
-      lock_kind_(lock_kind) {
-  context.active_cpus.line = context.tlb_gen.line;
-  context.next_trim_cpumask.line = context.tlb_gen.line;
-}
+      lock_kind_(lock_kind) {}
 
 const Vma* MmStruct::find_vma(std::uint64_t addr) const {
   for (const Vma& v : vmas) {

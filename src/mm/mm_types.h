@@ -1,4 +1,4 @@
-// struct mm_struct as far as TLB shootdown cares: context.ctx_id and tlb_gen, mm_cpumask, mm_users/mm_count,
+// struct mm_struct as far as TLB shootdown cares: the arch's context, mm_cpumask, mm_users/mm_count,
 // tlb_flush_pending, mmap_lock, the VMAs and the page tables.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hw/memory.h"
+#include "kernel/arch_mmu.h"
 #include "lib/cpumask.h"
 #include "kernel/locking/locks.h"
 #include "mm/pgtable.h"
@@ -37,24 +38,15 @@ struct Vma {
 class MmStruct {
  public:
   // `lock_kind`: the spinlock algorithm of the page-table locks (KernelConfig::spinlock_kind).
-  MmStruct(std::uint32_t id, std::uint64_t ctx_id, hw::CoherenceModel& model, std::uint32_t ncpus,
+  MmStruct(std::uint32_t id, hw::CoherenceModel& model, std::uint32_t ncpus,
            FrameAllocator& frames, bool is_init_mm, SpinlockKind lock_kind);
 
   std::uint32_t id() const { return id_; }
   bool is_init_mm() const { return is_init_mm_; }
   bool freed = false;  // __mmdrop ran
 
-  struct Context {
-    std::uint64_t ctx_id = 0;           // never reused
-    hw::Shared<std::uint64_t> tlb_gen;  // atomic64_t, on its own line
-    // powerpc radix (mm_context_t): the PID (context.id; MMU_NO_CONTEXT until the arch allocates one, 0 for
-    // init_mm) and active_cpus (atomic_t), which shares the context line with tlb_gen.
-    std::uint32_t id = ~std::uint32_t{0};
-    hw::Shared<int> active_cpus;
-    // x86 (seed 002's later fix, KernelConfig::should_trim_cpumask): the jiffies after which a flush next trims
-    // mm_cpumask (mm_context_t.next_trim_cpumask, next to tlb_gen), set to jiffies + HZ by init_new_context.
-    hw::Shared<std::int64_t> next_trim_cpumask;
-  } context;
+  // mm->context (mm_context_t): the architecture's, made by ArchMmu::init_new_context (kernel/arch_mmu.h).
+  std::unique_ptr<ArchMmContext> context;
   SharedCpumask cpumask;                  // mm_cpumask(mm)
   hw::Shared<std::int64_t> mm_users;      // mm_users and mm_count share a line
   hw::Shared<std::int64_t> mm_count;

@@ -1,4 +1,5 @@
 // Scenario tests of context switching with lazy TLB mode (kernel/sched/core.c v6.1 + x86 switch_mm_irqs_off).
+#include "arch/x86/mm/tlb_state.h"
 #include "kernel/sched/sched.h"
 
 #include <gtest/gtest.h>
@@ -61,8 +62,8 @@ TEST(Sched, UserToIdleToSameUserLoadsNoCr3AndFlushesNothing) {
   EXPECT_EQ(s.k.counters().cr3_loads[2], 1u);
   EXPECT_GE(p.sched.rq(CpuId{0}).nr_switches, 40u);
   EXPECT_EQ(s.cpu(0).tlb.counters().flush_tag, 1u);  // the first load's flush of a fresh ASID slot only
-  EXPECT_EQ(s.cpu(0).tlbstate.loaded_mm, &a) << "idle keeps the mm loaded (lazy)";
-  EXPECT_TRUE(s.cpu(0).is_lazy.value);
+  EXPECT_EQ(x86::cpu_tlbstate(s.cpu(0)).loaded_mm, &a) << "idle keeps the mm loaded (lazy)";
+  EXPECT_TRUE(x86::cpu_state(s.cpu(0)).is_lazy.value);
   EXPECT_TRUE(s.k.oracle().violations().empty());
 }
 
@@ -112,7 +113,7 @@ TEST(Sched, FreeingPageTablesSwitchesAnIdleLazyCpuToInitMm) {
   sched.create_task("toucher", &mm, CpuId{2}, [&](TaskStruct& t) { return toucher(sched, t, mm, addr, kick); });
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
   EXPECT_EQ(s.k.counters().irq_tlb_count[2], 1u);
-  EXPECT_EQ(s.cpu(2).tlbstate.loaded_mm, &s.k.init_mm());
+  EXPECT_EQ(x86::cpu_tlbstate(s.cpu(2)).loaded_mm, &s.k.init_mm());
   EXPECT_FALSE(mm.cpumask.peek().test(CpuId{2}));
   EXPECT_TRUE(s.k.oracle().violations().empty());
 }

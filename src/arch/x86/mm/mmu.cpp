@@ -14,12 +14,25 @@ class X86TlbGenMmu final : public kernel::ArchMmu {
   kernel::KernelVersion since() const override { return {5, 17}; }
   kernel::KernelVersion until() const override { return {6, 13}; }
 
+  std::unique_ptr<kernel::ArchCpuState> alloc_cpu_state(hw::CoherenceModel& model) override {
+    return std::make_unique<CpuState>(model);
+  }
+  // init_new_context: a fresh ctx_id (atomic64_inc_return(&last_mm_ctx_id); init_mm's is 1) and tlb_gen 0; with
+  // seed 002's later fix, the first trim of mm_cpumask is due a second from now.
+  std::unique_ptr<kernel::ArchMmContext> init_new_context(kernel::Kernel& k, MmStruct& mm) override {
+    auto ctx = std::make_unique<MmContext>(mm.is_init_mm() ? 1 : ++last_mm_ctx_id_, k.sys().coherence());
+    if (!mm.is_init_mm()) {
+      const std::int64_t hz = std::max<std::int64_t>(k.config().HZ, 1);
+      ctx->next_trim_cpumask.value = kernel::jiffies_at(k.sys().scheduler().now(), hz) + hz;
+    }
+    return ctx;
+  }
   // initialize_tlbstate_and_flush: init_mm in ASID 0, generation 0.
   void init_cpu(PerCpu& self, MmStruct& init_mm) override {
-    self.tlbstate.loaded_mm = &init_mm;
-    self.loaded_mm_id.value = init_mm.id();
-    self.tlbstate.loaded_mm_asid = 0;
-    self.tlbstate.ctxs[0] = {init_mm.context.ctx_id, 0};
+    cpu_tlbstate(self).loaded_mm = &init_mm;
+    cpu_state(self).loaded_mm_id.value = init_mm.id();
+    cpu_tlbstate(self).loaded_mm_asid = 0;
+    cpu_tlbstate(self).ctxs[0] = {context(init_mm).ctx_id, 0};
     self.hw_tag = self.k.machine().tlb.tag == hw::TlbTag::kNone ? 0 : kern_pcid(0);
   }
   sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) override {
@@ -54,6 +67,9 @@ class X86TlbGenMmu final : public kernel::ArchMmu {
   sim::Task<void> arch_tlbbatch_flush(PerCpu& self, kernel::ArchTlbflushUnmapBatch& batch) override {
     co_await x86::arch_tlbbatch_flush(self, batch);
   }
+
+ private:
+  std::uint64_t last_mm_ctx_id_ = 1;  // last_mm_ctx_id: init_mm has 1; the first user mm gets 2
 };
 
 TLBSIM_REGISTER(kernel::ArchMmu, X86TlbGenMmu, "x86-tlb-gen",

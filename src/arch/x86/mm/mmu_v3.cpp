@@ -16,11 +16,18 @@ class X86LazyTlbMmu final : public kernel::ArchMmu {
   kernel::KernelVersion since() const override { return {3, 3}; }
   kernel::KernelVersion until() const override { return {3, 3}; }
 
+  std::unique_ptr<kernel::ArchCpuState> alloc_cpu_state(hw::CoherenceModel& model) override {
+    return std::make_unique<CpuState>(model);
+  }
+  // v3.3's mm_context_t holds nothing TLB shootdown reads (no ctx_id or tlb_gen before v4.x).
+  std::unique_ptr<kernel::ArchMmContext> init_new_context(kernel::Kernel&, MmStruct&) override {
+    return std::make_unique<kernel::ArchMmContext>();
+  }
   // cpu_tlbstate = { &init_mm, 0 }; init_smp_flush (a core_initcall) once, with the first CPU.
   void init_cpu(PerCpu& self, MmStruct& init_mm) override {
     if (globals.flush_state.empty()) init_smp_flush(globals, self.k);
-    self.tlbstate.active_mm = &init_mm;
-    self.tlbstate.state = 0;
+    cpu_tlbstate(self).active_mm = &init_mm;
+    cpu_tlbstate(self).state = 0;
     self.hw_tag = 0;
   }
   sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) override { co_await v3::switch_mm(self, next); }

@@ -33,14 +33,14 @@ void trace_tlb_gen(PerCpu& self, const MmStruct& mm, std::uint64_t gen) {
 
 void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_gen, std::uint16_t& new_asid,
                      bool& need_flush) {
-  TlbState& ts = self.tlbstate;
+  TlbState& ts = cpu_tlbstate(self);
   if (tlbp(self).tag == hw::TlbTag::kNone) {  // !static_cpu_has(X86_FEATURE_PCID)
     new_asid = 0;
     need_flush = true;
     return;
   }
   for (std::uint16_t asid = 0; asid < TLB_NR_DYN_ASIDS; ++asid) {
-    if (ts.ctxs[asid].ctx_id != next.context.ctx_id) continue;
+    if (ts.ctxs[asid].ctx_id != context(next).ctx_id) continue;
     new_asid = asid;
     need_flush = ts.ctxs[asid].tlb_gen < next_tlb_gen && !planted(self.k.config(), Mutation::asid_slot_reuse_skips_tlb_gen);
     return;
@@ -72,17 +72,17 @@ sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_
 
 sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
   const trace::TraceSpan span(self.k.tracer, self.cpu, "switch_mm_irqs_off", "mm");
-  TlbState& ts = self.tlbstate;
+  TlbState& ts = cpu_tlbstate(self);
   hw::Memory& m = mem(self);
   MmStruct* real_prev = ts.loaded_mm;
   const std::uint16_t prev_asid = ts.loaded_mm_asid;
-  const bool was_lazy = co_await m.read(self.cpu, self.is_lazy);
+  const bool was_lazy = co_await m.read(self.cpu, cpu_state(self).is_lazy);
   std::uint16_t new_asid = prev_asid;
   bool need_flush = false;
   std::uint64_t next_tlb_gen = 0;
 
   // Only write the shared is_lazy line when it changes.
-  if (was_lazy) co_await m.write(self.cpu, self.is_lazy, false);
+  if (was_lazy) co_await m.write(self.cpu, cpu_state(self).is_lazy, false);
 
   if (real_prev == &next) {
     // Not actually switching mm's: a thread switch, or leaving lazy mode.
@@ -93,7 +93,7 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
     if (!was_lazy) co_return;
     if (planted(self.k.config(), Mutation::lazy_return_skips_tlb_gen_check)) co_return;  // Mutation: trust the stale TLB
     // Read the tlb_gen to check whether a flush is needed (smp_mb() first: the bit stayed set while lazy).
-    next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
+    next_tlb_gen = co_await m.read(self.cpu, context(next).tlb_gen);
     if (ts.ctxs[prev_asid].tlb_gen == next_tlb_gen) co_return;
     // TLB contents went out of date while we were in lazy mode.
     new_asid = prev_asid;
@@ -106,7 +106,7 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
                                  !planted(self.k.config(), Mutation::loaded_mm_switching_marked_late);
     if (switching_first) {
       ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING
-      co_await m.write(self.cpu, self.loaded_mm_id, PerCpu::kLoadedMmSwitching);
+      co_await m.write(self.cpu, cpu_state(self).loaded_mm_id, CpuState::kLoadedMmSwitching);
     }
     if (self.k.config().on(Option::lazy_mm_cpumask)) {
       // Seed 002: leave this CPU in prev's mm_cpumask (atomic writes to it are expensive under contention); it is
@@ -118,7 +118,7 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
     } else if (planted(self.k.config(), Mutation::switch_mm_reads_tlb_gen_before_cpumask)) {
       // Mutation: tlb_gen is read before this CPU is visible in next's mask, so a flush in between is missed.
       if (!real_prev->is_init_mm()) co_await real_prev->cpumask.clear_cpu(m, self.cpu, self.id);
-      next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
+      next_tlb_gen = co_await m.read(self.cpu, context(next).tlb_gen);
       if (!next.is_init_mm()) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
     } else {
       // Stop remote flushes for the previous mm (skip init_mm: never flushed by IPI).
@@ -127,17 +127,17 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
       if (!next.is_init_mm()) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
     }
     if (!planted(self.k.config(), Mutation::switch_mm_reads_tlb_gen_before_cpumask)) {
-      next_tlb_gen = co_await m.read(self.cpu, next.context.tlb_gen);
+      next_tlb_gen = co_await m.read(self.cpu, context(next).tlb_gen);
     }
     choose_new_asid(self, next, next_tlb_gen, new_asid, need_flush);
     ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING
     if (self.k.config().on(Option::should_trim_cpumask) && !switching_first) {
-      co_await m.write(self.cpu, self.loaded_mm_id, PerCpu::kLoadedMmSwitching);
+      co_await m.write(self.cpu, cpu_state(self).loaded_mm_id, CpuState::kLoadedMmSwitching);
     }
   }
 
   if (need_flush) {
-    ts.ctxs[new_asid].ctx_id = next.context.ctx_id;
+    ts.ctxs[new_asid].ctx_id = context(next).ctx_id;
     ts.ctxs[new_asid].tlb_gen = next_tlb_gen;
     co_await load_new_mm_cr3(self, next, new_asid, true);
   } else {
@@ -145,8 +145,8 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
   }
   self.k.trace_tlb_flush(self, TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH, need_flush ? -1 : 0);
   ts.loaded_mm = &next;
-  if (self.k.config().on(Option::should_trim_cpumask) && self.loaded_mm_id.value != next.id()) {
-    co_await m.write(self.cpu, self.loaded_mm_id, next.id());
+  if (self.k.config().on(Option::should_trim_cpumask) && cpu_state(self).loaded_mm_id.value != next.id()) {
+    co_await m.write(self.cpu, cpu_state(self).loaded_mm_id, next.id());
   }
   ts.loaded_mm_asid = new_asid;
 }
@@ -159,12 +159,12 @@ sim::Task<void> switch_mm(PerCpu& self, MmStruct& next) {
 }
 
 sim::Task<void> enter_lazy_tlb(PerCpu& self) {
-  if (self.tlbstate.loaded_mm == &self.k.init_mm()) co_return;
-  co_await mem(self).write(self.cpu, self.is_lazy, true);
+  if (cpu_tlbstate(self).loaded_mm == &self.k.init_mm()) co_return;
+  co_await mem(self).write(self.cpu, cpu_state(self).is_lazy, true);
 }
 
 sim::Task<void> leave_mm(PerCpu& self) {
-  if (self.tlbstate.loaded_mm == &self.k.init_mm()) co_return;
+  if (cpu_tlbstate(self).loaded_mm == &self.k.init_mm()) co_return;
   // WARN_ON(!this_cpu_read(cpu_tlbstate_shared.is_lazy)); then switch to init_mm.
   co_await switch_mm(self, self.k.init_mm());
 }
@@ -184,7 +184,7 @@ sim::Task<void> flush_tlb_local(PerCpu& self) {
 sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   const FlushTlbInfo& f = *static_cast<const FlushTlbInfo*>(info);
   const trace::TraceSpan span(self.k.tracer, self.cpu, "flush_tlb_func", "tlb");
-  TlbState& ts = self.tlbstate;
+  TlbState& ts = cpu_tlbstate(self);
   hw::Memory& m = mem(self);
   kernel::KernelCounters& cnt = self.k.counters();
   MmStruct* loaded_mm = ts.loaded_mm;
@@ -192,7 +192,7 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   const kernel::KernelConfig& cfg = self.k.config();
   // v5.17 reads the mm's tlb_gen at entry, before any early return (seed 000 defers it, below).
   std::uint64_t mm_tlb_gen = 0;
-  if (!cfg.on(Option::avoid_mm_tlb_gen_read)) mm_tlb_gen = co_await m.read(self.cpu, loaded_mm->context.tlb_gen);
+  if (!cfg.on(Option::avoid_mm_tlb_gen_read)) mm_tlb_gen = co_await m.read(self.cpu, context(*loaded_mm).tlb_gen);
   const std::uint64_t local_tlb_gen = ts.ctxs[loaded_mm_asid].tlb_gen;
   const bool local = self.id.get() == f.initiating_cpu;
   std::uint64_t nr_invalidate = 0;
@@ -213,7 +213,7 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
 
   if (loaded_mm->is_init_mm()) co_return;
 
-  const bool lazy = co_await m.read(self.cpu, self.is_lazy);
+  const bool lazy = co_await m.read(self.cpu, cpu_state(self).is_lazy);
   if (lazy && planted(self.k.config(), Mutation::lazy_flush_keeps_mm_loaded)) co_return;  // Mutation: neither flush nor switch
   if (lazy) {
     // We're in lazy mode. We need to at least flush our paging-structure cache to avoid speculatively reading
@@ -228,7 +228,7 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
     const bool has_gen = !cfg.on(Option::ignore_invalid_tlb_gen) || f.new_tlb_gen != 0;
     if (has_gen && f.new_tlb_gen <= local_tlb_gen) co_return;
     // Defer mm_tlb_gen reading as long as possible to avoid cache contention.
-    mm_tlb_gen = co_await m.read(self.cpu, loaded_mm->context.tlb_gen);
+    mm_tlb_gen = co_await m.read(self.cpu, context(*loaded_mm).tlb_gen);
   }
 
   if (local_tlb_gen == mm_tlb_gen) {
@@ -262,7 +262,7 @@ namespace {
 
 // tlb_is_not_lazy(cpu): a read of the remote CPU's cpu_tlbstate_shared line.
 sim::Task<bool> tlb_is_not_lazy(PerCpu& self, CpuId cpu, const void*) {
-  const bool lazy = co_await mem(self).read(self.cpu, self.k.percpu(cpu).is_lazy);
+  const bool lazy = co_await mem(self).read(self.cpu, cpu_state(self.k.percpu(cpu)).is_lazy);
   co_return !lazy;
 }
 
@@ -275,12 +275,12 @@ sim::Task<bool> should_flush_tlb(PerCpu& self, CpuId cpu, const void* data) {
   PerCpu& target = self.k.percpu(cpu);
   const bool fixed = self.k.config().on(Option::should_flush_tlb_switching);
   std::uint32_t loaded = 0;
-  if (fixed) loaded = co_await mem(self).read(self.cpu, target.loaded_mm_id);
-  const bool lazy = co_await mem(self).read(self.cpu, target.is_lazy);
+  if (fixed) loaded = co_await mem(self).read(self.cpu, cpu_state(target).loaded_mm_id);
+  const bool lazy = co_await mem(self).read(self.cpu, cpu_state(target).is_lazy);
   if (lazy) co_return false;
   if (info.mm == nullptr) co_return true;
-  if (!fixed) loaded = co_await mem(self).read(self.cpu, target.loaded_mm_id);
-  if (fixed && loaded == PerCpu::kLoadedMmSwitching) co_return true;
+  if (!fixed) loaded = co_await mem(self).read(self.cpu, cpu_state(target).loaded_mm_id);
+  if (fixed && loaded == CpuState::kLoadedMmSwitching) co_return true;
   if (loaded == info.mm->id()) co_return true;
   co_return info.trim_cpumask;
 }
@@ -289,9 +289,9 @@ sim::Task<bool> should_flush_tlb(PerCpu& self, CpuId cpu, const void* data) {
 sim::Task<bool> should_trim_cpumask(PerCpu& self, MmStruct& mm) {
   const std::int64_t hz = std::max<std::int64_t>(self.k.config().HZ, 1);
   const std::int64_t jiffies = kernel::jiffies_at(self.cpu.now(), hz);
-  const std::int64_t next = co_await mem(self).read(self.cpu, mm.context.next_trim_cpumask);
+  const std::int64_t next = co_await mem(self).read(self.cpu, context(mm).next_trim_cpumask);
   if (jiffies - next <= 0) co_return false;  // !time_after(jiffies, next)
-  co_await mem(self).write(self.cpu, mm.context.next_trim_cpumask, jiffies + hz);
+  co_await mem(self).write(self.cpu, context(mm).next_trim_cpumask, jiffies + hz);
   co_return true;
 }
 
@@ -330,16 +330,16 @@ sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t sta
     end = TLB_FLUSH_ALL;
   }
   // This is also a barrier that synchronizes with switch_mm(): the mask is read after the generation moves.
-  const std::uint64_t new_tlb_gen = 1 + co_await m.rmw(self.cpu, mm.context.tlb_gen, [](std::uint64_t g) { return g + 1; });
+  const std::uint64_t new_tlb_gen = 1 + co_await m.rmw(self.cpu, context(mm).tlb_gen, [](std::uint64_t g) { return g + 1; });
   trace_tlb_gen(self, mm, new_tlb_gen);
-  FlushTlbInfo& info = self.flush_tlb_info;  // get_flush_tlb_info
+  FlushTlbInfo& info = cpu_state(self).flush_tlb_info;  // get_flush_tlb_info
   info = FlushTlbInfo{&mm, start, end, new_tlb_gen, self.id.get(), stride_shift, freed_tables};
 
   const Cpumask mask = co_await mm.cpumask.read(m, self.cpu);
   if (mask.any_but(self.id) < mask.size() && !planted(self.k.config(), Mutation::flush_sends_no_ipis)) {
     if (self.k.config().on(Option::should_trim_cpumask)) info.trim_cpumask = co_await should_trim_cpumask(self, mm);
     co_await native_flush_tlb_multi(self, mask, info);
-  } else if (&mm == self.tlbstate.loaded_mm) {
+  } else if (&mm == cpu_tlbstate(self).loaded_mm) {
     self.cpu.local_irq_disable();
     co_await flush_tlb_func(self, &info);
     co_await self.cpu.local_irq_enable();
@@ -356,7 +356,7 @@ sim::Task<void> flush_tlb_mm(PerCpu& self, MmStruct& mm) {
 
 sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm) {
   hw::Memory& m = mem(self);
-  const std::uint64_t gen = 1 + co_await m.rmw(self.cpu, mm.context.tlb_gen, [](std::uint64_t g) { return g + 1; });
+  const std::uint64_t gen = 1 + co_await m.rmw(self.cpu, context(mm).tlb_gen, [](std::uint64_t g) { return g + 1; });
   trace_tlb_gen(self, mm, gen);  // inc_mm_tlb_gen
   const Cpumask mask = co_await mm.cpumask.read(m, self.cpu);
   batch.cpumask |= mask;
@@ -364,7 +364,7 @@ sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch
 
 sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch) {
   const trace::TraceSpan span(self.k.tracer, self.cpu, "arch_tlbbatch_flush", "tlb");
-  FlushTlbInfo& info = self.flush_tlb_info;
+  FlushTlbInfo& info = cpu_state(self).flush_tlb_info;
   info = FlushTlbInfo{nullptr, 0, TLB_FLUSH_ALL, 0, self.id.get(), 0, false};
   if (batch.cpumask.any_but(self.id) < batch.cpumask.size()) {
     co_await native_flush_tlb_multi(self, batch.cpumask, info);

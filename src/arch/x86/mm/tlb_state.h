@@ -1,13 +1,14 @@
-// x86 per-CPU TLB state (arch/x86/include/asm/tlbflush.h, v5.17): cpu_tlbstate, written only by its own CPU,
-// and struct flush_tlb_info.
+// x86's arch state (arch/x86/include/asm/tlbflush.h and asm/mmu.h, v5.17): the per-CPU cpu_tlbstate and
+// cpu_tlbstate_shared, struct flush_tlb_info, and mm_context_t. The generic kernel holds them only as ArchCpuState and
+// ArchMmContext (kernel/arch_mmu.h); the accessors at the end cast them back.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 
-namespace tlbsim::kernel {
-class MmStruct;
-}
+#include "hw/memory.h"
+#include "kernel/kernel.h"
 
 namespace tlbsim::x86 {
 
@@ -51,5 +52,39 @@ struct FlushTlbInfo {
   bool freed_tables = false;
   bool trim_cpumask = false;  // seed 002's later fix: this flush also reaches CPUs that left the mm
 };
+
+// One CPU's x86 state. Contract: `tlbstate` and `flush_tlb_info` are touched only by their own CPU; `is_lazy` and
+// `loaded_mm_id` are read by other CPUs and live on modeled lines.
+struct CpuState final : kernel::ArchCpuState {
+  explicit CpuState(hw::CoherenceModel& model)
+      : is_lazy{false, model.add_line("cpu_tlbstate_shared")}, loaded_mm_id{0, model.add_line("cpu_tlbstate")} {}
+  TlbState tlbstate;
+  hw::Shared<bool> is_lazy;  // cpu_tlbstate_shared.is_lazy
+  // cpu_tlbstate.loaded_mm as other CPUs read it (should_flush_tlb, with the should_trim_cpumask option): the mm's
+  // id, kLoadedMmSwitching while switching. Only kernels with that remote reader model its stores (docs/model.md).
+  static constexpr std::uint32_t kLoadedMmSwitching = ~std::uint32_t{0};
+  hw::Shared<std::uint32_t> loaded_mm_id;
+  // The per-CPU flush_tlb_info (get_flush_tlb_info), reused by every flush this CPU initiates.
+  FlushTlbInfo flush_tlb_info;
+};
+
+// mm_context_t (arch/x86/include/asm/mmu.h).
+struct MmContext final : kernel::ArchMmContext {
+  explicit MmContext(std::uint64_t id, hw::CoherenceModel& model) : ctx_id(id), tlb_gen{0, model.add_line("mm.tlb_gen")} {
+    next_trim_cpumask.line = tlb_gen.line;
+  }
+  std::uint64_t ctx_id = 0;           // never reused
+  hw::Shared<std::uint64_t> tlb_gen;  // atomic64_t, on its own line
+  // Seed 002's later fix (should_trim_cpumask): the jiffies after which a flush next trims mm_cpumask, next to
+  // tlb_gen; init_new_context sets it to jiffies + HZ.
+  hw::Shared<std::int64_t> next_trim_cpumask{0, LineId{}};
+};
+
+// this_cpu_ptr(&cpu_tlbstate) and friends: `pc`'s x86 state (any CPU's, for the cross-CPU readers).
+inline CpuState& cpu_state(kernel::PerCpu& pc) { return static_cast<CpuState&>(*pc.arch_state); }
+inline TlbState& cpu_tlbstate(kernel::PerCpu& pc) { return cpu_state(pc).tlbstate; }
+// mm->context.
+inline MmContext& context(kernel::MmStruct& mm) { return static_cast<MmContext&>(*mm.context); }
+inline const MmContext& context(const kernel::MmStruct& mm) { return static_cast<const MmContext&>(*mm.context); }
 
 }  // namespace tlbsim::x86

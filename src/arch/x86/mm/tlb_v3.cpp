@@ -86,7 +86,7 @@ sim::Task<void> flush_tlb_all_local(PerCpu& self) {
 // (1a1 clear prev's bit first; v3.6 and later clear it after load_cr3). Interrupts are off (context_switch).
 sim::Task<void> switch_mm(PerCpu& self, MmStruct& next) {
   const trace::TraceSpan span(self.k.tracer, self.cpu, "switch_mm", "mm");
-  TlbState& ts = self.tlbstate;
+  TlbState& ts = cpu_tlbstate(self);
   hw::Memory& m = mem(self);
   MmStruct& prev = *ts.active_mm;
   if (&prev != &next) {
@@ -112,14 +112,14 @@ sim::Task<void> switch_mm(PerCpu& self, MmStruct& next) {
 
 // arch/x86/include/asm/mmu_context.h (v3.3) enter_lazy_tlb: a state 0 CPU (never ran a user mm) stays 0.
 sim::Task<void> enter_lazy_tlb(PerCpu& self) {
-  if (self.tlbstate.state == TLBSTATE_OK) self.tlbstate.state = TLBSTATE_LAZY;
+  if (cpu_tlbstate(self).state == TLBSTATE_OK) cpu_tlbstate(self).state = TLBSTATE_LAZY;
   co_return;
 }
 
 // arch/x86/mm/tlb.c (v3.3) leave_mm(cpu), and seed 003 (commit a6fca40f1d7f, v3.4) in its two forms. There is no
 // early return for a CPU already on swapper_pg_dir: intel_idle calls this on every TLB-flushing C-state entry.
 sim::Task<void> leave_mm(PerCpu& self) {
-  TlbState& ts = self.tlbstate;
+  TlbState& ts = cpu_tlbstate(self);
   MmStruct& active_mm = *ts.active_mm;
   const kernel::KernelConfig& cfg = self.k.config();
   hw::Memory& m = mem(self);
@@ -149,7 +149,7 @@ sim::Task<void> smp_invalidate_interrupt(PerCpu& self, std::uint32_t sender) {
   SmpFlushState& f = flush_globals(self).flush_state[sender];
   hw::Memory& m = mem(self);
   kernel::KernelCounters& cnt = self.k.counters();
-  TlbState& ts = self.tlbstate;
+  TlbState& ts = cpu_tlbstate(self);
   // cpumask_test_cpu(cpu, f->flush_cpumask), then f->flush_mm and f->flush_va: loads of the sender's line.
   co_await m.touch(self.cpu, f.line, hw::Access::kLoad);
   if (f.flush_cpumask.test(self.id)) {
@@ -234,7 +234,7 @@ namespace {
 // it), then IPI the other CPUs in mm_cpumask. `current->mm != NULL` is read as cpu_tlbstate.state == TLBSTATE_OK:
 // in this era only a user task runs with OK (kernel threads enter_lazy_tlb on the way in).
 sim::Task<void> flush_tlb_mm_or_page(PerCpu& self, MmStruct& mm, std::uint64_t va) {
-  TlbState& ts = self.tlbstate;
+  TlbState& ts = cpu_tlbstate(self);
   kernel::KernelCounters& cnt = self.k.counters();
   if (ts.active_mm == &mm) {  // current->active_mm == mm
     if (ts.state == TLBSTATE_OK) {
@@ -260,7 +260,7 @@ sim::Task<void> flush_tlb_mm_or_page(PerCpu& self, MmStruct& mm, std::uint64_t v
 // arch/x86/mm/tlb.c (v3.3) do_flush_tlb_all: the global flush, then leave the mm if lazy (not in state 0).
 sim::Task<void> do_flush_tlb_all(PerCpu& self, const void*) {
   co_await flush_tlb_all_local(self);
-  if (self.tlbstate.state == TLBSTATE_LAZY) co_await leave_mm(self);
+  if (cpu_tlbstate(self).state == TLBSTATE_LAZY) co_await leave_mm(self);
 }
 
 }  // namespace

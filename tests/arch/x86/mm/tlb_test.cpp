@@ -52,13 +52,13 @@ TEST(X86Tlb, LazyCpuGetsNoIpiForMadviseButDoesWhenPageTablesAreFreed) {
 
   s.run_on(0, do_madvise(s.cpu(0), mm, addr, kPageSize));
   EXPECT_EQ(s.k.counters().irq_tlb_count[1], 0u) << "a lazy CPU must not be interrupted for a plain madvise";
-  EXPECT_EQ(s.cpu(1).tlbstate.loaded_mm, &mm);
+  EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).loaded_mm, &mm);
 
   const auto flushes_before = s.k.counters().get(VmTlbEvent::NR_TLB_REMOTE_FLUSH);
   s.run_on(0, do_munmap(s.cpu(0), mm, addr, 4 << 20));  // frees the page-table pages
   EXPECT_EQ(s.k.counters().get(VmTlbEvent::NR_TLB_REMOTE_FLUSH), flushes_before + 1);
   EXPECT_EQ(s.k.counters().irq_tlb_count[1], 1u) << "freed page tables must reach lazy CPUs";
-  EXPECT_EQ(s.cpu(1).tlbstate.loaded_mm, &s.k.init_mm()) << "the lazy CPU switches to init_mm";
+  EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).loaded_mm, &s.k.init_mm()) << "the lazy CPU switches to init_mm";
   EXPECT_FALSE(mm.cpumask.peek().test(CpuId{1}));
   EXPECT_TRUE(s.k.oracle().violations().empty());
 }
@@ -83,13 +83,13 @@ TEST(X86Tlb, ReverseOrderFullThenPartialFlushEndsInAFullFlush) {
   Scenario s;
   MmStruct& mm = s.k.new_mm();
   s.run_on(1, do_switch(s.cpu(1), mm));
-  mm.context.tlb_gen.value = 2;
+  x86::context(mm).tlb_gen.value = 2;
   const std::uint64_t flush_tag_before = s.cpu(1).tlb.counters().flush_tag;
   const FlushTlbInfo partial{&mm, 1ull << 32, (1ull << 32) + kPageSize, 2, 0, 12, false};
   s.run_on(1, do_flush_func(s.cpu(1), &partial));
   EXPECT_EQ(s.cpu(1).tlb.counters().flush_tag, flush_tag_before + 1);
   EXPECT_EQ(s.cpu(1).tlb.counters().invlpg, 0u);
-  EXPECT_EQ(s.cpu(1).tlbstate.ctxs[s.cpu(1).tlbstate.loaded_mm_asid].tlb_gen, 2u);
+  EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).ctxs[x86::cpu_tlbstate(s.cpu(1)).loaded_mm_asid].tlb_gen, 2u);
   const FlushTlbInfo full{&mm, 0, TLB_FLUSH_ALL, 1, 0, 12, false};
   s.run_on(1, do_flush_func(s.cpu(1), &full));
   EXPECT_EQ(s.cpu(1).tlb.counters().flush_tag, flush_tag_before + 1) << "already up to date: nothing to do";
@@ -99,7 +99,7 @@ TEST(X86Tlb, PartialFlushOneGenerationAheadInvalidatesOnlyThePage) {
   Scenario s;
   MmStruct& mm = s.k.new_mm();
   s.run_on(1, do_switch(s.cpu(1), mm));
-  mm.context.tlb_gen.value = 1;
+  x86::context(mm).tlb_gen.value = 1;
   const FlushTlbInfo partial{&mm, 1ull << 32, (1ull << 32) + 2 * kPageSize, 1, 0, 12, false};
   const std::uint64_t flush_tag_before = s.cpu(1).tlb.counters().flush_tag;
   s.run_on(1, do_flush_func(s.cpu(1), &partial));
@@ -118,7 +118,7 @@ TEST(X86Tlb, SwitchingBackToAnAsidSlotFlushesOnlyIfItsGenerationIsBehind) {
   s.run_on(0, do_switch(c, a));
   EXPECT_EQ(c.tlb.counters().flush_tag, flushes) << "slot still current: CR3 written with NOFLUSH";
   s.run_on(0, do_switch(c, b));
-  a.context.tlb_gen.value += 1;  // a flush of `a` happened while this CPU was away
+  x86::context(a).tlb_gen.value += 1;  // a flush of `a` happened while this CPU was away
   s.run_on(0, do_switch(c, a));
   EXPECT_EQ(c.tlb.counters().flush_tag, flushes + 1);
 }
@@ -182,7 +182,7 @@ TEST(X86Tlb, Seed002KeepsTheBitAfterSwitchingAwayUntilTheFirstFlushIpiClearsIt) 
   MmStruct& other = s.k.new_mm();
   switch_away_then_flush(s, mm, other);
   EXPECT_TRUE(mm.cpumask.peek().test(CpuId{1})) << "seed 002: switching away leaves the bit set";
-  EXPECT_EQ(s.cpu(1).tlbstate.loaded_mm, &other);
+  EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).loaded_mm, &other);
 
   s.run_on(0, do_range(s.cpu(0), mm, 0, kPageSize));
   EXPECT_EQ(s.k.counters().irq_tlb_count[1], 1u) << "the stale CPU still gets the first flush IPI";
@@ -230,7 +230,7 @@ TEST(X86Tlb, Seed002TrimFixSkipsACpuThatLeftTheMmUntilASecondHasPassed) {
   MmStruct& mm = s.k.new_mm();
   MmStruct& other = s.k.new_mm();
   const std::int64_t hz = s.k.config().HZ;
-  EXPECT_EQ(mm.context.next_trim_cpumask.value, hz) << "init_new_context: jiffies (0) + HZ";
+  EXPECT_EQ(x86::context(mm).next_trim_cpumask.value, hz) << "init_new_context: jiffies (0) + HZ";
   switch_away_then_flush(s, mm, other);
   s.run_on(0, do_range(s.cpu(0), mm, 0, kPageSize));
   EXPECT_EQ(s.k.counters().irq_tlb_count[1], 0u) << "within the first second the stale CPU gets no IPI";
@@ -242,8 +242,8 @@ TEST(X86Tlb, Seed002TrimFixSkipsACpuThatLeftTheMmUntilASecondHasPassed) {
   EXPECT_FALSE(mm.cpumask.peek().test(CpuId{1}));
   EXPECT_EQ(s.k.counters().traced(kernel::TlbFlushReason::TLB_REMOTE_WRONG_CPU), 1u);
   const std::int64_t now = kernel::jiffies_at(s.cpu(0).cpu.now(), hz);
-  EXPECT_GT(mm.context.next_trim_cpumask.value, now) << "and the next trim is due a second later";
-  EXPECT_LE(mm.context.next_trim_cpumask.value, now + hz);
+  EXPECT_GT(x86::context(mm).next_trim_cpumask.value, now) << "and the next trim is due a second later";
+  EXPECT_LE(x86::context(mm).next_trim_cpumask.value, now + hz);
 }
 
 // The fix's filter still IPIs a CPU that runs the mm, and still skips a lazy one.

@@ -51,7 +51,7 @@ TEST(X86TlbV3, FlushIpiToALazyCpuMakesItLeaveTheMm) {
   s.run_on(0, do_switch(s.cpu(0), mm));
   s.run_on(1, do_switch(s.cpu(1), mm));
   s.run_on(1, do_lazy(s.cpu(1)));
-  EXPECT_EQ(s.cpu(1).tlbstate.state, TLBSTATE_LAZY);
+  EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).state, TLBSTATE_LAZY);
   ASSERT_TRUE(mm.cpumask.peek().test(CpuId{1})) << "a lazy CPU stays in mm_cpumask";
   EXPECT_EQ(s.k.counters().cr3_switch_mm, 2u);
 
@@ -60,7 +60,7 @@ TEST(X86TlbV3, FlushIpiToALazyCpuMakesItLeaveTheMm) {
   EXPECT_EQ(s.k.counters().irq_tlb_count[0], 0u);
   EXPECT_EQ(s.k.counters().cr3_flush, 1u) << "cpu0 flushed itself with a CR3 rewrite";
   EXPECT_EQ(s.cpu(1).cr3_mm, &s.k.init_mm()) << "the lazy CPU loaded swapper_pg_dir";
-  EXPECT_EQ(s.cpu(1).tlbstate.active_mm, &mm) << "leave_mm keeps active_mm";
+  EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).active_mm, &mm) << "leave_mm keeps active_mm";
   EXPECT_FALSE(mm.cpumask.peek().test(CpuId{1}));
   EXPECT_EQ(s.k.counters().cr3_to_init_mm, 1u);
   EXPECT_TRUE(flush_globals(s.cpu(0)).flush_state[flush_globals(s.cpu(0)).tlb_vector_offset[0]].flush_cpumask.empty());
@@ -151,7 +151,7 @@ TEST(X86TlbV3, SwitchingBackAfterLeaveMmReloadsCr3ButNotWithoutIt) {
   s.run_on(1, do_lazy(s.cpu(1)));
   s.run_on(1, do_switch(s.cpu(1), mm));  // back from a kernel thread, still in the mask: no CR3 load
   EXPECT_EQ(s.k.counters().cr3_switch_mm, 1u);
-  EXPECT_EQ(s.cpu(1).tlbstate.state, TLBSTATE_OK);
+  EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).state, TLBSTATE_OK);
   const LineId line = mm.cpumask.line_of(CpuId{1});
   const auto rmws = s.sys.coherence().stats(line).rmws;
   s.run_on(1, do_lazy(s.cpu(1)));

@@ -15,13 +15,13 @@ constexpr std::uint64_t kPmdSize = kernel::kPtesPerTable * kernel::kPageSize;
 
 // radix__local_flush_tlb_mm: a tlbiel of the whole PID, TLB only (seed 001's IPI handler calls it).
 sim::Task<void> RadixMmu::radix__local_flush_tlb_mm(PerCpu& self, MmStruct& mm) {
-  const std::uint32_t pid = mm.context.id;
+  const std::uint32_t pid = context(mm).id;
   if (pid != MMU_NO_CONTEXT) co_await _tlbiel_pid(self, pid, Ric::RIC_FLUSH_TLB);
 }
 
 sim::Task<void> RadixMmu::radix__flush_tlb_mm(PerCpu& self, MmStruct& mm) {
   const trace::TraceSpan span(self.k.tracer, self.cpu, "radix__flush_tlb_mm", "tlb");
-  const std::uint32_t pid = mm.context.id;
+  const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
   // preempt_disable(); v6.2: smp_mb() orders the PTE clears before the mm_cpumask loads.
   if (!v62(self)) {
@@ -41,7 +41,7 @@ sim::Task<void> RadixMmu::radix__flush_tlb_mm(PerCpu& self, MmStruct& mm) {
 
 // v4.14 radix__flush_all_mm (RIC_FLUSH_ALL: TLB and page-walk cache); v6.2 __flush_all_mm(mm, fullmm).
 sim::Task<void> RadixMmu::__flush_all_mm(PerCpu& self, MmStruct& mm, bool fullmm) {
-  const std::uint32_t pid = mm.context.id;
+  const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
   if (!v62(self)) {
     const bool local = co_await mm_is_thread_local(self, mm);
@@ -60,7 +60,7 @@ sim::Task<void> RadixMmu::__flush_all_mm(PerCpu& self, MmStruct& mm, bool fullmm
 
 sim::Task<void> RadixMmu::radix__flush_tlb_page_psize(PerCpu& self, MmStruct& mm, std::uint64_t va) {
   const trace::TraceSpan span(self.k.tracer, self.cpu, "radix__flush_tlb_page_psize", "tlb");
-  const std::uint32_t pid = mm.context.id;
+  const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
   if (!v62(self)) {
     // Not thread-local: tlbie (native_tlbie_lock only without MMU_FTR_LOCKLESS_TLBIE, never on POWER9).
@@ -81,7 +81,7 @@ sim::Task<void> RadixMmu::radix__flush_tlb_page_psize(PerCpu& self, MmStruct& mm
 sim::Task<void> RadixMmu::radix__flush_tlb_range_psize(PerCpu& self, MmStruct& mm, std::uint64_t start,
                                                        std::uint64_t end, bool also_pwc) {
   const trace::TraceSpan span(self.k.tracer, self.cpu, "radix__flush_tlb_range_psize", "tlb");
-  const std::uint32_t pid = mm.context.id;
+  const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
   if (!v62(self)) {
     // v4.14: beyond 33 pages (or TLB_FLUSH_ALL) a whole-PID flush, else the full tlbie/tlbiel sequence per page.
@@ -139,10 +139,10 @@ sim::Task<void> RadixMmu::radix__tlb_flush(PerCpu& self, kernel::MmuGather& tlb)
     co_return;
   }
   if (tlb.fullmm || tlb.need_flush_all) {
-    if (self.k.config().on(Option::exit_flush_lazy_tlbs) && mm.context.id != MMU_NO_CONTEXT) {
+    if (self.k.config().on(Option::exit_flush_lazy_tlbs) && context(mm).id != MMU_NO_CONTEXT) {
       // The lazy users must be IPIed when the mm is freed anyway: do it as the final flush. smp_mb() first.
       co_await exit_flush_lazy_tlbs(self, mm);
-      co_await _tlbiel_pid(self, mm.context.id, Ric::RIC_FLUSH_ALL);
+      co_await _tlbiel_pid(self, context(mm).id, Ric::RIC_FLUSH_ALL);
       // WARN_ON_ONCE(copros > 0) -> __flush_all_mm: no coprocessors are modeled.
     } else {
       co_await __flush_all_mm(self, mm, true);

@@ -41,13 +41,13 @@ std::uint32_t RadixMmu::alloc_pid(MmStruct& mm) {
   if (pid >= (std::uint32_t{1} << 16)) throw std::runtime_error("radix PID space of the model (16 bits) exhausted");
   if (pid >= pids_.size()) pids_.resize(pid + 1, nullptr);
   pids_[pid] = &mm;
-  mm.context.id = pid;
+  context(mm).id = pid;
   return pid;
 }
 
 void RadixMmu::init_cpu(PerCpu& self, MmStruct& init_mm) {
   // The kernel runs in PID 0; init_mm's mm_cpumask is not populated at boot (before v6.6's c3c2e9375348).
-  init_mm.context.id = 0;
+  context(init_mm).id = 0;
   if (pids_.empty()) pids_.push_back(&init_mm);
   if (trim_clock_.size() <= self.id.get()) trim_clock_.resize(self.id.get() + 1, 0);
   self.hw_tag = 0;
@@ -56,7 +56,7 @@ void RadixMmu::init_cpu(PerCpu& self, MmStruct& init_mm) {
 sim::Task<void> RadixMmu::radix__switch_mmu_context(PerCpu& self, MmStruct& next) {
   // mtspr(SPRN_PID, next->context.id); isync().
   self.cr3_mm = &next;
-  self.hw_tag = static_cast<std::uint16_t>(next.context.id);
+  self.hw_tag = static_cast<std::uint16_t>(context(next).id);
   ++(next.is_init_mm() ? cnt(self).cr3_to_init_mm : cnt(self).cr3_switch_mm);
   ++cnt(self).cr3_loads[self.id.get()];
   co_await self.cpu.delay(tlbp(self).cr3_write);
@@ -64,13 +64,13 @@ sim::Task<void> RadixMmu::radix__switch_mmu_context(PerCpu& self, MmStruct& next
 
 sim::Task<void> RadixMmu::switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
   const trace::TraceSpan span(self.k.tracer, self.cpu, "switch_mm_irqs_off", "mm");
-  if (next.context.id == MMU_NO_CONTEXT) alloc_pid(next);
+  if (context(next).id == MMU_NO_CONTEXT) alloc_pid(next);
   hw::Memory& m = mem(self);
   // Mark this context as having been used on the new CPU; prev's bit is never cleared here.
   const bool in_mask = co_await next.cpumask.test_cpu(m, self.cpu, self.id);
   if (!in_mask) {
     co_await next.cpumask.set_cpu(m, self.cpu, self.id);
-    co_await m.rmw(self.cpu, next.context.active_cpus, [](int v) { return v + 1; });  // inc_mm_active_cpus
+    co_await m.rmw(self.cpu, context(next).active_cpus, [](int v) { return v + 1; });  // inc_mm_active_cpus
     // smp_mb(): orders the mask store before the PID load, pairing with the flush side's PTE clear -> mask read.
   }
   if (self.cr3_mm == &next) co_return;  // prev == next
@@ -85,7 +85,7 @@ sim::Task<void> RadixMmu::enter_lazy_tlb(PerCpu&, MmStruct&) { co_return; }
 sim::Task<void> RadixMmu::leave_mm(PerCpu&) { co_return; }
 
 sim::Task<bool> RadixMmu::mm_is_thread_local(PerCpu& self, MmStruct& mm) {
-  const int active = co_await mem(self).read(self.cpu, mm.context.active_cpus);
+  const int active = co_await mem(self).read(self.cpu, context(mm).active_cpus);
   if (active > 1 && !planted(self.k.config(), Mutation::radix_tlbiel_with_remote_cpus)) co_return false;
   co_return co_await mm.cpumask.test_cpu(mem(self), self.cpu, self.id);
 }
@@ -166,7 +166,7 @@ bool RadixMmu::tick_and_test_trim_clock(PerCpu& self) {
 sim::Task<void> RadixMmu::exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool always_flush) {
   const trace::TraceSpan span(self.k.tracer, self.cpu, "exit_lazy_flush_tlb", "tlb");
   hw::Memory& m = mem(self);
-  const std::uint32_t pid = mm.context.id;
+  const std::uint32_t pid = context(mm).id;
   // A kthread in kthread_use_mm, or the sender itself: never clear its bit, just flush.
   if (current_mm(self) != &mm) {
     kernel::TaskStruct* curr = current_task(self);
@@ -181,7 +181,7 @@ sim::Task<void> RadixMmu::exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool a
     // A racing IPI may already have cleared the bit: test first so active_cpus does not underflow.
     const bool in_mask = co_await mm.cpumask.test_cpu(m, self.cpu, self.id);
     if (in_mask) {
-      co_await m.rmw(self.cpu, mm.context.active_cpus, [](int v) { return v - 1; });
+      co_await m.rmw(self.cpu, context(mm).active_cpus, [](int v) { return v - 1; });
       co_await mm.cpumask.clear_cpu(m, self.cpu, self.id);
       ++cnt(self).mm_cpumask_trims;
       always_flush = true;
@@ -207,7 +207,7 @@ sim::Task<void> RadixMmu::exit_flush_lazy_tlbs(PerCpu& self, MmStruct& mm) {
 
 sim::Task<FlushType> RadixMmu::flush_type_needed(PerCpu& self, MmStruct& mm, bool fullmm) {
   hw::Memory& m = mem(self);
-  const int active_cpus = co_await m.read(self.cpu, mm.context.active_cpus);
+  const int active_cpus = co_await m.read(self.cpu, context(mm).active_cpus);
   if (active_cpus == 0) co_return FlushType::FLUSH_TYPE_NONE;
   if (active_cpus == 1) {
     const bool here = co_await mm.cpumask.test_cpu(m, self.cpu, self.id);

@@ -31,6 +31,17 @@ inline constexpr std::uint32_t tlb_mm_cpumask_trim_timer = 1073;
 // Seed 001: struct arch_tlbflush_unmap_batch's mm[] array size.
 inline constexpr std::size_t MAX_BATCHED_MM = 1024;
 
+// mm_context_t as radix uses it (arch/powerpc/include/asm/book3s/64/mmu.h): the PID (context.id; MMU_NO_CONTEXT
+// until the model allocates one on first use, 0 for init_mm) and active_cpus (atomic_t), on the context's line.
+struct MmContext final : kernel::ArchMmContext {
+  explicit MmContext(hw::CoherenceModel& model) : active_cpus{0, model.add_line("mm.context")} {}
+  std::uint32_t id = MMU_NO_CONTEXT;
+  hw::Shared<int> active_cpus;
+};
+// mm->context.
+inline MmContext& context(MmStruct& mm) { return static_cast<MmContext&>(*mm.context); }
+inline const MmContext& context(const MmStruct& mm) { return static_cast<const MmContext&>(*mm.context); }
+
 // The RIC field of tlbie/tlbiel: TLB only, page-walk cache only, or both (and the process-table cache).
 enum class Ric : std::uint8_t { RIC_FLUSH_TLB, RIC_FLUSH_PWC, RIC_FLUSH_ALL };
 enum class FlushType : std::uint8_t { FLUSH_TYPE_NONE, FLUSH_TYPE_LOCAL, FLUSH_TYPE_GLOBAL };
@@ -42,6 +53,13 @@ class RadixMmu : public kernel::ArchMmu {
   kernel::Arch arch() const override { return kernel::Arch::kPowerpc; }
   bool v62(PerCpu& self) const { return self.k.config().version >= kernel::KernelVersion{6, 2}; }
 
+  // powerpc keeps no per-CPU TLB state beyond PerCpu's PIDR (hw_tag) and the trim clock below.
+  std::unique_ptr<kernel::ArchCpuState> alloc_cpu_state(hw::CoherenceModel&) override {
+    return std::make_unique<kernel::ArchCpuState>();
+  }
+  std::unique_ptr<kernel::ArchMmContext> init_new_context(kernel::Kernel& k, MmStruct&) override {
+    return std::make_unique<MmContext>(k.sys().coherence());
+  }
   void init_cpu(PerCpu& self, MmStruct& init_mm) override;
   sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) override;
   sim::Task<void> enter_lazy_tlb(PerCpu& self, MmStruct& mm) override;

@@ -53,7 +53,7 @@ sim::Task<void> do_unmap(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, st
 sim::Task<void> do_flush(PerCpu& self, TlbflushUnmapBatch& ubc) { co_await kernel::try_to_unmap_flush(self, ubc); }
 
 bool cached(Scenario& s, std::uint32_t cpu, const MmStruct& mm, std::uint64_t addr) {
-  return s.cpu(cpu).tlb.peek(Asid{static_cast<std::uint16_t>(mm.context.id)}, vpn_of(addr)).has_value();
+  return s.cpu(cpu).tlb.peek(Asid{static_cast<std::uint16_t>(powerpc::context(mm).id)}, vpn_of(addr)).has_value();
 }
 
 // An mm with one mapped page that CPUs `cpus` have run and cached.
@@ -74,7 +74,7 @@ struct Mapped {
 TEST(PowerpcRadix, ThreadLocalMmFlushesWithTlbielAndNoIpi) {
   Scenario s(ppc(4, 14), kMachine);
   Mapped a(s, {0});
-  EXPECT_EQ(a.mm.context.id, 1u) << "PIDs are allocated from 1; the kernel uses 0";
+  EXPECT_EQ(powerpc::context(a.mm).id, 1u) << "PIDs are allocated from 1; the kernel uses 0";
   EXPECT_EQ(s.cpu(0).hw_tag, 1u);
   ASSERT_TRUE(cached(s, 0, a.mm, a.addr));
   s.run_on(0, do_madvise(s.cpu(0), a.mm, a.addr, kPageSize));
@@ -88,7 +88,7 @@ TEST(PowerpcRadix, ThreadLocalMmFlushesWithTlbielAndNoIpi) {
 TEST(PowerpcRadix, SecondCpuInTheMaskMakesItATlbieThatReachesEveryTlb) {
   Scenario s(ppc(4, 14), kMachine);
   Mapped a(s, {0, 5});
-  EXPECT_EQ(a.mm.context.active_cpus.value, 2);
+  EXPECT_EQ(powerpc::context(a.mm).active_cpus.value, 2);
   ASSERT_TRUE(cached(s, 5, a.mm, a.addr));
   s.run_on(0, do_madvise(s.cpu(0), a.mm, a.addr, kPageSize));
   EXPECT_EQ(s.k.counters().tlbie_va, 1u);
@@ -104,11 +104,11 @@ TEST(PowerpcRadix, SwitchingAwayNeverClearsTheBit) {
   MmStruct& b = s.k.new_mm();
   s.run_on(5, do_switch(s.cpu(5), b));
   EXPECT_EQ(s.cpu(5).cr3_mm, &b);
-  EXPECT_EQ(s.cpu(5).hw_tag, b.context.id);
+  EXPECT_EQ(s.cpu(5).hw_tag, powerpc::context(b).id);
   EXPECT_TRUE(a.mm.cpumask.peek().test(CpuId{5}));
-  EXPECT_EQ(a.mm.context.active_cpus.value, 2);
+  EXPECT_EQ(powerpc::context(a.mm).active_cpus.value, 2);
   s.run_on(5, do_switch(s.cpu(5), a.mm));  // back: the bit is already set, only PIDR is written
-  EXPECT_EQ(a.mm.context.active_cpus.value, 2);
+  EXPECT_EQ(powerpc::context(a.mm).active_cpus.value, 2);
   EXPECT_EQ(s.k.counters().cr3_loads[5], 3u);
 }
 
