@@ -248,12 +248,12 @@ Replay replay(const Counterexample& cx, trace::Tracer* tracer) {
   RunHooks hooks{&rec, &rec, [&rec](kernel::Kernel& k) { rec.k = &k; }, nullptr, nullptr};
   if (tracer != nullptr) {
     hooks.before_setup = [tracer](kernel::Kernel& k) {
-      k.tracer = tracer;
+      k.set_tracer(tracer);
       tracer->set_coherence(&k.sys().coherence());
     };
     hooks.on_end = [tracer](kernel::Kernel& k) {
       tracer->close(k.sys().scheduler().now());
-      k.tracer = nullptr;
+      k.set_tracer(nullptr);
     };
   }
   DecisionChooser chooser(cx.decisions);

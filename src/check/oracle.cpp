@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kernel/kernel.h"
 #include "mm/mm_types.h"
 
 namespace tlbsim::check {
@@ -20,6 +21,15 @@ Oracle::Oracle(const kernel::FrameAllocator& frames, const hw::PfnHolders& holde
       loaded_tag_(std::move(loaded_tag)),
       by_cpu_(tlbs_.size()),
       user_mm_(tlbs_.size(), 0) {}
+
+std::unique_ptr<Oracle> Oracle::attach(kernel::Kernel& k) {
+  std::vector<const hw::Tlb*> tlbs;
+  for (std::uint32_t c = 0; c < k.ncpus(); ++c) tlbs.push_back(&k.percpu(CpuId{c}).tlb);
+  auto o = std::make_unique<Oracle>(k.frames(), k.pfn_holders(), std::move(tlbs),
+                                    [&k](CpuId c) { return k.percpu(c).tlb_tag(); });
+  k.subscribe(*o);
+  return o;
+}
 
 void Oracle::on_mm_free(std::uint32_t mm_id, const std::string& users, sim::SimTime now) {
   if (users.empty()) return;

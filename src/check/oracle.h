@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -14,10 +15,12 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "hw/tlb.h"
+#include "kernel/events.h"
 #include "mm/pgtable.h"
 #include "sim/time.h"
 
 namespace tlbsim::kernel {
+class Kernel;
 class MmStruct;
 }
 
@@ -31,37 +34,40 @@ struct Violation {
   std::string what;
 };
 
-// Contract: the kernel model reports removals (PTE clears and changes), syscall returns, frame frees, CR3 loads
+// Contract: a subscriber to the kernel's events (kernel/events.h): the kernel model reports removals (PTE clears and changes), syscall returns, frame frees, CR3 loads
 // and every user access that hits the TLB; the oracle never reads protocol state (tlb_gen, mm_cpumask, lazy
 // flags). A removal is complete when the syscall that made it returned or its frame was freed; a TLB hit on a
 // translation whose removal is complete is a violation.
-class Oracle {
+class Oracle final : public kernel::KernelEvents {
  public:
+  // An oracle for `k`'s CPUs and frames, subscribed to its events. It must outlive the kernel's run.
+  static std::unique_ptr<Oracle> attach(kernel::Kernel& k);
+
   // `tlbs[cpu]` is each CPU's TLB; `loaded_tag(cpu)` the address-space tag its CR3 holds now (or -1 for none).
   Oracle(const kernel::FrameAllocator& frames, const hw::PfnHolders& holders, std::vector<const hw::Tlb*> tlbs,
          std::function<int(CpuId)> loaded_tag);
 
   // A PTE of `mm` for `v` that mapped `old` was cleared or replaced by `by`.
-  void on_pte_removed(const kernel::MmStruct& mm, Vpn v, const kernel::Pte& old, CpuId by, sim::SimTime now);
+  void on_pte_removed(const kernel::MmStruct& mm, Vpn v, const kernel::Pte& old, CpuId by, sim::SimTime now) override;
   // The system call or fault running on `cpu` returned: every removal it made is complete.
-  void on_syscall_return(CpuId cpu);
+  void on_syscall_return(CpuId cpu) override;
   // A frame is being freed: removals that mapped it are complete; a page-table frame must not be cached in the
   // paging-structure cache of a CPU that has its address space loaded.
-  void on_frame_free(Pfn pfn, sim::SimTime now);
+  void on_frame_free(Pfn pfn, sim::SimTime now) override;
   // A freed frame is being allocated again: no CPU running a user context may still map it in its TLB under the
   // address space it has loaded.
-  void on_frame_reuse(Pfn pfn, sim::SimTime now);
+  void on_frame_reuse(Pfn pfn, sim::SimTime now) override;
   // The task running on `cpu` is a user task of mm `mm_id` (0: a kernel thread or idle). Reported by whoever
   // switches tasks (the workload's thread start, the scheduler), never by the TLB code.
-  void set_user_context(CpuId cpu, std::uint32_t mm_id) { user_mm_[cpu.get()] = mm_id; }
+  void set_user_context(CpuId cpu, std::uint32_t mm_id) override { user_mm_[cpu.get()] = mm_id; }
   // __mmdrop freed mm `mm_id`; `users` names any CPU whose CR3 or task whose active_mm still uses it.
-  void on_mm_free(std::uint32_t mm_id, const std::string& users, sim::SimTime now);
+  void on_mm_free(std::uint32_t mm_id, const std::string& users, sim::SimTime now) override;
   // A reference count went below zero.
-  void report_refcount(CpuId cpu, std::uint32_t mm_id, const char* counter, std::int64_t value, sim::SimTime now);
+  void report_refcount(CpuId cpu, std::uint32_t mm_id, const char* counter, std::int64_t value, sim::SimTime now) override;
   // A WARN_ON in the modeled kernel fired: the kernel's own check of one of its invariants failed.
-  void report_kernel_warning(CpuId cpu, std::uint32_t mm_id, const std::string& what, sim::SimTime now);
+  void report_kernel_warning(CpuId cpu, std::uint32_t mm_id, const std::string& what, sim::SimTime now) override;
   // A user access by `cpu` with `mm` loaded hit TLB entry `t` for `v`.
-  void on_tlb_hit(CpuId cpu, const kernel::MmStruct& mm, Vpn v, const hw::Translation& t, sim::SimTime now);
+  void on_tlb_hit(CpuId cpu, const kernel::MmStruct& mm, Vpn v, const hw::Translation& t, sim::SimTime now) override;
 
   const std::vector<Violation>& violations() const { return violations_; }
   std::uint64_t checks() const { return checks_; }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "check/oracle.h"
 #include "check/scenario.h"
 #include "hw/system.h"
 #include "kernel/kernel.h"
@@ -144,8 +145,10 @@ class Run final : public ScenarioRun {
           sched_ = s.get();
           return s;
         }),
-        k_(sys_, t.config) {}
+        k_(sys_, t.config),
+        oracle_(Oracle::attach(k_)) {}
   kernel::Kernel& kernel() override { return k_; }
+  const Oracle& oracle() const { return *oracle_; }
   void prepare(std::uint32_t cpu, sim::Task<void> task) override {
     sys_.cpu(CpuId{cpu}).start(std::move(task));
     sched_->run(sys_.scheduler().now() + sim::milliseconds(1000));
@@ -158,6 +161,7 @@ class Run final : public ScenarioRun {
   sim::ExploringScheduler* sched_ = nullptr;
   hw::System sys_;
   kernel::Kernel k_;
+  std::unique_ptr<Oracle> oracle_;
 };
 
 }  // namespace
@@ -185,15 +189,15 @@ Outcome run_schedule(const CheckTarget& target, sim::Chooser& chooser, const Run
     out.what = std::string("in the scenario's setup: kernel BUG: ") + e.what();
     return out;
   }
-  if (!k.oracle().violations().empty()) {
+  if (!run.oracle().violations().empty()) {
     out.violation = true;
-    out.what = "in the scenario's setup: " + k.oracle().violations()[0].what;
+    out.what = "in the scenario's setup: " + run.oracle().violations()[0].what;
     return out;
   }
   SpeculativeWalker walker(k);
   sim::ExploringScheduler& s = run.sched();
   s.set_hardware(&walker, target.hardware_budget);
-  s.set_stop([&] { return !k.oracle().violations().empty() || phases.steps >= target.max_steps; });
+  s.set_stop([&] { return !run.oracle().violations().empty() || phases.steps >= target.max_steps; });
   if (hooks.on_kernel) hooks.on_kernel(k);
   s.set_observer(hooks.actions);
   run.sys().memory().set_observer(hooks.accesses);
@@ -208,9 +212,9 @@ Outcome run_schedule(const CheckTarget& target, sim::Chooser& chooser, const Run
     out.what = std::string("kernel BUG: ") + e.what();
   }
   run.sys().memory().set_observer(nullptr);
-  if (!k.oracle().violations().empty()) {
+  if (!run.oracle().violations().empty()) {
     out.violation = true;
-    out.what = k.oracle().violations()[0].what;
+    out.what = run.oracle().violations()[0].what;
   }
   out.cut_off = !out.violation && phases.steps >= target.max_steps;
   out.decisions = std::move(phases.decisions);

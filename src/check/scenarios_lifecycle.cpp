@@ -129,11 +129,11 @@ class Reclaim : public CheckScenario {
     return m;
   }
   static sim::Task<void> switch_to(kernel::PerCpu& self, MmStruct& mm) {
-    self.k.oracle().set_user_context(self.id, 0);  // in the kernel until the switch is done
+    self.k.events().set_user_context(self.id, 0);  // in the kernel until the switch is done
     self.cpu.local_irq_disable();
     co_await self.k.arch().switch_mm_irqs_off(self, mm);
     co_await self.cpu.local_irq_enable();
-    self.k.oracle().set_user_context(self.id, mm.id());
+    self.k.events().set_user_context(self.id, mm.id());
   }
   static sim::Task<void> enter(kernel::PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t pages) {
     co_await switch_to(self, mm);

@@ -16,16 +16,16 @@ using kernel::PerCpu;
 
 // The scheduler's switch to a user task of `mm` (context_switch -> switch_mm_irqs_off with interrupts off).
 sim::Task<void> switch_to(PerCpu& self, MmStruct& mm) {
-  self.k.oracle().set_user_context(self.id, 0);  // in the kernel until the switch is done
+  self.k.events().set_user_context(self.id, 0);  // in the kernel until the switch is done
   self.cpu.local_irq_disable();
   co_await self.k.arch().switch_mm_irqs_off(self, mm);
   co_await self.cpu.local_irq_enable();
-  self.k.oracle().set_user_context(self.id, mm.id());
+  self.k.events().set_user_context(self.id, mm.id());
 }
 
 // The scheduler's switch to a kernel thread: enter_lazy_tlb keeps `mm` loaded.
 sim::Task<void> switch_to_kthread(PerCpu& self, MmStruct& mm) {
-  self.k.oracle().set_user_context(self.id, 0);
+  self.k.events().set_user_context(self.id, 0);
   self.cpu.local_irq_disable();
   co_await self.k.arch().enter_lazy_tlb(self, mm);
   co_await self.cpu.local_irq_enable();

@@ -18,8 +18,8 @@ namespace {
 
 // The trace's "mm N mm_count" counter track, after a change.
 void trace_mm_count(PerCpu& self, const MmStruct& mm, std::int64_t count) {
-  if (self.k.tracer == nullptr) return;
-  self.k.tracer->counter(self.cpu.now(), fmt::format("mm {} mm_count", mm.id()), "mm_count",
+  if (self.k.tracer() == nullptr) return;
+  self.k.tracer()->counter(self.cpu.now(), fmt::format("mm {} mm_count", mm.id()), "mm_count",
                          static_cast<double>(count));
 }
 
@@ -34,7 +34,7 @@ sim::Task<void> mmdrop(PerCpu& self, MmStruct& mm) {
   const std::int64_t old = co_await self.k.mem().rmw(self.cpu, mm.mm_count, [](std::int64_t v) { return v - 1; });
   trace_mm_count(self, mm, old - 1);
   if (old <= 0) {
-    self.k.oracle().report_refcount(self.id, mm.id(), "mm_count", old - 1, self.cpu.now());
+    self.k.events().report_refcount(self.id, mm.id(), "mm_count", old - 1, self.cpu.now());
     co_return;
   }
   if (old == 1 && !mm.is_init_mm()) co_await __mmdrop(self, mm);
@@ -71,12 +71,12 @@ namespace {
 // switches it to init_mm. It flushes nothing.
 sim::Task<void> do_shoot_lazy_tlb(PerCpu& self, const void* info) {
   auto& mm = *static_cast<MmStruct*>(const_cast<void*>(info));
-  if (self.k.sched == nullptr) co_return;
-  TaskStruct& current = *self.k.sched->rq(self.id).curr;
+  if (self.k.sched() == nullptr) co_return;
+  TaskStruct& current = *self.k.sched()->rq(self.id).curr;
   if (current.active_mm != &mm) co_return;
   // WARN_ON_ONCE(current->mm): only a kernel thread or idle can be lazy on an mm being freed.
   if (current.mm != nullptr) {
-    self.k.oracle().report_kernel_warning(self.id, mm.id(), "do_shoot_lazy_tlb: current->mm set", self.cpu.now());
+    self.k.events().report_kernel_warning(self.id, mm.id(), "do_shoot_lazy_tlb: current->mm set", self.cpu.now());
   }
   ++self.k.counters().shoot_lazies_switched;
   current.active_mm = &self.k.init_mm();
@@ -86,8 +86,8 @@ sim::Task<void> do_shoot_lazy_tlb(PerCpu& self, const void* info) {
 // do_check_lazy_tlb (kernel/fork.c, DEBUG_VM_SHOOT_LAZIES): WARN_ON_ONCE(current->active_mm == mm).
 sim::Task<void> do_check_lazy_tlb(PerCpu& self, const void* info) {
   const auto* mm = static_cast<const MmStruct*>(info);
-  if (self.k.sched != nullptr && self.k.sched->rq(self.id).curr->active_mm == mm) {
-    self.k.oracle().report_kernel_warning(self.id, mm->id(), "do_check_lazy_tlb: current->active_mm == mm after shootdown",
+  if (self.k.sched() != nullptr && self.k.sched()->rq(self.id).curr->active_mm == mm) {
+    self.k.events().report_kernel_warning(self.id, mm->id(), "do_check_lazy_tlb: current->active_mm == mm after shootdown",
                                           self.cpu.now());
   }
   co_return;
@@ -122,7 +122,7 @@ sim::Task<void> mmget(PerCpu& self, MmStruct& mm) {
 sim::Task<void> mmput(PerCpu& self, MmStruct& mm) {
   const std::int64_t old = co_await self.k.mem().rmw(self.cpu, mm.mm_users, [](std::int64_t v) { return v - 1; });
   if (old <= 0) {
-    self.k.oracle().report_refcount(self.id, mm.id(), "mm_users", old - 1, self.cpu.now());
+    self.k.events().report_refcount(self.id, mm.id(), "mm_users", old - 1, self.cpu.now());
     co_return;
   }
   if (old != 1) co_return;
@@ -140,7 +140,7 @@ sim::Task<void> exit_mmap(PerCpu& self, MmStruct& mm) {
     for (std::uint64_t a = v.start; a < v.end; a += kPageSize) {
       const auto old = mm.pgd.clear(vpn_of(a));
       if (!old) continue;
-      self.k.oracle().on_pte_removed(mm, vpn_of(a), *old, self.id, self.cpu.now());
+      self.k.events().on_pte_removed(mm, vpn_of(a), *old, self.id, self.cpu.now());
       co_await self.cpu.delay(self.k.machine().kernel.pte_update);
       tlb.cleared_ptes = true;
       if (old->anon && old->pfn.get() != 0) tlb.pages.push_back(old->pfn);
@@ -158,7 +158,7 @@ sim::Task<void> exit_mmap(PerCpu& self, MmStruct& mm) {
   co_await tlb_finish_mmu(self, tlb);  // the final flush: full, and lazy CPUs too since tables were freed
   mm.vmas.clear();
   co_await mm.mmap_lock.up_write(m, self.cpu);
-  self.k.oracle().on_syscall_return(self.id);
+  self.k.events().on_syscall_return(self.id);
 }
 
 sim::Task<void> exit_mm(Sched& s, TaskStruct& t) {
@@ -170,7 +170,7 @@ sim::Task<void> exit_mm(Sched& s, TaskStruct& t) {
   co_await mmgrab_lazy_tlb(pc, *mm);  // the task keeps mm as active_mm until its final context switch
   pc.cpu.local_irq_disable();
   t.mm = nullptr;
-  s.k.oracle().set_user_context(pc.id, 0);
+  s.k.events().set_user_context(pc.id, 0);
   co_await s.k.arch().enter_lazy_tlb(pc, *mm);
   co_await pc.cpu.local_irq_enable();
   co_await mm->mmap_lock.up_read(m, pc.cpu);
@@ -186,7 +186,7 @@ sim::Task<void> exec_mmap(Sched& s, TaskStruct& t, MmStruct& mm) {
   t.mm = &mm;
   co_await s.k.arch().switch_mm_irqs_off(pc, mm);  // activate_mm
   co_await pc.cpu.local_irq_enable();
-  s.k.oracle().set_user_context(pc.id, mm.id());
+  s.k.events().set_user_context(pc.id, mm.id());
   if (old_mm != nullptr) {
     co_await mmput(pc, *old_mm);
     co_return;

@@ -49,17 +49,13 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
                                  sys.machine().name, sys.machine().arch));
   }
   const std::uint32_t n = sys.topology().cpu_count();
-  std::vector<const hw::Tlb*> tlbs;
   for (std::uint32_t i = 0; i < n; ++i) {
     percpu_.push_back(std::make_unique<PerCpu>(*this, sys.cpu(CpuId{i}), sys.machine().tlb, sys.coherence(), n));
     percpu_.back()->tlb.attach_holders(&pfn_holders_, i);
-    tlbs.push_back(&percpu_.back()->tlb);
     sys.cpu(CpuId{i}).set_irq_handler(this);
   }
-  oracle_ = std::make_unique<check::Oracle>(frames_, pfn_holders_, tlbs,
-                                            [this](CpuId c) { return percpu(c).tlb_tag(); });
-  frames_.set_free_observer([this](Pfn p) { oracle_->on_frame_free(p, sys_.scheduler().now()); });
-  frames_.set_reuse_observer([this](Pfn p) { oracle_->on_frame_reuse(p, sys_.scheduler().now()); });
+  frames_.set_free_observer([this](Pfn p) { events_.on_frame_free(p, sys_.scheduler().now()); });
+  frames_.set_reuse_observer([this](Pfn p) { events_.on_frame_reuse(p, sys_.scheduler().now()); });
   init_mm_ = std::make_unique<MmStruct>(0, sys.coherence(), n, frames_, true, config_.spinlock_kind());
   init_mm_->context = arch_->init_new_context(*this, *init_mm_);
   // Every CPU starts in init_mm.
@@ -76,12 +72,12 @@ void Kernel::free_mm(MmStruct& mm) {
   for (const auto& pc : percpu_) {
     if (pc->cr3_mm == &mm) users += " cpu" + std::to_string(pc->id.get()) + "'s CR3";
   }
-  if (sched != nullptr) {
-    for (const auto& t : sched->tasks()) {
+  if (sched_ != nullptr) {
+    for (const auto& t : sched_->tasks()) {
       if (t->active_mm == &mm && t->state != TaskState::TASK_DEAD) users += " task " + std::to_string(t->pid) + "'s active_mm";
     }
   }
-  oracle_->on_mm_free(mm.id(), users, sys_.scheduler().now());
+  events_.on_mm_free(mm.id(), users, sys_.scheduler().now());
   mm.freed = true;
   ++counters_.mm_freed;
 }
@@ -126,8 +122,8 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
   PerCpu& self = percpu(cpu.id());
   const sim::SimTime entered = cpu.now();
   const bool ipi = vector != LOCAL_TIMER_VECTOR;
-  if (tracer != nullptr) {
-    tracer->irq_entry(cpu, vector, ipi ? fmt::format("IPI handler ({})", irq_row(vector)) : "local timer interrupt",
+  if (tracer_ != nullptr) {
+    tracer_->irq_entry(cpu, vector, ipi ? fmt::format("IPI handler ({})", irq_row(vector)) : "local timer interrupt",
                       irq_row(vector), ipi);
   }
   speculative_walks(self);
@@ -135,27 +131,27 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
   if (vector == CALL_FUNCTION_VECTOR || vector == CALL_FUNCTION_SINGLE_VECTOR) {
     ++counters_.irq_call_count[cpu.id().get()];
     co_await flush_smp_call_function_queue(self);
-  } else if (vector == LOCAL_TIMER_VECTOR && sched != nullptr) {
+  } else if (vector == LOCAL_TIMER_VECTOR && sched_ != nullptr) {
     ++counters_.irq_timer_count;
-    co_await sched->timer_interrupt(self);
+    co_await sched_->timer_interrupt(self);
   } else {
     co_await arch_->handle_arch_irq(self, vector);
   }
   co_await cpu.delay(sys_.ipi().params().handler_exit);
   counters_.irq_time[cpu.id().get()] += cpu.now() - entered;
-  if (tracer != nullptr) tracer->irq_exit(cpu, vector, irq_row(vector), ipi);
+  if (tracer_ != nullptr) tracer_->irq_exit(cpu, vector, irq_row(vector), ipi);
 }
 
 void Kernel::trace_tlb_flush(PerCpu& self, TlbFlushReason reason, std::int64_t pages) {
   counters_.trace(reason);
-  if (tracer != nullptr) tracer->tlb_flush(self.cpu, static_cast<int>(reason), trace_name(reason), pages);
+  if (tracer_ != nullptr) tracer_->tlb_flush(self.cpu, static_cast<int>(reason), trace_name(reason), pages);
 }
 
 void Kernel::trace_ipi_send(PerCpu& self, std::span<const CpuId> targets, int vector) {
-  if (tracer == nullptr) return;
+  if (tracer_ == nullptr) return;
   std::vector<sim::SimTime> arrivals;
   sys_.ipi().arrivals(self.id, targets, self.cpu.now(), arrivals);
-  tracer->ipi_send(self.cpu, targets, arrivals, vector, irq_row(vector));
+  tracer_->ipi_send(self.cpu, targets, arrivals, vector, irq_row(vector));
 }
 
 }  // namespace tlbsim::kernel

@@ -1,5 +1,5 @@
-// The modeled kernel of one run: per-CPU state, address spaces, physical memory, counters, the oracle, and the
-// interrupt entry that dispatches IPIs. Modeled functions receive the PerCpu of the CPU they run on.
+// The modeled kernel of one run: per-CPU state, address spaces, physical memory, counters, the event subscribers
+// (kernel/events.h), and the interrupt entry that dispatches IPIs. Modeled functions receive the PerCpu of the CPU they run on.
 #pragma once
 
 #include <cstdint>
@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
-#include "check/oracle.h"
 #include "hw/system.h"
 #include "hw/tlb.h"
 #include "kernel/arch_mmu.h"
+#include "kernel/events.h"
 #include "model/config.h"
 #include "model/counters.h"
 #include "mm/mm_types.h"
@@ -91,18 +91,24 @@ class Kernel final : public sim::IrqHandler {
   // The architecture's MMU hooks for this kernel's arch and release.
   ArchMmu& arch() { return *arch_; }
   KernelCounters& counters() { return counters_; }
-  check::Oracle& oracle() { return *oracle_; }
+  // The kernel's events (kernel/events.h), delivered to every subscriber; subscribe before the run starts.
+  KernelEvents& events() { return events_; }
+  void subscribe(KernelEvents& observer) { events_.subscribe(observer); }
+  // Which CPUs' TLBs hold each frame (kept by the TLBs, for observers that check a frame's reuse).
+  const hw::PfnHolders& pfn_holders() const { return pfn_holders_; }
   FrameAllocator& frames() { return frames_; }
   std::uint32_t ncpus() const { return static_cast<std::uint32_t>(percpu_.size()); }
   PerCpu& percpu(CpuId c) { return *percpu_[c.get()]; }
   MmStruct& init_mm() { return *init_mm_; }
   // __mmdrop: the mm is freed. The oracle checks that no CPU's CR3 and no task's active_mm still use it.
   void free_mm(MmStruct& mm);
-  // The scheduler of this run, when the workload uses one (for the oracle's active_mm check and timer
-  // interrupts).
-  class Sched* sched = nullptr;
+  // The scheduler of this run, when the workload uses one (for the active_mm check at __mmdrop and timer
+  // interrupts); it registers itself for its lifetime.
+  class Sched* sched() const { return sched_; }
+  void set_sched(class Sched* s) { sched_ = s; }
   // The timeline trace of this run (trace/tracer.h), when one is recorded; not owned. Tracing only observes.
-  trace::Tracer* tracer = nullptr;
+  trace::Tracer* tracer() const { return tracer_; }
+  void set_tracer(trace::Tracer* t) { tracer_ = t; }
   // mm_alloc + init_new_context: a fresh address space with a new ctx_id.
   MmStruct& new_mm();
   File& new_file(std::uint64_t size);
@@ -124,7 +130,9 @@ class Kernel final : public sim::IrqHandler {
   FrameAllocator frames_;
   hw::PfnHolders pfn_holders_;  // which CPUs' TLBs hold each frame, for the oracle's check at a frame's reuse
   std::vector<std::unique_ptr<PerCpu>> percpu_;
-  std::unique_ptr<check::Oracle> oracle_;
+  KernelEventFanout events_;
+  class Sched* sched_ = nullptr;
+  trace::Tracer* tracer_ = nullptr;
   std::unique_ptr<MmStruct> init_mm_;
   std::vector<std::unique_ptr<MmStruct>> mms_;
   std::vector<std::unique_ptr<File>> files_;

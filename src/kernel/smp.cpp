@@ -35,7 +35,7 @@ sim::Task<void> csd_unlock(PerCpu& self, Csd& csd) { co_await self.k.mem().write
 sim::Task<void> smp_call_function_many_cond(PerCpu& self, const Cpumask& mask, SmpCallFunc func, const void* info,
                                             unsigned scf_flags, SmpCondFunc cond) {
   Kernel& k = self.k;
-  const trace::TraceSpan span(k.tracer, self.cpu, "smp_call_function_many_cond", "ipi");
+  const trace::TraceSpan span(k.tracer(), self.cpu, "smp_call_function_many_cond", "ipi");
   hw::Memory& mem = k.mem();
   const CpuId this_cpu = self.id;
   const bool wait = scf_flags & SCF_WAIT;

@@ -111,7 +111,7 @@ sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, co
   const Pfn copy = self.k.frames().alloc(FrameUse::kAnon);
   co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy + costs(self).rmap_update);  // + old page's rmap
   mm.pgd.clear(v);
-  self.k.oracle().on_pte_removed(mm, v, old, self.id, self.cpu.now());
+  self.k.events().on_pte_removed(mm, v, old, self.id, self.cpu.now());
   co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
   mm.pgd.set(v, Pte{copy, true, true, true});
 }
@@ -146,7 +146,7 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
   }
   co_await ptl.unlock(m, self.cpu);
   co_await mm.mmap_lock.up_read(m, self.cpu);
-  self.k.oracle().on_syscall_return(self.id);
+  self.k.events().on_syscall_return(self.id);
 }
 
 // zap_pte_range over [start, end) of one VMA: clear PTEs under each table's lock, gather the pages, and flush
@@ -170,7 +170,7 @@ sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, st
       const auto old = mm.pgd.clear(vpn_of(addr));
       if (!old) continue;
       // The oracle learns of the removal when it happens, before the step that charges its cost.
-      self.k.oracle().on_pte_removed(mm, vpn_of(addr), *old, self.id, self.cpu.now());
+      self.k.events().on_pte_removed(mm, vpn_of(addr), *old, self.id, self.cpu.now());
       co_await self.cpu.delay(self.k.machine().kernel.pte_update);
       tlb.adjust_range(addr);
       if (old->anon && old->pfn.get() != 0) tlb.pages.push_back(old->pfn);  // page-cache pages stay cached
@@ -194,7 +194,7 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
   for (int attempt = 0; attempt < 4; ++attempt) {
     const Asid pcid{self.hw_tag};
     if (const auto hit = self.tlb.lookup(pcid, v); hit && (!write || hit->writable)) {
-      self.k.oracle().on_tlb_hit(self.id, mm, v, *hit, self.cpu.now());
+      self.k.events().on_tlb_hit(self.id, mm, v, *hit, self.cpu.now());
       co_await self.cpu.delay(self.k.machine().coherence.l1_hit);
       co_return;
     }
@@ -244,7 +244,7 @@ sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::
   }
   co_await tlb_finish_mmu(self, tlb);
   co_await mm.mmap_lock.up_read(m, self.cpu);
-  self.k.oracle().on_syscall_return(self.id);
+  self.k.events().on_syscall_return(self.id);
 }
 
 sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
@@ -268,7 +268,7 @@ sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t a
   co_await zap_page_range_in(self, tlb, mm, addr, addr + len);
   co_await tlb_finish_mmu(self, tlb);
   co_await mm.mmap_lock.up_read(m, self.cpu);
-  self.k.oracle().on_syscall_return(self.id);
+  self.k.events().on_syscall_return(self.id);
 }
 
 }  // namespace tlbsim::kernel

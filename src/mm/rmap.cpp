@@ -46,7 +46,7 @@ sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct
   if (old) {
     const bool defer = co_await should_defer_flush(self, mm, ttu_batch_flush);
     mm.pgd.clear(v);  // ptep_get_and_clear (deferred) or ptep_clear_flush
-    self.k.oracle().on_pte_removed(mm, v, *old, self.id, self.cpu.now());
+    self.k.events().on_pte_removed(mm, v, *old, self.id, self.cpu.now());
     co_await self.cpu.delay(self.k.machine().kernel.pte_update);
     if (defer) {
       co_await set_tlb_ubc_flush_pending(self, ubc, mm, old->writable);

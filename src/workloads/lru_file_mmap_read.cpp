@@ -91,7 +91,7 @@ sim::Task<void> reader_task(kernel::PerCpu& self, kernel::Vmscan& vm, Reader& r,
   self.cpu.local_irq_disable();
   co_await self.k.arch().switch_mm_irqs_off(self, *r.mm);
   co_await self.cpu.local_irq_enable();
-  self.k.oracle().set_user_context(self.id, r.mm->id());
+  self.k.events().set_user_context(self.id, r.mm->id());
   kernel::MmStruct& mm = *r.mm;
   const sim::Duration word = self.k.machine().coherence.l1_hit;
   const std::uint64_t words_per_chunk = self.k.config().page_size() / 8 / kChunksPerPage;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "check/oracle.h"
 #include "hw/system.h"
 #include "kernel/locking/locks.h"
 #include "model/options.h"
@@ -67,6 +68,7 @@ struct FinishedRun {
   Workload& workload;
   kernel::Kernel& k;
   hw::System& sys;
+  const check::Oracle& oracle;
 };
 
 // The run's counters: the kernel's, each class of cache line's, and the TLBs' summed over CPUs.
@@ -129,8 +131,8 @@ nlohmann::json run_json(const FinishedRun& f) {
   j["metric"] = {{"name", f.workload.metric_name()}, {"value", f.out.metric}, {"unit", f.workload.unit()}};
   if (nlohmann::json b = f.workload.benchmark_report(f.out.metric); !b.is_null()) j["benchmark"] = std::move(b);
   j["counters"] = counters_json(f);
-  j["violations"] = f.k.oracle().to_json();
-  j["oracle_checks"] = f.k.oracle().checks();
+  j["violations"] = f.oracle.to_json();
+  j["oracle_checks"] = f.oracle.checks();
   j["events"] = f.r.events;
   j["wall_seconds"] = f.out.wall_seconds;
   return j;
@@ -146,8 +148,9 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   for (const std::string& m : spec.mutations) kernel::set_mutation(cfg, m, "--mutation");
   hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
   kernel::Kernel k(sys, cfg);
+  const auto oracle = check::Oracle::attach(k);
   if (tracer != nullptr) {
-    k.tracer = tracer;
+    k.set_tracer(tracer);
     tracer->set_coherence(&sys.coherence());
   }
   // Made after the kernel so that it (and any scheduler it owns) is destroyed before the kernel.
@@ -172,11 +175,11 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   RunOutput out;
   const std::uint64_t total = std::accumulate(ops.begin(), ops.end(), std::uint64_t{0});
   out.metric = static_cast<double>(total) / sim::to_seconds(spec.duration);
-  out.violations = k.oracle().violations().size();
+  out.violations = oracle->violations().size();
   out.events = r.events;
   out.seed_changes_nothing = r.seeded_choices == 0 && !workload->draws_from_seed();
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  out.json = run_json({machine, spec, cfg, args, r, out, warmup, ops, total, *workload, k, sys});
+  out.json = run_json({machine, spec, cfg, args, r, out, warmup, ops, total, *workload, k, sys, *oracle});
   return out;
 }
 

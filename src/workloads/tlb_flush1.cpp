@@ -23,7 +23,7 @@ sim::Task<void> enter_user_thread(kernel::PerCpu& self, kernel::MmStruct& mm) {
   self.cpu.local_irq_disable();
   co_await self.k.arch().switch_mm_irqs_off(self, mm);
   co_await self.cpu.local_irq_enable();
-  self.k.oracle().set_user_context(self.id, mm.id());
+  self.k.events().set_user_context(self.id, mm.id());
 }
 
 sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t size, kernel::File* file,
@@ -60,7 +60,7 @@ void start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p, std::vecto
     const std::uint32_t core = i % cores;
     const CpuId cpu = topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
     kernel::PerCpu& pc = k.percpu(cpu);
-    if (k.tracer != nullptr) k.tracer->set_task(pc.cpu, workload, i + 1);  // no scheduler: pid i + 1, for the trace
+    if (k.tracer() != nullptr) k.tracer()->set_task(pc.cpu, workload, i + 1);  // no scheduler: pid i + 1, for the trace
     kernel::MmStruct& mm = shared != nullptr ? *shared : k.new_mm();       // processes mode: fork()ed, its own mm
     pc.cpu.start(body(pc, mm, i, from, end, ops[i]));
   }

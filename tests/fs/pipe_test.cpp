@@ -80,7 +80,7 @@ TEST(Pipe, AFullRingBlocksTheWriterUntilAReaderFreesABuffer) {
   EXPECT_EQ(written, 20);
   EXPECT_EQ(read, 20);
   EXPECT_EQ(ps.pipe.bytes(), 0u);
-  EXPECT_TRUE(ps.s.k.oracle().violations().empty());
+  EXPECT_TRUE(ps.s.oracle().violations().empty());
 }
 
 TEST(Pipe, OneWakeUpWakesOneExclusiveWriter) {

@@ -60,7 +60,7 @@ TEST(Fork, LastMmdropWaitsForTheLazyBorrowerToSwitchAway) {
   // exit_mm made cpu1 lazy before exit_mmap; the final flush (freed_tables) then reached it locally and
   // flush_tlb_func switched it to init_mm, so CR3 no longer points at the freed page tables.
   EXPECT_EQ(s.cpu(1).cr3_mm, &s.k.init_mm());
-  EXPECT_TRUE(s.k.oracle().violations().empty());
+  EXPECT_TRUE(s.oracle().violations().empty());
 }
 
 TEST(Fork, TheNextUserTaskOnTheLazyCpuDropsTheLastReference) {
@@ -73,7 +73,7 @@ TEST(Fork, TheNextUserTaskOnTheLazyCpuDropsTheLastReference) {
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(5));
   EXPECT_EQ(s.k.counters().mm_freed, 2u) << "the first two children's mms were freed when cpu1 next ran a user task";
   EXPECT_FALSE(f.child_mm->freed) << "the last child's mm is still borrowed by cpu1's idle task";
-  EXPECT_TRUE(s.k.oracle().violations().empty()) << s.k.oracle().violations()[0].what;
+  EXPECT_TRUE(s.oracle().violations().empty()) << s.oracle().violations()[0].what;
 }
 
 TEST(Fork, OracleCatchesAnMmFreedWhileLoadedAndARefcountBelowZero) {
@@ -81,16 +81,16 @@ TEST(Fork, OracleCatchesAnMmFreedWhileLoadedAndARefcountBelowZero) {
   MmStruct& mm = s.k.new_mm();
   s.cpu(0).cr3_mm = &mm;
   s.k.free_mm(mm);
-  ASSERT_EQ(s.k.oracle().violations().size(), 1u);
-  EXPECT_NE(s.k.oracle().violations()[0].what.find("cpu0's CR3"), std::string::npos);
+  ASSERT_EQ(s.oracle().violations().size(), 1u);
+  EXPECT_NE(s.oracle().violations()[0].what.find("cpu0's CR3"), std::string::npos);
   auto drop_twice = [](PerCpu& pc, MmStruct& m) -> sim::Task<void> {
     co_await mmdrop(pc, m);
     co_await mmdrop(pc, m);
   };
   MmStruct& other = s.k.new_mm();
   s.run_on(2, drop_twice(s.cpu(2), other));
-  ASSERT_EQ(s.k.oracle().violations().size(), 2u);
-  EXPECT_NE(s.k.oracle().violations()[1].what.find("mm_count"), std::string::npos);
+  ASSERT_EQ(s.oracle().violations().size(), 2u);
+  EXPECT_NE(s.oracle().violations()[1].what.find("mm_count"), std::string::npos);
 }
 
 KernelConfig shootdown_on_x86() {
@@ -130,8 +130,8 @@ TEST(Fork, LazyTlbShootdownOnX86MissesALazyCpuWhoseBitX86Cleared) {
   // The final exit flush (freed tables) switched cpu1 to init_mm and cleared its bit; the exiting task still had
   // the mm as active_mm, cleanup_lazy_tlbs found an empty mask, and the mm was freed under it.
   EXPECT_EQ(s.k.counters().shoot_lazies_ipis, 0u);
-  ASSERT_FALSE(s.k.oracle().violations().empty());
-  EXPECT_NE(s.k.oracle().violations()[0].what.find("active_mm"), std::string::npos) << s.k.oracle().violations()[0].what;
+  ASSERT_FALSE(s.oracle().violations().empty());
+  EXPECT_NE(s.oracle().violations()[0].what.find("active_mm"), std::string::npos) << s.oracle().violations()[0].what;
 }
 
 TEST(Fork, DebugVmShootLaziesWarnsAboutTheLazyUserTheShootdownMissed) {
@@ -142,7 +142,7 @@ TEST(Fork, DebugVmShootLaziesWarnsAboutTheLazyUserTheShootdownMissed) {
   MmStruct& mm = s.k.new_mm();
   run_one_child(s, f, mm);
   bool warned = false;
-  for (const auto& v : s.k.oracle().violations()) warned |= v.what.find("do_check_lazy_tlb") != std::string::npos;
+  for (const auto& v : s.oracle().violations()) warned |= v.what.find("do_check_lazy_tlb") != std::string::npos;
   EXPECT_TRUE(warned) << "the all-CPU check finds the exiting task still using the mm lazily";
 }
 

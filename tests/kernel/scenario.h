@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "check/oracle.h"
 #include "hw/machine.h"
 #include "hw/system.h"
 #include "kernel/kernel.h"
@@ -15,12 +16,14 @@ struct Scenario {
   explicit Scenario(kernel::KernelConfig cfg = {}, const char* machine = "small-2s2c")
       : machine(hw::load_machine(machine)),
         sys(this->machine, [](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, 1); }),
-        k(sys, cfg) {}
+        k(sys, cfg),
+        oracle_(check::Oracle::attach(k)) {}
   // A scenario on a machine built or changed by the test.
   Scenario(hw::Machine m, kernel::KernelConfig cfg)
       : machine(std::move(m)),
         sys(this->machine, [](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, 1); }),
-        k(sys, cfg) {}
+        k(sys, cfg),
+        oracle_(check::Oracle::attach(k)) {}
 
   kernel::PerCpu& cpu(std::uint32_t i) { return k.percpu(CpuId{i}); }
   // Starts `task` on cpu i and runs until every started task has finished (or time runs out).
@@ -31,6 +34,11 @@ struct Scenario {
   hw::Machine machine;
   hw::System sys;
   kernel::Kernel k;
+  // The oracle, subscribed to the kernel's events as every run's is.
+  check::Oracle& oracle() { return *oracle_; }
+
+ private:
+  std::unique_ptr<check::Oracle> oracle_;
 };
 
 }  // namespace tlbsim::testing

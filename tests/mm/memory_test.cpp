@@ -35,7 +35,7 @@ TEST(MmOps, FaultAroundVisitsEveryCachedPageOfItsWindowMappedOrNot) {
   Scenario s;
   MmStruct& mm = s.k.new_mm();
   File& file = s.k.new_file(16 * kPageSize);
-  s.k.oracle().set_user_context(CpuId{0}, mm.id());
+  s.oracle().set_user_context(CpuId{0}, mm.id());
   std::vector<sim::Duration> took;
   s.run_on(0, read_window(s.cpu(0), mm, file, took));
   ASSERT_EQ(took.size(), 16u);
@@ -81,7 +81,7 @@ TEST(MmOps, FaultAroundSkipsAPageThatLeftTheCacheWhileItWorked) {
   Scenario s;
   MmStruct& mm = s.k.new_mm();
   File& file = file_with_pages_1_to_15_cached(s);
-  s.k.oracle().set_user_context(CpuId{0}, mm.id());
+  s.oracle().set_user_context(CpuId{0}, mm.id());
   std::optional<std::uint64_t> addr;
   s.cpu(0).cpu.start(fault_page0(s.cpu(0), mm, file, addr));
   s.run_on(1, remove_page5_after_page4_maps(s.cpu(1), mm, file, addr));
@@ -107,7 +107,7 @@ TEST(MmOps, ABadAreaFaultReleasesMmapLockBeforeTheSignal) {
   // munmap or exit of the mm.
   Scenario s;
   MmStruct& mm = s.k.new_mm();
-  s.k.oracle().set_user_context(CpuId{0}, mm.id());
+  s.oracle().set_user_context(CpuId{0}, mm.id());
   bool segv = false;
   s.run_on(0, touch_unmapped(s.cpu(0), mm, segv));
   EXPECT_TRUE(segv);
@@ -120,7 +120,7 @@ std::uint64_t pages_mapped_by_one_read_fault(KernelConfig cfg) {
   Scenario s(cfg, cfg.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c");
   MmStruct& mm = s.k.new_mm();
   File& file = file_with_pages_1_to_15_cached(s);
-  s.k.oracle().set_user_context(CpuId{0}, mm.id());
+  s.oracle().set_user_context(CpuId{0}, mm.id());
   std::optional<std::uint64_t> addr;
   s.run_on(0, fault_page0(s.cpu(0), mm, file, addr));
   std::uint64_t mapped = 0;
@@ -164,8 +164,8 @@ sim::Task<void> mmap_pages(PerCpu& self, MmStruct& mm, std::uint64_t pages, std:
 // lies in the next page-table page (so their zaps take different page-table locks).
 struct TwoThreadMm {
   explicit TwoThreadMm(const char* profile) : s(load_kernel_profile(profile).config), mm(s.k.new_mm()) {
-    s.k.oracle().set_user_context(CpuId{0}, mm.id());
-    s.k.oracle().set_user_context(CpuId{1}, mm.id());
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    s.oracle().set_user_context(CpuId{1}, mm.id());
     s.run_on(0, mmap_pages(s.cpu(0), mm, 2 * kPtesPerTable, addr));
     s.run_on(0, run_mm_and_write(s.cpu(0), mm, page(0)));
     s.run_on(1, run_mm_and_write(s.cpu(1), mm, page(1)));
@@ -185,7 +185,7 @@ TEST(MmOps, MadviseOfOnePageMakesOneFlushRequest) {
     t.s.run_on(0, madvise_page(t.s.cpu(0), t.mm, t.page(0)));
     EXPECT_EQ(t.remote_flushes(), 1u) << profile;
     EXPECT_EQ(t.s.k.counters().irq_tlb_count[1], 1u) << profile;
-    EXPECT_TRUE(t.s.k.oracle().violations().empty()) << profile;
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << profile;
   }
 }
 
@@ -198,7 +198,7 @@ TEST(MmOps, OverlappingMadvisesMakeOneFlushRequestEach) {
     t.s.run_on(1, madvise_page(t.s.cpu(1), t.mm, t.page(1)));
     EXPECT_EQ(t.remote_flushes(), 2u) << profile;
     EXPECT_EQ(t.s.k.counters().get(VmTlbEvent::NR_TLB_LOCAL_FLUSH_ALL), 2u) << profile << ": whole-mm flushes";
-    EXPECT_TRUE(t.s.k.oracle().violations().empty()) << profile;
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << profile;
   }
 }
 

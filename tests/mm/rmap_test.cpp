@@ -33,8 +33,8 @@ struct TwoCpus {
   explicit TwoCpus(KernelConfig cfg = {}) : s(cfg), mm(s.k.new_mm()), ubc(s.k.ncpus()) {
     s.run_on(0, do_switch(s.cpu(0), mm));
     s.run_on(1, do_switch(s.cpu(1), mm));
-    s.k.oracle().set_user_context(CpuId{0}, mm.id());
-    s.k.oracle().set_user_context(CpuId{1}, mm.id());
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    s.oracle().set_user_context(CpuId{1}, mm.id());
     s.run_on(0, do_mmap_anon(s.cpu(0), mm, 4 << 20, addr));
     s.run_on(0, do_access(s.cpu(0), mm, addr, true));
     s.run_on(1, do_access(s.cpu(1), mm, addr, false));  // cpu1 caches the translation
@@ -59,7 +59,7 @@ TEST(Rmap, ReclaimDefersTheFlushWhileAnotherCpuIsInTheMask) {
   EXPECT_FALSE(t.ubc.flush_required);
   t.s.k.frames().free(t.frame);  // shrink_page_list frees after try_to_unmap_flush
   t.s.run_on(1, do_access(t.s.cpu(1), t.mm, t.addr, false));
-  EXPECT_TRUE(t.s.k.oracle().violations().empty());
+  EXPECT_TRUE(t.s.oracle().violations().empty());
 }
 
 // Seed 000 as posted returns early from flush_tlb_func when f->new_tlb_gen <= local_tlb_gen; the batched flush
@@ -74,7 +74,7 @@ void batched_flush_with_seed000(bool fixed, bool expect_violation) {
   EXPECT_EQ(t.s.k.counters().irq_tlb_count[1], 1u) << "the IPI is sent either way";
   t.s.k.frames().free(t.frame);
   t.s.run_on(1, do_access(t.s.cpu(1), t.mm, t.addr, false));
-  EXPECT_EQ(!t.s.k.oracle().violations().empty(), expect_violation);
+  EXPECT_EQ(!t.s.oracle().violations().empty(), expect_violation);
 }
 
 TEST(Rmap, Seed000AsPostedSkipsTheBatchedFlush) { batched_flush_with_seed000(false, true); }
@@ -92,8 +92,8 @@ TEST(Rmap, OracleCatchesAPageFreedBeforeTheBatchedFlush) {
   t.s.run_on(0, do_unmap(t.s.cpu(0), t.ubc, t.mm, t.addr, true));
   t.s.k.frames().free(t.frame);  // too early: cpu1 still caches the translation
   t.s.run_on(1, do_access(t.s.cpu(1), t.mm, t.addr, false));
-  ASSERT_FALSE(t.s.k.oracle().violations().empty());
-  EXPECT_NE(t.s.k.oracle().violations()[0].what.find("stale"), std::string::npos);
+  ASSERT_FALSE(t.s.oracle().violations().empty());
+  EXPECT_NE(t.s.oracle().violations()[0].what.find("stale"), std::string::npos);
 }
 
 TEST(Rmap, OracleCatchesAFrameReusedWhileARunningCpuMapsIt) {
@@ -103,7 +103,7 @@ TEST(Rmap, OracleCatchesAFrameReusedWhileARunningCpuMapsIt) {
   const Pfn again = t.s.k.frames().alloc(FrameUse::kAnon);
   ASSERT_EQ(again, t.frame);
   bool cpu1 = false;
-  for (const auto& v : t.s.k.oracle().violations()) cpu1 |= v.what.find("reused while cpu1") != std::string::npos;
+  for (const auto& v : t.s.oracle().violations()) cpu1 |= v.what.find("reused while cpu1") != std::string::npos;
   EXPECT_TRUE(cpu1);
 }
 
@@ -112,10 +112,10 @@ void freed_tables_scenario(bool break_it, bool expect_violation) {
   if (break_it) cfg.plant(x86::Mutation::flush_skips_lazy_cpus_freeing_tables);
   TwoCpus t(cfg);
   t.s.run_on(1, do_lazy(t.s.cpu(1)));  // cpu1 runs a kernel thread, lazily keeping the mm loaded
-  t.s.k.oracle().set_user_context(CpuId{1}, 0);
+  t.s.oracle().set_user_context(CpuId{1}, 0);
   t.s.run_on(0, do_munmap(t.s.cpu(0), t.mm, t.addr, 4 << 20));  // frees the leaf page table
   bool pwc = false;
-  for (const auto& v : t.s.k.oracle().violations()) pwc |= v.what.find("paging-structure cache") != std::string::npos;
+  for (const auto& v : t.s.oracle().violations()) pwc |= v.what.find("paging-structure cache") != std::string::npos;
   EXPECT_EQ(pwc, expect_violation);
 }
 

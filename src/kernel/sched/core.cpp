@@ -43,7 +43,7 @@ Sched::Sched(Kernel& kernel, bool tick)
       rd_overload_{false, kernel.sys().coherence().add_line("root_domain.overload")},
       tick_period_(tick && kernel.config().HZ > 0 ? sim::milliseconds(1000) / kernel.config().HZ : sim::Duration{0}),
       nohz_idle_cpus_line_(kernel.sys().coherence().add_line("nohz.idle_cpus_mask")) {
-  k.sched = this;
+  k.set_sched(this);
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
     rqs_.push_back(std::make_unique<Rq>(k.sys().coherence(), k.config().spinlock_kind()));
     rqs_.back()->need_resched = {false, k.sys().coherence().add_line("thread_info.flags")};
@@ -51,7 +51,7 @@ Sched::Sched(Kernel& kernel, bool tick)
 }
 
 Sched::~Sched() {
-  if (k.sched == this) k.sched = nullptr;
+  if (k.sched() == this) k.set_sched(nullptr);
 }
 
 void Sched::start() {
@@ -66,7 +66,7 @@ void Sched::start() {
     Rq& r = rq(CpuId{c});
     r.idle = idle.get();
     r.curr = idle.get();
-    if (k.tracer != nullptr) k.tracer->set_task(k.percpu(CpuId{c}).cpu, idle->comm, idle->pid);
+    if (k.tracer() != nullptr) k.tracer()->set_task(k.percpu(CpuId{c}).cpu, idle->comm, idle->pid);
     k.percpu(CpuId{c}).cpu.start(idle_loop(*idle));
     tasks_.push_back(std::move(idle));
   }
@@ -128,15 +128,15 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
       if (states[i].target_residency <= r.last_idle) pick = static_cast<int>(i);
     }
     ++usage[static_cast<std::size_t>(pick + 1)];
-    if (k.tracer != nullptr) {
-      k.tracer->begin(pc.cpu, pick >= 0 ? "idle: " + states[static_cast<std::size_t>(pick)].name : "idle: poll", "idle");
+    if (k.tracer() != nullptr) {
+      k.tracer()->begin(pc.cpu, pick >= 0 ? "idle: " + states[static_cast<std::size_t>(pick)].name : "idle: poll", "idle");
     }
     // cpuidle_enter_state(): a state that loses the TLB is entered only after leaving the mm.
     if (pick >= 0 && states[static_cast<std::size_t>(pick)].flushes_tlb) co_await k.arch().leave_mm(pc);
     const sim::SimTime start = pc.cpu.now();
     const sim::Duration exit_latency = pick >= 0 ? states[static_cast<std::size_t>(pick)].exit_latency : sim::Duration{0};
     co_await mem.idle_poll(pc.cpu, r.need_resched.line, exit_latency);
-    if (k.tracer != nullptr) k.tracer->end(pc.cpu);
+    if (k.tracer() != nullptr) k.tracer()->end(pc.cpu);
     r.last_idle = pc.cpu.now() - start;
   }
 }
@@ -189,23 +189,23 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   }
   ++r.nr_switches;
   ++k.counters().context_switches;
-  if (k.tracer != nullptr) {
+  if (k.tracer() != nullptr) {
     // sched:sched_switch, with prev_state as ftrace prints it (R+: preempted while runnable).
     const char* prev_state = current.is_idle                         ? "R"
                              : prev_runnable                           ? "R+"
                              : current.state == TaskState::TASK_DEAD   ? "X"
                                                                        : "S";
-    k.tracer->sched_switch(pc.cpu, current.comm, current.pid, prev_state, next->comm, next->pid);
+    k.tracer()->sched_switch(pc.cpu, current.comm, current.pid, prev_state, next->comm, next->pid);
   }
   co_await context_switch(r, current, *next);
 }
 
 sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next) {
   PerCpu& pc = cpu_of(prev);
-  if (k.tracer != nullptr) k.tracer->begin(pc.cpu, "context_switch", "sched");
+  if (k.tracer() != nullptr) k.tracer()->begin(pc.cpu, "context_switch", "sched");
   // From here until the switch is done no user code runs on this CPU (prev's entries are reached again only
   // through switch_mm's generation check).
-  k.oracle().set_user_context(pc.id, 0);
+  k.events().set_user_context(pc.id, 0);
   co_await k.mem().write(pc.cpu, next.on_cpu, true);  // prepare_task_switch -> prepare_task
   if (next.mm == nullptr) {
     // To a kernel thread (or idle): keep the previous mm loaded, lazily.
@@ -233,8 +233,8 @@ sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next)
                            ", which is not suspended (state " + std::to_string(static_cast<int>(next.state)) +
                            ", cpu " + std::to_string(next.cpu.get()) + ")");
   }
-  k.oracle().set_user_context(pc.id, next.mm != nullptr ? next.mm->id() : 0);
-  if (k.tracer != nullptr) k.tracer->end(pc.cpu);
+  k.events().set_user_context(pc.id, next.mm != nullptr ? next.mm->id() : 0);
+  if (k.tracer() != nullptr) k.tracer()->end(pc.cpu);
   co_await SwitchTo{prev, next};
   // prev runs again here, switched back in (perhaps much later) by some CPU's schedule().
   co_await finish_task_switch(prev);

@@ -64,7 +64,7 @@ TEST(Sched, UserToIdleToSameUserLoadsNoCr3AndFlushesNothing) {
   EXPECT_EQ(s.cpu(0).tlb.counters().flush_tag, 1u);  // the first load's flush of a fresh ASID slot only
   EXPECT_EQ(x86::cpu_tlbstate(s.cpu(0)).loaded_mm, &a) << "idle keeps the mm loaded (lazy)";
   EXPECT_TRUE(x86::cpu_state(s.cpu(0)).is_lazy.value);
-  EXPECT_TRUE(s.k.oracle().violations().empty());
+  EXPECT_TRUE(s.oracle().violations().empty());
 }
 
 TEST(Sched, IdleBorrowingAnMmHoldsAReferenceOnMmCount) {
@@ -115,7 +115,7 @@ TEST(Sched, FreeingPageTablesSwitchesAnIdleLazyCpuToInitMm) {
   EXPECT_EQ(s.k.counters().irq_tlb_count[2], 1u);
   EXPECT_EQ(x86::cpu_tlbstate(s.cpu(2)).loaded_mm, &s.k.init_mm());
   EXPECT_FALSE(mm.cpumask.peek().test(CpuId{2}));
-  EXPECT_TRUE(s.k.oracle().violations().empty());
+  EXPECT_TRUE(s.oracle().violations().empty());
 }
 
 }  // namespace
@@ -251,7 +251,7 @@ TEST(Sched, DeepIdleLeavesTheMmAndTheTaskReloadsCr3OnReturn) {
   // Every C6 entry ran leave_mm: CR3 to init_mm and the CPU out of mm_cpumask; the task's return reloads CR3.
   EXPECT_GT(s.k.counters().cr3_to_init_mm, 0u);
   EXPECT_GT(s.k.counters().cr3_loads[0], 2u);
-  EXPECT_TRUE(s.k.oracle().violations().empty());
+  EXPECT_TRUE(s.oracle().violations().empty());
 }
 
 }  // namespace

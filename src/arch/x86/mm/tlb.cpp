@@ -25,8 +25,8 @@ Asid current_pcid(PerCpu& self) { return Asid{self.hw_tag}; }
 
 // The trace's "mm N tlb_gen" counter track, after an increment.
 void trace_tlb_gen(PerCpu& self, const MmStruct& mm, std::uint64_t gen) {
-  if (self.k.tracer == nullptr) return;
-  self.k.tracer->counter(self.cpu.now(), fmt::format("mm {} tlb_gen", mm.id()), "tlb_gen", static_cast<double>(gen));
+  if (self.k.tracer() == nullptr) return;
+  self.k.tracer()->counter(self.cpu.now(), fmt::format("mm {} tlb_gen", mm.id()), "tlb_gen", static_cast<double>(gen));
 }
 
 }  // namespace
@@ -71,7 +71,7 @@ sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_
 }
 
 sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "switch_mm_irqs_off", "mm");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "switch_mm_irqs_off", "mm");
   TlbState& ts = cpu_tlbstate(self);
   hw::Memory& m = mem(self);
   MmStruct* real_prev = ts.loaded_mm;
@@ -183,7 +183,7 @@ sim::Task<void> flush_tlb_local(PerCpu& self) {
 
 sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   const FlushTlbInfo& f = *static_cast<const FlushTlbInfo*>(info);
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "flush_tlb_func", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "flush_tlb_func", "tlb");
   TlbState& ts = cpu_tlbstate(self);
   hw::Memory& m = mem(self);
   kernel::KernelCounters& cnt = self.k.counters();
@@ -322,7 +322,7 @@ sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, con
 
 sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
                                    std::uint8_t stride_shift, bool freed_tables) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "flush_tlb_mm_range", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "flush_tlb_mm_range", "tlb");
   hw::Memory& m = mem(self);
   // get_cpu(): preemption off (no preemption is modeled yet).
   if (end == TLB_FLUSH_ALL || ((end - start) >> stride_shift) > tlb_single_page_flush_ceiling) {
@@ -363,7 +363,7 @@ sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch
 }
 
 sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "arch_tlbbatch_flush", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "arch_tlbbatch_flush", "tlb");
   FlushTlbInfo& info = cpu_state(self).flush_tlb_info;
   info = FlushTlbInfo{nullptr, 0, TLB_FLUSH_ALL, 0, self.id.get(), 0, false};
   if (batch.cpumask.any_but(self.id) < batch.cpumask.size()) {

@@ -85,7 +85,7 @@ sim::Task<void> flush_tlb_all_local(PerCpu& self) {
 // arch/x86/include/asm/mmu_context.h (v3.3) switch_mm, in the order the v3.0..v3.5 tlb.c comment documents
 // (1a1 clear prev's bit first; v3.6 and later clear it after load_cr3). Interrupts are off (context_switch).
 sim::Task<void> switch_mm(PerCpu& self, MmStruct& next) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "switch_mm", "mm");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "switch_mm", "mm");
   TlbState& ts = cpu_tlbstate(self);
   hw::Memory& m = mem(self);
   MmStruct& prev = *ts.active_mm;
@@ -145,7 +145,7 @@ sim::Task<void> leave_mm(PerCpu& self) {
 
 // arch/x86/mm/tlb.c (v3.3) smp_invalidate_interrupt. Runs with interrupts off, after the interrupt entry.
 sim::Task<void> smp_invalidate_interrupt(PerCpu& self, std::uint32_t sender) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "smp_invalidate_interrupt", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "smp_invalidate_interrupt", "tlb");
   SmpFlushState& f = flush_globals(self).flush_state[sender];
   hw::Memory& m = mem(self);
   kernel::KernelCounters& cnt = self.k.counters();
@@ -177,7 +177,7 @@ sim::Task<void> smp_invalidate_interrupt(PerCpu& self, std::uint32_t sender) {
 // arch/x86/mm/tlb.c (v3.3) flush_tlb_others_ipi, via native_flush_tlb_others (no UV). Preemption is off;
 // interrupts stay on while the sender spins, so two CPUs flushing each other both make progress.
 sim::Task<void> native_flush_tlb_others(PerCpu& self, SharedCpumask& cpumask, MmStruct& mm, std::uint64_t va) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "native_flush_tlb_others", "ipi");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "native_flush_tlb_others", "ipi");
   FlushGlobals& g = flush_globals(self);
   const std::uint32_t sender = g.tlb_vector_offset[self.id.get()];
   SmpFlushState& f = g.flush_state[sender];

@@ -60,7 +60,7 @@ TEST(X86Tlb, LazyCpuGetsNoIpiForMadviseButDoesWhenPageTablesAreFreed) {
   EXPECT_EQ(s.k.counters().irq_tlb_count[1], 1u) << "freed page tables must reach lazy CPUs";
   EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).loaded_mm, &s.k.init_mm()) << "the lazy CPU switches to init_mm";
   EXPECT_FALSE(mm.cpumask.peek().test(CpuId{1}));
-  EXPECT_TRUE(s.k.oracle().violations().empty());
+  EXPECT_TRUE(s.oracle().violations().empty());
 }
 
 TEST(X86Tlb, ActiveCpuGetsAnIpiForMadvise) {
@@ -149,9 +149,9 @@ void stale_read_scenario(bool break_flush, std::size_t expected_violations) {
   s.run_on(1, do_access(s.cpu(1), mm, addr, true));  // cpu1 caches the translation
   s.run_on(0, do_madvise(s.cpu(0), mm, addr, kPageSize));  // the page is freed after the flush
   s.run_on(1, do_access(s.cpu(1), mm, addr, false));
-  ASSERT_EQ(s.k.oracle().violations().size(), expected_violations);
+  ASSERT_EQ(s.oracle().violations().size(), expected_violations);
   if (expected_violations > 0) {
-    const std::string& what = s.k.oracle().violations()[0].what;
+    const std::string& what = s.oracle().violations()[0].what;
     EXPECT_NE(what.find("cpu1 hit a stale translation"), std::string::npos) << what;
     EXPECT_NE(what.find("removed by cpu0"), std::string::npos) << what;
   }

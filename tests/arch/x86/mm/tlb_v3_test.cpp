@@ -192,7 +192,7 @@ void stale_read_v3(bool break_flush, std::size_t expected_violations) {
   s.run_on(1, do_access(s.cpu(1), mm, addr, true));
   s.run_on(0, do_madvise(s.cpu(0), mm, addr, kPageSize));
   s.run_on(1, do_access(s.cpu(1), mm, addr, false));
-  EXPECT_EQ(s.k.oracle().violations().size(), expected_violations);
+  EXPECT_EQ(s.oracle().violations().size(), expected_violations);
 }
 
 TEST(X86TlbV3, OracleCatchesAFlushThatSkipsRemoteCpus) { stale_read_v3(true, 1); }

@@ -20,7 +20,7 @@ sim::Task<void> RadixMmu::radix__local_flush_tlb_mm(PerCpu& self, MmStruct& mm) 
 }
 
 sim::Task<void> RadixMmu::radix__flush_tlb_mm(PerCpu& self, MmStruct& mm) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "radix__flush_tlb_mm", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "radix__flush_tlb_mm", "tlb");
   const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
   // preempt_disable(); v6.2: smp_mb() orders the PTE clears before the mm_cpumask loads.
@@ -59,7 +59,7 @@ sim::Task<void> RadixMmu::__flush_all_mm(PerCpu& self, MmStruct& mm, bool fullmm
 }
 
 sim::Task<void> RadixMmu::radix__flush_tlb_page_psize(PerCpu& self, MmStruct& mm, std::uint64_t va) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "radix__flush_tlb_page_psize", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "radix__flush_tlb_page_psize", "tlb");
   const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
   if (!v62(self)) {
@@ -80,7 +80,7 @@ sim::Task<void> RadixMmu::radix__flush_tlb_page_psize(PerCpu& self, MmStruct& mm
 
 sim::Task<void> RadixMmu::radix__flush_tlb_range_psize(PerCpu& self, MmStruct& mm, std::uint64_t start,
                                                        std::uint64_t end, bool also_pwc) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "radix__flush_tlb_range_psize", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "radix__flush_tlb_range_psize", "tlb");
   const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
   if (!v62(self)) {
@@ -124,7 +124,7 @@ sim::Task<void> RadixMmu::radix__flush_tlb_range_psize(PerCpu& self, MmStruct& m
 // exit_flush_lazy_tlbs. v4.14: need_flush_all (set by radix__flush_tlb_pwc when page tables were freed) flushes
 // the whole PID with RIC_FLUSH_ALL, a known page size flushes the range, and a plain fullmm the PID's TLB.
 sim::Task<void> RadixMmu::radix__tlb_flush(PerCpu& self, kernel::MmuGather& tlb) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "radix__tlb_flush", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "radix__tlb_flush", "tlb");
   MmStruct& mm = tlb.mm;
   if (!v62(self)) {
     const bool need_flush_all = tlb.need_flush_all || tlb.freed_tables;

@@ -22,7 +22,7 @@ const hw::TlbParams& tlbp(PerCpu& self) { return self.k.machine().tlb; }
 kernel::KernelCounters& cnt(PerCpu& self) { return self.k.counters(); }
 Asid tag_of(std::uint32_t pid) { return Asid{static_cast<std::uint16_t>(pid)}; }
 kernel::TaskStruct* current_task(PerCpu& self) {
-  return self.k.sched != nullptr ? self.k.sched->rq(self.id).curr : nullptr;
+  return self.k.sched() != nullptr ? self.k.sched()->rq(self.id).curr : nullptr;
 }
 
 }  // namespace
@@ -63,7 +63,7 @@ sim::Task<void> RadixMmu::radix__switch_mmu_context(PerCpu& self, MmStruct& next
 }
 
 sim::Task<void> RadixMmu::switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "switch_mm_irqs_off", "mm");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "switch_mm_irqs_off", "mm");
   if (context(next).id == MMU_NO_CONTEXT) alloc_pid(next);
   hw::Memory& m = mem(self);
   // Mark this context as having been used on the new CPU; prev's bit is never cleared here.
@@ -108,7 +108,7 @@ sim::Task<void> RadixMmu::_tlbiel_va(PerCpu& self, std::uint64_t va, std::uint32
 }
 
 sim::Task<void> RadixMmu::_tlbie_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "_tlbie_pid", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "_tlbie_pid", "tlb");
   // ptesync; tlbie (IS=1, this PID); eieio; tlbsync; ptesync. Every CPU drops the PID's entries; tlbsync waits
   // for all of them. POWER9 has MMU_FTR_LOCKLESS_TLBIE: no native_tlbie_lock, concurrent tlbies overlap.
   (void)ric;
@@ -118,7 +118,7 @@ sim::Task<void> RadixMmu::_tlbie_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
 }
 
 sim::Task<void> RadixMmu::_tlbie_va(PerCpu& self, std::uint64_t va, std::uint32_t pid) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "_tlbie_va", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "_tlbie_va", "tlb");
   // ptesync; tlbie (one VA); eieio; tlbsync; ptesync: the whole sequence per page.
   ++cnt(self).tlbie_va;
   co_await self.cpu.delay(*tlbp(self).tlbie);
@@ -127,7 +127,7 @@ sim::Task<void> RadixMmu::_tlbie_va(PerCpu& self, std::uint64_t va, std::uint32_
 }
 
 sim::Task<void> RadixMmu::_tlbie_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "_tlbie_va_range", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "_tlbie_va_range", "tlb");
   // ptesync; one tlbie per page; eieio; tlbsync; ptesync: one round trip, each further tlbie charged as a local
   // single-VA invalidation (no public figure for the issue cost of a tlbie; docs/calibration.md).
   const std::uint64_t pages = (end - start) >> kernel::kPageShift;
@@ -164,7 +164,7 @@ bool RadixMmu::tick_and_test_trim_clock(PerCpu& self) {
 }
 
 sim::Task<void> RadixMmu::exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool always_flush) {
-  const trace::TraceSpan span(self.k.tracer, self.cpu, "exit_lazy_flush_tlb", "tlb");
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "exit_lazy_flush_tlb", "tlb");
   hw::Memory& m = mem(self);
   const std::uint32_t pid = context(mm).id;
   // A kthread in kthread_use_mm, or the sender itself: never clear its bit, just flush.

@@ -36,7 +36,7 @@ sim::Task<void> do_switch(PerCpu& self, MmStruct& mm) {
   self.cpu.local_irq_disable();
   co_await self.k.arch().switch_mm_irqs_off(self, mm);
   co_await self.cpu.local_irq_enable();
-  self.k.oracle().set_user_context(self.id, mm.id());
+  self.k.events().set_user_context(self.id, mm.id());
 }
 sim::Task<void> do_mmap_anon(PerCpu& self, MmStruct& mm, std::uint64_t len, std::uint64_t& addr) {
   addr = co_await kernel::sys_mmap(self, mm, len, false, nullptr, 0);
@@ -82,7 +82,7 @@ TEST(PowerpcRadix, ThreadLocalMmFlushesWithTlbielAndNoIpi) {
   EXPECT_EQ(s.k.counters().tlbie_va + s.k.counters().tlbie_pid, 0u);
   EXPECT_EQ(s.k.counters().ipis_sent, 0u);
   EXPECT_FALSE(cached(s, 0, a.mm, a.addr));
-  EXPECT_TRUE(s.k.oracle().violations().empty());
+  EXPECT_TRUE(s.oracle().violations().empty());
 }
 
 TEST(PowerpcRadix, SecondCpuInTheMaskMakesItATlbieThatReachesEveryTlb) {
@@ -95,7 +95,7 @@ TEST(PowerpcRadix, SecondCpuInTheMaskMakesItATlbieThatReachesEveryTlb) {
   EXPECT_EQ(s.k.counters().tlbiel_va, 0u);
   EXPECT_EQ(s.k.counters().ipis_sent, 0u) << "v4.14 radix never IPIs for a flush";
   EXPECT_FALSE(cached(s, 5, a.mm, a.addr)) << "tlbie removes the entry from the other CPU's TLB";
-  EXPECT_TRUE(s.k.oracle().violations().empty());
+  EXPECT_TRUE(s.oracle().violations().empty());
 }
 
 TEST(PowerpcRadix, SwitchingAwayNeverClearsTheBit) {
@@ -137,7 +137,7 @@ TEST(PowerpcRadixSeed001, WithoutTheSeedReclaimFlushesEachPageWithTlbie) {
   EXPECT_EQ(s.k.counters().ipis_sent, 0u);
   EXPECT_FALSE(cached(s, 8, a.mm, a.addr));
   EXPECT_FALSE(cached(s, 12, b.mm, b.addr));
-  EXPECT_TRUE(s.k.oracle().violations().empty());
+  EXPECT_TRUE(s.oracle().violations().empty());
 }
 
 TEST(PowerpcRadixSeed001, OneIpiBatchAndEachTargetFlushesTheListedMms) {
@@ -153,7 +153,7 @@ TEST(PowerpcRadixSeed001, OneIpiBatchAndEachTargetFlushesTheListedMms) {
   // Entries mm[1..4] = a, a, b, a; the handler reads mm[0..3]: NULL, a, a, b: three PID flushes per target.
   EXPECT_EQ(s.k.counters().tlbiel_pid, 9u);
   EXPECT_FALSE(cached(s, 8, a.mm, a.addr));
-  EXPECT_TRUE(s.k.oracle().violations().empty());
+  EXPECT_TRUE(s.oracle().violations().empty());
 }
 
 // Defect 1 as posted: the last-added mm is never flushed. b's page is freed while cpu12 still caches it.
@@ -168,10 +168,10 @@ TEST(PowerpcRadixSeed001, AsPostedTheLastAddedMmIsNeverFlushed) {
   Reclaim r(s, {&a, &b});
   EXPECT_EQ(s.k.counters().tlbiel_pid, 2u) << "cpu4 and cpu12 flush mm[1] = a only";
   EXPECT_TRUE(cached(s, 12, b.mm, b.addr)) << "mm[2] = b is past the handler's loop";
-  s.k.oracle().set_user_context(CpuId{12}, b.mm.id());
+  s.oracle().set_user_context(CpuId{12}, b.mm.id());
   s.run_on(12, do_switch(s.cpu(12), b.mm));
   s.run_on(12, do_access(s.cpu(12), b.mm, b.addr, false));
-  EXPECT_FALSE(s.k.oracle().violations().empty()) << "a stale hit on a freed page (docs/findings.md F3)";
+  EXPECT_FALSE(s.oracle().violations().empty()) << "a stale hit on a freed page (docs/findings.md F3)";
 }
 
 // Defect 2 as posted: smp_call_function_many skips the reclaimer, which is in the mask and keeps its entry.
@@ -187,7 +187,7 @@ TEST(PowerpcRadixSeed001, AsPostedTheReclaimingCpuIsNeverFlushed) {
   EXPECT_FALSE(cached(s, 4, a.mm, a.addr));
   EXPECT_TRUE(cached(s, 0, a.mm, a.addr));
   s.run_on(0, do_access(s.cpu(0), a.mm, a.addr, false));
-  EXPECT_FALSE(s.k.oracle().violations().empty()) << "docs/findings.md F4";
+  EXPECT_FALSE(s.oracle().violations().empty()) << "docs/findings.md F4";
 }
 
 TEST(PowerpcRadixSeed001, LpidVariantFlushesEverythingOnTheTargetsSoTheLastMmToo) {
@@ -207,7 +207,7 @@ TEST(PowerpcRadixSeed001, LpidVariantFlushesEverythingOnTheTargetsSoTheLastMmToo
   EXPECT_FALSE(cached(s, 12, c.mm, c.addr));
   s.run_on(12, do_switch(s.cpu(12), b.mm));
   s.run_on(12, do_access(s.cpu(12), b.mm, b.addr, false));
-  EXPECT_TRUE(s.k.oracle().violations().empty());
+  EXPECT_TRUE(s.oracle().violations().empty());
 }
 
 // ---- v6.2 and seed 004 patch 5 ----
@@ -246,7 +246,7 @@ TEST(PowerpcRadix62, ExitFlushIsATlbieAndLeavesTheLazyCpuInTheMask) {
   EXPECT_EQ(e.s.k.counters().mm_cpumask_trims, 0u);
   EXPECT_TRUE(e.mm.cpumask.peek().test(CpuId{2}));
   EXPECT_EQ(e.sched.rq(CpuId{2}).idle->active_mm, &e.mm) << "cpu2's idle still borrows the mm";
-  EXPECT_TRUE(e.s.k.oracle().violations().empty());
+  EXPECT_TRUE(e.s.oracle().violations().empty());
 }
 
 TEST(PowerpcRadix62, ExitFlushLazyTlbsIpisTheMaskAndSwitchesTheLazyCpuToInitMm) {
@@ -259,7 +259,7 @@ TEST(PowerpcRadix62, ExitFlushLazyTlbsIpisTheMaskAndSwitchesTheLazyCpuToInitMm) 
   EXPECT_EQ(e.sched.rq(CpuId{2}).idle->active_mm, &e.s.k.init_mm());
   EXPECT_EQ(e.s.cpu(2).cr3_mm, &e.s.k.init_mm());
   EXPECT_EQ(e.s.cpu(2).hw_tag, 0u);
-  EXPECT_TRUE(e.s.k.oracle().violations().empty());
+  EXPECT_TRUE(e.s.oracle().violations().empty());
 }
 
 }  // namespace
