@@ -1,16 +1,14 @@
-// Models the powerpc64 radix context switch and TLB invalidation of Linux v4.14 (arch/powerpc/mm/tlb-radix.c,
-// arch/powerpc/mm/mmu_context.c, arch/powerpc/mm/mmu_context_book3s64.c) and v6.2
-// (arch/powerpc/mm/book3s64/radix_tlb.c); see radix_tlb.h for the trees read. Shared variables (mm_cpumask,
-// mm->context.active_cpus, mm_users) are awaited accesses on modeled lines; the trim clock and PIDR are per-CPU.
+// Models what the powerpc64 radix eras share: the context switch and TLB invalidation sequences of Linux v4.14
+// (arch/powerpc/mm/tlb-radix.c, arch/powerpc/mm/mmu_context.c, arch/powerpc/mm/mmu_context_book3s64.c) and v6.2
+// (arch/powerpc/mm/book3s64/radix_tlb.c); see radix_tlb.h for the trees read and the eras' files. Shared variables
+// (mm_cpumask, mm->context.active_cpus) are awaited accesses on modeled lines; PIDR is per-CPU.
 #include "arch/powerpc/mm/book3s64/radix_tlb.h"
 
 #include <stdexcept>
 
-#include "kernel/fork.h"
-#include "mm/mmu_gather.h"
 #include "arch/powerpc/options.h"
 #include "kernel/sched/sched.h"
-#include "kernel/smp.h"
+#include "mm/mmu_gather.h"
 #include "trace/tracer.h"
 
 namespace tlbsim::powerpc {
@@ -21,11 +19,12 @@ hw::Memory& mem(PerCpu& self) { return self.k.mem(); }
 const hw::TlbParams& tlbp(PerCpu& self) { return self.k.machine().tlb; }
 kernel::KernelCounters& cnt(PerCpu& self) { return self.k.counters(); }
 Asid tag_of(std::uint32_t pid) { return Asid{static_cast<std::uint16_t>(pid)}; }
+
+}  // namespace
+
 kernel::TaskStruct* current_task(PerCpu& self) {
   return self.k.sched() != nullptr ? self.k.sched()->rq(self.id).curr : nullptr;
 }
-
-}  // namespace
 
 MmStruct* current_mm(PerCpu& self) {
   if (kernel::TaskStruct* t = current_task(self)) return t->mm;
@@ -49,7 +48,6 @@ void RadixMmu::init_cpu(PerCpu& self, MmStruct& init_mm) {
   // The kernel runs in PID 0; init_mm's mm_cpumask is not populated at boot (before v6.6's c3c2e9375348).
   context(init_mm).id = 0;
   if (pids_.empty()) pids_.push_back(&init_mm);
-  if (trim_clock_.size() <= self.id.get()) trim_clock_.resize(self.id.get() + 1, 0);
   self.hw_tag = 0;
 }
 
@@ -152,93 +150,20 @@ sim::Task<void> RadixMmu::flush_tlb_power9_lpid(PerCpu& self) {
   self.tlb.flush_all();
 }
 
-// ---- v6.2: flush_type_needed and mm_cpumask trimming ----
+// ---- The era-independent entry points; the era's class picks the flush ----
 
-bool RadixMmu::tick_and_test_trim_clock(PerCpu& self) {
-  std::uint32_t& clock = trim_clock_[self.id.get()];
-  if (++clock == tlb_mm_cpumask_trim_timer) {
-    clock = 0;
-    return true;
-  }
-  return false;
-}
-
-sim::Task<void> RadixMmu::exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool always_flush) {
-  const trace::TraceSpan span(self.k.tracer(), self.cpu, "exit_lazy_flush_tlb", "tlb");
-  hw::Memory& m = mem(self);
+sim::Task<void> RadixMmu::radix__local_flush_tlb_mm(PerCpu& self, MmStruct& mm) {
   const std::uint32_t pid = context(mm).id;
-  // A kthread in kthread_use_mm, or the sender itself: never clear its bit, just flush.
-  if (current_mm(self) != &mm) {
-    kernel::TaskStruct* curr = current_task(self);
-    if (curr != nullptr && curr->active_mm == &mm) {
-      // Lazily using the mm (current->mm is NULL): switch to init_mm.
-      kernel::MmStruct& init_mm = self.k.init_mm();
-      co_await kernel::mmgrab_lazy_tlb(self, init_mm);
-      curr->active_mm = &init_mm;
-      co_await switch_mm_irqs_off(self, init_mm);
-      co_await kernel::mmdrop_lazy_tlb(self, mm);
-    }
-    // A racing IPI may already have cleared the bit: test first so active_cpus does not underflow.
-    const bool in_mask = co_await mm.cpumask.test_cpu(m, self.cpu, self.id);
-    if (in_mask) {
-      co_await m.rmw(self.cpu, context(mm).active_cpus, [](int v) { return v - 1; });
-      co_await mm.cpumask.clear_cpu(m, self.cpu, self.id);
-      ++cnt(self).mm_cpumask_trims;
-      always_flush = true;
-    }
-  }
-  if (always_flush) co_await _tlbiel_pid(self, pid, Ric::RIC_FLUSH_ALL);
+  if (pid != MMU_NO_CONTEXT) co_await _tlbiel_pid(self, pid, Ric::RIC_FLUSH_TLB);
 }
 
-namespace {
+sim::Task<void> RadixMmu::tlb_flush(PerCpu& self, kernel::MmuGather& tlb) { co_await radix__tlb_flush(self, tlb); }
 
-sim::Task<void> do_exit_flush_lazy_tlb(PerCpu& self, const void* info) {
-  MmStruct& mm = *static_cast<MmStruct*>(const_cast<void*>(info));
-  co_await static_cast<RadixMmu&>(self.k.arch()).exit_lazy_flush_tlb(self, mm, true);
+sim::Task<void> RadixMmu::flush_tlb_page(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  co_await radix__flush_tlb_page_psize(self, mm, addr);
 }
 
-}  // namespace
-
-sim::Task<void> RadixMmu::exit_flush_lazy_tlbs(PerCpu& self, MmStruct& mm) {
-  // smp_call_function_many(mm_cpumask(mm), do_exit_flush_lazy_tlb, mm, 1): every other CPU in the mask, waiting.
-  const Cpumask mask = co_await mm.cpumask.read(mem(self), self.cpu);
-  co_await kernel::smp_call_function_many_cond(self, mask, do_exit_flush_lazy_tlb, &mm, kernel::SCF_WAIT, nullptr);
-}
-
-sim::Task<FlushType> RadixMmu::flush_type_needed(PerCpu& self, MmStruct& mm, bool fullmm) {
-  hw::Memory& m = mem(self);
-  const int active_cpus = co_await m.read(self.cpu, context(mm).active_cpus);
-  if (active_cpus == 0) co_return FlushType::FLUSH_TYPE_NONE;
-  if (active_cpus == 1) {
-    const bool here = co_await mm.cpumask.test_cpu(m, self.cpu, self.id);
-    if (here) {
-      // Asynchronous flush sources may trim down to nothing if the process is not running.
-      if (current_mm(self) != &mm && tick_and_test_trim_clock(self)) {
-        co_await exit_lazy_flush_tlb(self, mm, true);
-        co_return FlushType::FLUSH_TYPE_NONE;
-      }
-      co_return FlushType::FLUSH_TYPE_LOCAL;
-    }
-  }
-  // Coprocessors (copros > 0) require tlbie: none are modeled. fullmm: a tlbie beats IPIs + tlbiel.
-  if (fullmm) co_return FlushType::FLUSH_TYPE_GLOBAL;
-  if (planted(self.k.config(), Mutation::radix_tlbiel_with_remote_cpus)) co_return FlushType::FLUSH_TYPE_LOCAL;  // Mutation
-  // The only thread of a single-threaded process: trim the rest of the mask.
-  const std::int64_t users = co_await m.read(self.cpu, mm.mm_users);
-  if (users <= 1 && current_mm(self) == &mm) {
-    co_await exit_flush_lazy_tlbs(self, mm);
-    co_return FlushType::FLUSH_TYPE_LOCAL;
-  }
-  // Occasionally try to trim the mask (it may drop to nothing, then no flush is needed).
-  if (tick_and_test_trim_clock(self)) {
-    co_await exit_flush_lazy_tlbs(self, mm);
-    if (current_mm(self) == &mm) co_return FlushType::FLUSH_TYPE_LOCAL;
-    const bool here = co_await mm.cpumask.test_cpu(m, self.cpu, self.id);
-    if (here) co_await exit_lazy_flush_tlb(self, mm, true);
-    co_return FlushType::FLUSH_TYPE_NONE;
-  }
-  co_return FlushType::FLUSH_TYPE_GLOBAL;
-}
+sim::Task<void> RadixMmu::flush_tlb_mm(PerCpu& self, MmStruct& mm) { co_await radix__flush_tlb_mm(self, mm); }
 
 }  // namespace tlbsim::powerpc
 

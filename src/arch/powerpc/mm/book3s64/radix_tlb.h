@@ -3,6 +3,10 @@
 //    read in microsoft/surface-duo-oss-kernel.msm-4..14 @b2cd76cc, plus seed 001 (batched unmap flush, RFC 2017);
 //  * v6.2: arch/powerpc/mm/book3s64/radix_tlb.c (flush_type_needed, mm_cpumask trimming, exit_flush_lazy_tlbs),
 //    read in tdavenvidia/linux-nvidia-6.5 @16339f38 (the closest stored tree), plus seed 004 patch 5/5.
+// RadixMmu holds what both eras share (PIDs, the context switch, the tlbie/tlbiel sequences, seed 001's batch);
+// the flushes that differ are pure virtual here and overridden by each era's ArchMmu: RadixMmu414 in
+// arch/powerpc/mm/tlb_radix.cpp (v4.14's tlb-radix.c) and RadixMmu62 in arch/powerpc/mm/book3s64/radix_tlb_v62.cpp
+// (v6.2's book3s64/radix_tlb.c).
 // The radix PID tags TLB entries (PerCpu::hw_tag); tlbiel invalidates this CPU's TLB only, tlbie every CPU's.
 #pragma once
 
@@ -11,6 +15,10 @@
 
 #include "kernel/arch_mmu.h"
 #include "kernel/kernel.h"
+
+namespace tlbsim::kernel {
+class TaskStruct;
+}  // namespace tlbsim::kernel
 
 namespace tlbsim::powerpc {
 
@@ -26,8 +34,6 @@ inline constexpr std::uint32_t POWER9_TLB_SETS_RADIX = 128;
 // tlb_single_page_flush_ceiling ("copied from x86") and, from v4.15, the local ceiling (POWER9_TLB_SETS_RADIX * 2).
 inline constexpr std::uint64_t tlb_single_page_flush_ceiling = 33;
 inline constexpr std::uint64_t tlb_local_single_page_flush_ceiling = POWER9_TLB_SETS_RADIX * 2;
-// v6.2: flushes between attempts to trim mm_cpumask.
-inline constexpr std::uint32_t tlb_mm_cpumask_trim_timer = 1073;
 // Seed 001: struct arch_tlbflush_unmap_batch's mm[] array size.
 inline constexpr std::size_t MAX_BATCHED_MM = 1024;
 
@@ -44,16 +50,14 @@ inline const MmContext& context(const MmStruct& mm) { return static_cast<const M
 
 // The RIC field of tlbie/tlbiel: TLB only, page-walk cache only, or both (and the process-table cache).
 enum class Ric : std::uint8_t { RIC_FLUSH_TLB, RIC_FLUSH_PWC, RIC_FLUSH_ALL };
-enum class FlushType : std::uint8_t { FLUSH_TYPE_NONE, FLUSH_TYPE_LOCAL, FLUSH_TYPE_GLOBAL };
 
-// One ArchMmu per Kernel. Besides per-CPU state it holds the kernel-global radix state: the PID allocator
-// (mmu_context_ida) and the per-CPU mm_cpumask_trim_clock (DEFINE_PER_CPU, indexed by CPU).
+// The code both eras share. One ArchMmu per Kernel: besides per-CPU state it holds the kernel-global PID
+// allocator (mmu_context_ida).
 class RadixMmu : public kernel::ArchMmu {
  public:
   kernel::Arch arch() const override { return kernel::Arch::kPowerpc; }
-  bool v62(PerCpu& self) const { return self.k.config().version >= kernel::KernelVersion{6, 2}; }
 
-  // powerpc keeps no per-CPU TLB state beyond PerCpu's PIDR (hw_tag) and the trim clock below.
+  // powerpc keeps no per-CPU TLB state beyond PerCpu's PIDR (hw_tag) and the v6.2 trim clock.
   std::unique_ptr<kernel::ArchCpuState> alloc_cpu_state(hw::CoherenceModel&) override {
     return std::make_unique<kernel::ArchCpuState>();
   }
@@ -64,8 +68,6 @@ class RadixMmu : public kernel::ArchMmu {
   sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) override;
   sim::Task<void> enter_lazy_tlb(PerCpu& self, MmStruct& mm) override;
   sim::Task<void> leave_mm(PerCpu& self) override;
-  sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
-                                     std::uint8_t stride_shift, bool freed_tables) override;
   sim::Task<void> flush_tlb_page(PerCpu& self, MmStruct& mm, std::uint64_t addr) override;
   sim::Task<void> flush_tlb_mm(PerCpu& self, MmStruct& mm) override;
   sim::Task<void> tlb_flush(PerCpu& self, kernel::MmuGather& tlb) override;
@@ -93,29 +95,21 @@ class RadixMmu : public kernel::ArchMmu {
   // flush_tlb_300(POWER9_TLB_SETS_RADIX, TLB_INVAL_SCOPE_LPID): every entry of the partition on this CPU.
   sim::Task<void> flush_tlb_power9_lpid(PerCpu& self);
 
-  // radix__local_flush_tlb_mm, radix__flush_tlb_mm, radix__flush_all_mm (v6.2: __flush_all_mm(mm, fullmm)).
+  // radix__local_flush_tlb_mm: a tlbiel of the whole PID, TLB only (seed 001's IPI handler calls it).
   sim::Task<void> radix__local_flush_tlb_mm(PerCpu& self, MmStruct& mm);
-  sim::Task<void> radix__flush_tlb_mm(PerCpu& self, MmStruct& mm);
-  sim::Task<void> __flush_all_mm(PerCpu& self, MmStruct& mm, bool fullmm);
-  sim::Task<void> radix__flush_tlb_page_psize(PerCpu& self, MmStruct& mm, std::uint64_t va);
-  // v4.14 radix__flush_tlb_range_psize; v6.2 __radix__flush_tlb_range_psize(also_pwc).
-  sim::Task<void> radix__flush_tlb_range_psize(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
-                                               bool also_pwc);
-  sim::Task<void> radix__tlb_flush(PerCpu& self, kernel::MmuGather& tlb);
 
-  // v6.2 only.
-  bool tick_and_test_trim_clock(PerCpu& self);
-  sim::Task<FlushType> flush_type_needed(PerCpu& self, MmStruct& mm, bool fullmm);
-  sim::Task<void> exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool always_flush);
-  sim::Task<void> exit_flush_lazy_tlbs(PerCpu& self, MmStruct& mm);
+  // The era's flushes (flush_tlb_mm, flush_tlb_page and tlb_flush call them; flush_tlb_mm_range is the era's too).
+  virtual sim::Task<void> radix__flush_tlb_mm(PerCpu& self, MmStruct& mm) = 0;
+  virtual sim::Task<void> radix__flush_tlb_page_psize(PerCpu& self, MmStruct& mm, std::uint64_t va) = 0;
+  virtual sim::Task<void> radix__tlb_flush(PerCpu& self, kernel::MmuGather& tlb) = 0;
 
  private:
-  std::vector<MmStruct*> pids_;            // pids_[pid]: the mm holding it (index 0: init_mm)
-  std::vector<std::uint32_t> trim_clock_;  // per CPU
+  std::vector<MmStruct*> pids_;  // pids_[pid]: the mm holding it (index 0: init_mm)
 };
 
-// current->mm and current->active_mm of the task running on `self` (the scheduler's rq->curr). Without a
-// scheduler (scripted scenarios) the CPU runs a user thread of whatever mm it has loaded.
+// current (the scheduler's rq->curr; null without a scheduler) and current->mm of the task running on `self`.
+// Without a scheduler (scripted scenarios) the CPU runs a user thread of whatever mm it has loaded.
+kernel::TaskStruct* current_task(PerCpu& self);
 MmStruct* current_mm(PerCpu& self);
 
 }  // namespace tlbsim::powerpc
