@@ -17,6 +17,7 @@ namespace tlbsim::kernel {
 
 class MmStruct;
 class PerCpu;
+class Stats;
 struct MmuGather;
 
 // struct arch_tlbflush_unmap_batch: x86 keeps the union of the mms' cpumasks; seed 001's powerpc version also keeps
@@ -37,6 +38,9 @@ class ArchMmu {
   virtual std::string_view arch() const = 0;
   virtual KernelVersion since() const = 0;  // the releases this code models (inclusive)
   virtual KernelVersion until() const = 0;
+
+  // Sizes the architecture's per-CPU counters and registers them (the x86 CR3 loads, radix tlbie counts).
+  virtual void register_stats(Stats&, std::uint32_t /*ncpus*/) {}
 
   // Boot: this CPU runs in init_mm.
   virtual void init_cpu(PerCpu& self, MmStruct& init_mm) = 0;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "arch/powerpc/mm/book3s64/radix_stats.h"
 #include "kernel/arch_mmu.h"
 #include "kernel/kernel.h"
 
@@ -90,6 +91,9 @@ class RadixMmu : public kernel::ArchMmu {
   sim::Task<FlushType> flush_type_needed(PerCpu& self, MmStruct& mm, bool fullmm);
   sim::Task<void> exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool always_flush);
   sim::Task<void> exit_flush_lazy_tlbs(PerCpu& self, MmStruct& mm);
+
+  void register_stats(kernel::Stats& s, std::uint32_t ncpus) override { stats.register_stats(s, ncpus); }
+  RadixStats stats;
 
  private:
   std::vector<MmStruct*> pids_;            // pids_[pid]: the mm holding it (index 0: init_mm)
