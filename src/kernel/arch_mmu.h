@@ -22,6 +22,7 @@ namespace tlbsim::kernel {
 class Kernel;
 class MmStruct;
 class PerCpu;
+class Stats;
 struct MmuGather;
 
 // struct arch_tlbflush_unmap_batch: x86 keeps the union of the mms' cpumasks; seed 001's powerpc version also keeps
@@ -62,6 +63,9 @@ class ArchMmu {
   virtual std::unique_ptr<ArchCpuState> alloc_cpu_state(hw::CoherenceModel& model) = 0;
   // init_new_context(tsk, mm), and for init_mm its static INIT_MM_CONTEXT: the mm's arch context.
   virtual std::unique_ptr<ArchMmContext> init_new_context(Kernel& k, MmStruct& mm) = 0;
+  // Sizes the architecture's per-CPU counters and registers them (the x86 CR3 loads, radix tlbie counts).
+  virtual void register_stats(Stats&, std::uint32_t /*ncpus*/) {}
+
   // Boot: this CPU runs in init_mm.
   virtual void init_cpu(PerCpu& self, MmStruct& init_mm) = 0;
 

@@ -78,7 +78,7 @@ sim::Task<void> do_shoot_lazy_tlb(PerCpu& self, const void* info) {
   if (current.mm != nullptr) {
     self.k.events().report_kernel_warning(self.id, mm.id(), "do_shoot_lazy_tlb: current->mm set", self.cpu.now());
   }
-  ++self.k.counters().shoot_lazies_switched;
+  ++self.k.shoot_lazies_stats().switched;
   current.active_mm = &self.k.init_mm();
   co_await self.k.arch().switch_mm_irqs_off(self, self.k.init_mm());  // switch_mm(mm, &init_mm, current)
 }
@@ -100,11 +100,11 @@ sim::Task<void> cleanup_lazy_tlbs(PerCpu& self, MmStruct& mm) {
   // Without MMU_LAZY_TLB_SHOOTDOWN the lazy users hold mm_count references, so there are none left now.
   if (!cfg.on(Option::MMU_LAZY_TLB_SHOOTDOWN)) co_return;
   if (planted(cfg, Mutation::cleanup_lazy_tlbs_skipped)) co_return;  // Mutation: lazy users keep the freed mm
-  KernelCounters& cnt = self.k.counters();
-  ++cnt.shoot_lazies_calls;
+  ShootLaziesStats& cnt = self.k.shoot_lazies_stats();
+  ++cnt.calls;
   const Cpumask mask = co_await mm.cpumask.read(self.k.mem(), self.cpu);
   for (std::uint32_t c = mask.next(0); c < mask.size(); c = mask.next(c + 1)) {
-    if (c != self.id.get()) ++cnt.shoot_lazies_ipis;
+    if (c != self.id.get()) ++cnt.ipis;
   }
   // on_each_cpu_mask(mm_cpumask(mm), do_shoot_lazy_tlb, mm, 1); the local CPU runs it with interrupts off.
   co_await on_each_cpu_cond_mask(self, nullptr, do_shoot_lazy_tlb, &mm, true, mask);
@@ -196,3 +196,13 @@ sim::Task<void> exec_mmap(Sched& s, TaskStruct& t, MmStruct& mm) {
 
 }  // namespace tlbsim::kernel
 
+namespace tlbsim::kernel {
+
+void ShootLaziesStats::register_stats(Stats& stats) const {
+  stats.registrar(this)
+      .count("shoot_lazies/calls", "seed 004: cleanup_lazy_tlbs runs", calls)
+      .count("shoot_lazies/ipis", "seed 004: IPIs cleanup_lazy_tlbs sent (remote CPUs of mm_cpumask)", ipis)
+      .count("shoot_lazies/switched", "seed 004: CPUs do_shoot_lazy_tlb switched to init_mm", switched);
+}
+
+}  // namespace tlbsim::kernel

@@ -49,6 +49,9 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
                                  sys.machine().name, sys.machine().arch));
   }
   const std::uint32_t n = sys.topology().cpu_count();
+  counters_.register_stats(stats_);
+  arch_->register_stats(stats_, n);
+  shoot_lazies_.register_stats(stats_);
   for (std::uint32_t i = 0; i < n; ++i) {
     percpu_.push_back(std::make_unique<PerCpu>(*this, sys.cpu(CpuId{i}), sys.machine().tlb, sys.coherence(), n));
     percpu_.back()->tlb.attach_holders(&pfn_holders_, i);

@@ -13,7 +13,9 @@
 #include "kernel/arch_mmu.h"
 #include "kernel/events.h"
 #include "model/config.h"
+#include "kernel/fork_stats.h"
 #include "model/counters.h"
+#include "model/stats.h"
 #include "mm/mm_types.h"
 #include "sim/task.h"
 
@@ -90,12 +92,15 @@ class Kernel final : public sim::IrqHandler {
   const KernelConfig& config() const { return config_; }
   // The architecture's MMU hooks for this kernel's arch and release.
   ArchMmu& arch() { return *arch_; }
+  // The run's statistics, registered by their subsystems; the generic kernel's own counters; kernel/fork.c's.
+  Stats& stats() { return stats_; }
   KernelCounters& counters() { return counters_; }
   // The kernel's events (kernel/events.h), delivered to every subscriber; subscribe before the run starts.
   KernelEvents& events() { return events_; }
   void subscribe(KernelEvents& observer) { events_.subscribe(observer); }
   // Which CPUs' TLBs hold each frame (kept by the TLBs, for observers that check a frame's reuse).
   const hw::PfnHolders& pfn_holders() const { return pfn_holders_; }
+  ShootLaziesStats& shoot_lazies_stats() { return shoot_lazies_; }
   FrameAllocator& frames() { return frames_; }
   std::uint32_t ncpus() const { return static_cast<std::uint32_t>(percpu_.size()); }
   PerCpu& percpu(CpuId c) { return *percpu_[c.get()]; }
@@ -125,8 +130,10 @@ class Kernel final : public sim::IrqHandler {
  private:
   hw::System& sys_;
   KernelConfig config_;
+  Stats stats_;  // before its fields' owners: they may drop() theirs
   std::unique_ptr<ArchMmu> arch_;
   KernelCounters counters_;
+  ShootLaziesStats shoot_lazies_;
   FrameAllocator frames_;
   hw::PfnHolders pfn_holders_;  // which CPUs' TLBs hold each frame, for the oracle's check at a frame's reuse
   std::vector<std::unique_ptr<PerCpu>> percpu_;

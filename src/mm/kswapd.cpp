@@ -66,7 +66,7 @@ sim::Task<void> Vmscan::kswapd_run(PerCpu& self) {
   const sim::SimTime slice_end = self.cpu.now() + kswapd_slice();
   // balance_pgdat: reclaim from the node until pgdat_balanced. The priority loop is not modeled: kswapd reclaims
   // SWAP_CLUSTER_MAX at a time and tests the high watermark after each batch.
-  if (!std::exchange(kd.in_balance_pgdat, true)) ++k_.counters().pageoutrun;
+  if (!std::exchange(kd.in_balance_pgdat, true)) ++stats.pageoutrun;
   std::uint64_t nr_reclaimed = 0;
   while (!pgdat_balanced(pgdat) && self.cpu.now() < slice_end) {
     bool isolated_any = false;

@@ -39,6 +39,22 @@ Vmscan::Vmscan(Kernel& k, std::vector<std::uint64_t> present_pages_per_node, std
                                               k.config().spinlock_kind()));
     nodes_.back()->node_id = static_cast<std::uint32_t>(n);
   }
+  stats.register_stats(k.stats());
+}
+
+Vmscan::~Vmscan() { k_.stats().drop(&stats); }
+
+void VmscanStats::register_stats(Stats& s) const {
+  // Shown when reclaim scanned.
+  s.registrar(this, "vmscan")
+      .count("vmscan/allocstall", "direct reclaim entries", allocstall, kStatSummary)
+      .count("vmscan/pgscan_direct", "pages scanned by direct reclaim", pgscan_direct, kStatSummary | kStatGate)
+      .count("vmscan/pgsteal_direct", "pages reclaimed by direct reclaim", pgsteal_direct, kStatSummary)
+      .count("vmscan/pgactivate", "referenced pages moved to the active list", pgactivate, kStatSummary)
+      .count("vmscan/pgscan_kswapd", "pages scanned by kswapd", pgscan_kswapd, kStatSummary | kStatGate)
+      .count("vmscan/pgsteal_kswapd", "pages reclaimed by kswapd", pgsteal_kswapd, kStatSummary)
+      .count("vmscan/pageoutrun", "kswapd balance_pgdat runs", pageoutrun, kStatSummary)
+      .duration("vmscan/kswapd_time_ns", "kswapd's CPU time after the warm-up", kswapd_time, kStatSummary);
 }
 
 CachePage& Vmscan::info(Pfn p) {
@@ -163,7 +179,7 @@ sim::Task<void> Vmscan::adopt(PerCpu& self, File& file, std::uint64_t index, Pfn
 }
 
 sim::Task<std::uint64_t> Vmscan::try_to_free_pages(PerCpu& self) {
-  ++k_.counters().allocstall;
+  ++stats.allocstall;
   auto& slot = ubc_[self.id.get()];
   if (!slot) slot = std::make_unique<TlbflushUnmapBatch>(k_.ncpus());
   ScanControl sc{slot.get(), false};
@@ -205,7 +221,7 @@ sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgda
   co_await self.cpu.local_irq_enable();
   isolated_any = !page_list.empty();
   if (!isolated_any) co_return 0;
-  (sc.kswapd ? k_.counters().pgscan_kswapd : k_.counters().pgscan_direct) += page_list.size();
+  (sc.kswapd ? stats.pgscan_kswapd : stats.pgscan_direct) += page_list.size();
 
   std::vector<Pfn> keep;
   const std::uint64_t nr_reclaimed = co_await shrink_page_list(self, pgdat, sc, page_list, keep);
@@ -248,7 +264,7 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, S
       // SetPageReferenced; PAGEREF_KEEP for a use-once file page (PAGEREF_ACTIVATE if it was referenced too, or
       // mapped twice: the model has no active list and keeps such a page on the inactive list as well).
       pg.referenced = true;
-      if (referenced_page) ++k_.counters().pgactivate;
+      if (referenced_page) ++stats.pgactivate;
       keep.push_back(p);
       continue;
     }
@@ -286,7 +302,7 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, S
     co_await try_to_unmap_flush(self, ubc);
     for (Pfn p : free_pages) free_page(p);
   }
-  (sc.kswapd ? k_.counters().pgsteal_kswapd : k_.counters().pgsteal_direct) += free_pages.size();
+  (sc.kswapd ? stats.pgsteal_kswapd : stats.pgsteal_direct) += free_pages.size();
   co_return free_pages.size();
 }
 

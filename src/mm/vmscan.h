@@ -81,10 +81,25 @@ struct ScanControl {
 // Contract: one Vmscan per Kernel (installed as Kernel::vmscan by its owner); all page-cache pages of files
 // registered with add_mapping are allocated and freed here. Each CPU has its own pagevec; the workload's one task
 // on each CPU (tasks do not migrate in this model) and each node's kswapd have their own reclaim batch.
+// Reclaim's counters (/proc/vmstat allocstall, pgscan_direct, pgsteal_direct, pgactivate, and kswapd's
+// pgscan_kswapd, pgsteal_kswapd, pageoutrun), from vmscan.cpp and kswapd.cpp, and kswapd's own CPU time after the
+// warm-up (not the workload's: `time` does not see it). Registered while the Vmscan lives.
+struct VmscanStats {
+  std::uint64_t allocstall = 0, pgscan_direct = 0, pgsteal_direct = 0, pgactivate = 0;
+  std::uint64_t pgscan_kswapd = 0, pgsteal_kswapd = 0, pageoutrun = 0;
+  sim::Duration kswapd_time{0};
+  void register_stats(Stats& stats) const;
+};
+
 class Vmscan {
  public:
   // `present_pages_per_node[n]`: the node's page-cache capacity; `min_wmark[n]` its min watermark.
   Vmscan(Kernel& k, std::vector<std::uint64_t> present_pages_per_node, std::vector<std::uint64_t> min_wmark);
+  ~Vmscan();
+  Vmscan(const Vmscan&) = delete;
+  Vmscan& operator=(const Vmscan&) = delete;
+
+  VmscanStats stats;
 
   std::uint32_t node_of(CpuId c) const { return k_.sys().topology().socket_of(c); }
   PgData& node(std::uint32_t n) { return *nodes_[n]; }

@@ -1,8 +1,6 @@
 #include "model/counters.h"
 
-#include <numeric>
-
-#include <nlohmann/json.hpp>
+#include <string>
 
 namespace tlbsim::kernel {
 
@@ -43,47 +41,34 @@ std::string_view to_string(VmTlbEvent e) {
   return "?";
 }
 
-nlohmann::json KernelCounters::to_json() const {
-  nlohmann::json j;
-  for (std::size_t i = 0; i < vm.size(); ++i) j[std::string(to_string(static_cast<VmTlbEvent>(i)))] = vm[i];
-  nlohmann::json tr;
-  for (std::size_t i = 0; i < tlb_flush.size(); ++i) tr[std::string(to_string(static_cast<TlbFlushReason>(i)))] = tlb_flush[i];
-  j["tlb:tlb_flush"] = tr;
-  j["TLB shootdowns"] = std::accumulate(irq_tlb_count.begin(), irq_tlb_count.end(), std::uint64_t{0});
-  j["Function call interrupts"] = std::accumulate(irq_call_count.begin(), irq_call_count.end(), std::uint64_t{0});
-  j["TLB shootdowns per cpu"] = irq_tlb_count;
-  j["Function call interrupts per cpu"] = irq_call_count;
-  j["cr3_loads"] = std::accumulate(cr3_loads.begin(), cr3_loads.end(), std::uint64_t{0});
-  j["ipis_sent"] = ipis_sent;
-  j["ipis_by_vector"] = {{"CALL_FUNCTION_VECTOR", ipis_call_function},
-                         {"CALL_FUNCTION_SINGLE_VECTOR", ipis_call_function_single}};
-  j["cr3_loads_by_cause"] = {{"switch_mm", cr3_switch_mm}, {"to_init_mm", cr3_to_init_mm}, {"flush", cr3_flush}};
-  j["context_switches"] = context_switches;
-  j["nonvoluntary_ctxt_switches"] = nivcsw;
-  j["Local timer interrupts"] = irq_timer_count;
-  j["idle_state_usage"] = idle_state_usage;
-  j["page_faults"] = page_faults;
-  j["mm_freed"] = mm_freed;
-  j["sched_migrations"] = sched_migrations;
-  j["shoot_lazies"] = {{"calls", shoot_lazies_calls}, {"ipis", shoot_lazies_ipis}, {"switched", shoot_lazies_switched}};
-  if (tlbie_pid + tlbie_va + tlbiel_pid + tlbiel_va + tlbiel_lpid + mm_cpumask_trims + tlbbatch_missed_mm != 0) {
-    j["radix"] = {{"tlbie_pid", tlbie_pid},   {"tlbie_va", tlbie_va},
-                  {"tlbiel_pid", tlbiel_pid}, {"tlbiel_va", tlbiel_va},
-                  {"tlbiel_lpid", tlbiel_lpid}, {"mm_cpumask_trims", mm_cpumask_trims},
-                  {"tlbbatch_missed_mm", tlbbatch_missed_mm}};
+void KernelCounters::register_stats(Stats& stats) const {
+  Stats::Registrar r = stats.registrar(this);
+  for (std::size_t i = 0; i < vm.size(); ++i) {
+    r.count(to_string(static_cast<VmTlbEvent>(i)), "/proc/vmstat TLB event (count_vm_tlb_event)", vm[i], kStatSummary);
   }
-  if (pgscan_direct + pgscan_kswapd != 0) {
-    j["vmscan"] = {{"allocstall", allocstall},         {"pgscan_direct", pgscan_direct},
-                   {"pgsteal_direct", pgsteal_direct}, {"pgactivate", pgactivate},
-                   {"pgscan_kswapd", pgscan_kswapd},   {"pgsteal_kswapd", pgsteal_kswapd},
-                   {"pageoutrun", pageoutrun},         {"kswapd_time_ns", sim::to_nanoseconds(kswapd_time)}};
+  r.per_cpu("TLB shootdowns", "/proc/interrupts TLB row: flush IPIs handled", irq_tlb_count,
+            kStatSummary | kStatPerCpuArray)
+      .per_cpu("Function call interrupts", "/proc/interrupts CAL row: cross-call IPIs handled", irq_call_count,
+               kStatSummary | kStatPerCpuArray)
+      .count("ipis_sent", "IPIs sent (llist_add found the target's call_single_queue empty)", ipis_sent, kStatSummary)
+      .count("ipis_by_vector/CALL_FUNCTION_VECTOR", "IPIs sent by CALL_FUNCTION_VECTOR (several targets)",
+             ipis_call_function)
+      .count("ipis_by_vector/CALL_FUNCTION_SINGLE_VECTOR", "IPIs sent by CALL_FUNCTION_SINGLE_VECTOR (one target)",
+             ipis_call_function_single)
+      .count("page_faults", "page faults handled (handle_mm_fault)", page_faults, kStatSummary)
+      .count("mm_freed", "mm_structs freed (__mmdrop)", mm_freed)
+      .count("Local timer interrupts", "/proc/interrupts LOC row: hrtimer expiries", irq_timer_count);
+  for (std::size_t i = 0; i < tlb_flush.size(); ++i) {
+    r.count("tlb:tlb_flush/" + std::string(to_string(static_cast<TlbFlushReason>(i))),
+            "tlb:tlb_flush trace events with this reason", tlb_flush[i], kStatSummary);
   }
-  if ((user_time + sys_time).count() != 0) {
-    j["user_time_ns"] = sim::to_nanoseconds(user_time);
-    j["sys_time_ns"] = sim::to_nanoseconds(sys_time);
-    j["irq_time_ns"] = sim::to_nanoseconds(std::accumulate(irq_time.begin(), irq_time.end(), sim::Duration{0}));
-  }
-  return j;
+  // CPU time, shown for workloads that account it.
+  stats.registrar(this, "cputime")
+      .duration("user_time_ns", "the workload's user time after the warm-up, as `time` reports it", user_time,
+                kStatSummary | kStatGate)
+      .duration("sys_time_ns", "the workload's system time (hardirq time included) after the warm-up", sys_time,
+                kStatSummary | kStatGate)
+      .duration_per_cpu("irq_time_ns", "time in interrupt handlers, all CPUs", irq_time, kStatSummary);
 }
 
 }  // namespace tlbsim::kernel

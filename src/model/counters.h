@@ -7,8 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "model/stats.h"
 #include "sim/ids.h"
 #include "sim/time.h"
 
@@ -38,44 +37,23 @@ enum class VmTlbEvent : std::uint8_t {
 };
 std::string_view to_string(VmTlbEvent e);
 
+// The generic kernel's counters: vm events, tlb:tlb_flush events, /proc/interrupts rows, cross-call IPIs, page
+// faults, freed mms and CPU time. Subsystems own theirs (x86::MmStats, powerpc::RadixStats, SchedStats,
+// VmscanStats, ShootLaziesStats); all register in the Kernel's Stats (model/stats.h).
 struct KernelCounters {
   explicit KernelCounters(std::uint32_t ncpus)
-      : irq_tlb_count(ncpus, 0), irq_call_count(ncpus, 0), cr3_loads(ncpus, 0), irq_time(ncpus, sim::Duration{0}) {}
+      : irq_tlb_count(ncpus, 0), irq_call_count(ncpus, 0), irq_time(ncpus, sim::Duration{0}) {}
 
   std::array<std::uint64_t, static_cast<std::size_t>(VmTlbEvent::kCount)> vm{};
   std::array<std::uint64_t, static_cast<std::size_t>(TlbFlushReason::kCount)> tlb_flush{};  // trace events
   std::vector<std::uint64_t> irq_tlb_count;   // /proc/interrupts "TLB shootdowns" (TLB), per CPU
   std::vector<std::uint64_t> irq_call_count;  // /proc/interrupts "Function call interrupts" (CAL), per CPU
-  std::vector<std::uint64_t> cr3_loads;       // CR3 writes, per CPU
   std::uint64_t ipis_sent = 0;                // IPIs actually sent (llist_add found the queue empty)
   std::uint64_t ipis_call_function = 0;       // ... of them by CALL_FUNCTION_VECTOR (several targets)
   std::uint64_t ipis_call_function_single = 0;  // ... by CALL_FUNCTION_SINGLE_VECTOR (one target)
-  std::uint64_t cr3_switch_mm = 0;            // CR3 loads by cause: switching to a user mm,
-  std::uint64_t cr3_to_init_mm = 0;           // leaving an mm for init_mm (leave_mm, lazy flush IPI, idle),
-  std::uint64_t cr3_flush = 0;                // and rewriting CR3 to flush (flush_tlb_local)
-  std::uint64_t context_switches = 0;
-  // Of them, switches away from a task still runnable (preempted): the sum of the tasks' nivcsw, which
-  // /proc/PID/status prints as nonvoluntary_ctxt_switches. The idle task's switches are not counted.
-  std::uint64_t nivcsw = 0;
-  std::uint64_t sched_migrations = 0;  // tasks pulled by newidle balancing
   std::uint64_t irq_timer_count = 0;  // local timer interrupts (hrtimer expiries)
-  std::vector<std::uint64_t> idle_state_usage;  // entries into each idle state (cpuidle "usage"), polling first
   std::uint64_t page_faults = 0;
   std::uint64_t mm_freed = 0;  // __mmdrop calls
-  // Seed 004: cleanup_lazy_tlbs runs, the IPIs it sends (remote CPUs of mm_cpumask), and the CPUs it switched.
-  std::uint64_t shoot_lazies_calls = 0;
-  std::uint64_t shoot_lazies_ipis = 0;
-  std::uint64_t shoot_lazies_switched = 0;
-  // powerpc radix: invalidation sequences (tlbie = broadcast, tlbiel = this CPU only), mm_cpumask bits trimmed by
-  // exit_lazy_flush_tlb, and seed 001 batch adds that found the batch full.
-  std::uint64_t tlbie_pid = 0, tlbie_va = 0, tlbiel_pid = 0, tlbiel_va = 0, tlbiel_lpid = 0;
-  std::uint64_t mm_cpumask_trims = 0, tlbbatch_missed_mm = 0;
-  // Reclaim (/proc/vmstat allocstall, pgscan_direct, pgsteal_direct, pgactivate, and kswapd's pgscan_kswapd,
-  // pgsteal_kswapd, pageoutrun), mm/vmscan.cpp and mm/kswapd.cpp.
-  std::uint64_t allocstall = 0, pgscan_direct = 0, pgsteal_direct = 0, pgactivate = 0;
-  std::uint64_t pgscan_kswapd = 0, pgsteal_kswapd = 0, pageoutrun = 0;
-  // kswapd's own CPU time after the warm-up (not the workload's: `time` does not see it).
-  sim::Duration kswapd_time{0};
   // CPU time as `time` reports it for the workload's tasks, after the warm-up: user and system time (with
   // hardirq time folded into system time, as powerpc's VIRT_CPU_ACCOUNTING_NATIVE vtime_flush does). Workloads
   // that account time add to these; irq_time (time in interrupt handlers, per CPU) is kept for every run.
@@ -87,7 +65,8 @@ struct KernelCounters {
   std::uint64_t get(VmTlbEvent e) const { return vm[static_cast<std::size_t>(e)]; }
   std::uint64_t traced(TlbFlushReason r) const { return tlb_flush[static_cast<std::size_t>(r)]; }
 
-  nlohmann::json to_json() const;
+  // Registers every field by its name (the key in `run`'s JSON).
+  void register_stats(Stats& stats) const;
 };
 
 }  // namespace tlbsim::kernel

@@ -127,8 +127,8 @@ class Seed002 final : public Reproduction {
     s.bars = published_vs_simulated("seed 002: hackbench on milan-36c", "time for 80M messages (s)",
                                     {"before", "after"}, {4.5, 4.2}, {tb, ta});
     s.notes.push_back(fmt::format(
-        "time = 80M messages / simulated messages per second over {} of steady state; the counters cover the warm-up "
-        "too",
+        "time = 80M messages / simulated messages per second over {} of steady state; the counters cover the same "
+        "window",
         quick ? "5ms" : "20ms"));
     return s;
   }

@@ -106,7 +106,7 @@ sim::Task<void> reader_task(kernel::PerCpu& self, kernel::Vmscan& vm, Reader& r,
         const sim::SimTime t0 = self.cpu.now();
         co_await vm.kswapd_run(self);
         const sim::SimTime t1 = std::min(self.cpu.now(), end);
-        if (t1 > r.time.from) self.k.counters().kswapd_time += t1 - std::max(t0, r.time.from);
+        if (t1 > r.time.from) vm.stats.kswapd_time += t1 - std::max(t0, r.time.from);
       }
       if (!mm.pgd.lookup(v)) {
         // The load will fault: filemap_fault finds no page and reads the hole (page_cache_read, with direct

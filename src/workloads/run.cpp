@@ -67,41 +67,57 @@ struct FinishedRun {
   std::uint64_t total;
   Workload& workload;
   kernel::Kernel& k;
-  hw::System& sys;
   const check::Oracle& oracle;
 };
 
-// The run's counters: the kernel's, each class of cache line's, and the TLBs' summed over CPUs.
-nlohmann::json counters_json(const FinishedRun& f) {
-  nlohmann::json counters = f.k.counters().to_json();
-  nlohmann::json lines = nlohmann::json::object();
-  for (const auto& [name, st] : f.sys.coherence().stats_by_name()) {
-    lines[name] = {{"loads", st.loads},
-                   {"stores", st.stores},
-                   {"rmws", st.rmws},
-                   {"transfers", st.transfers},
-                   {"remote_transfers", st.remote_transfers},
-                   {"wait_ns", sim::to_nanoseconds(st.wait)}};
+// Registers the hardware's counters a run reports: each class of cache line's, and the TLBs' summed over CPUs.
+void register_hw_stats(kernel::Kernel& k, hw::System& sys) {
+  k.stats()
+      .registrar(&sys)
+      .source("cache_lines", "coherence traffic by class of cache line",
+              [&sys] {
+                nlohmann::json lines = nlohmann::json::object();
+                for (const auto& [name, st] : sys.coherence().stats_by_name()) {
+                  lines[name] = {{"loads", st.loads},
+                                 {"stores", st.stores},
+                                 {"rmws", st.rmws},
+                                 {"transfers", st.transfers},
+                                 {"remote_transfers", st.remote_transfers},
+                                 {"wait_ns", sim::to_nanoseconds(st.wait)}};
+                }
+                return lines;
+              })
+      .source("tlb", "TLB events summed over CPUs", [&k] {
+        hw::TlbCounters tlb;
+        for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
+          const hw::TlbCounters& t = k.percpu(CpuId{c}).tlb.counters();
+          tlb.lookups += t.lookups;
+          tlb.hits += t.hits;
+          tlb.misses += t.misses;
+          tlb.fills += t.fills;
+          tlb.speculative_fills += t.speculative_fills;
+          tlb.evictions += t.evictions;
+          tlb.invlpg += t.invlpg;
+          tlb.flush_tag += t.flush_tag;
+          tlb.flush_all += t.flush_all;
+        }
+        return nlohmann::json{{"lookups", tlb.lookups},      {"hits", tlb.hits},
+                              {"misses", tlb.misses},        {"walks", tlb.misses},
+                              {"fills", tlb.fills},          {"speculative_fills", tlb.speculative_fills},
+                              {"evictions", tlb.evictions},  {"invlpg", tlb.invlpg},
+                              {"flush_pcid", tlb.flush_tag}, {"flush_all", tlb.flush_all}};
+      });
+}
+
+// Runs to `end` with the counters covering the window ops do: the run stops at the warm-up's end for a snapshot of
+// every counter, then goes on (stopping changes nothing simulated: the scheduler resumes with the same queue).
+sim::RunResult run_measured(hw::System& sys, kernel::Kernel& k, sim::Duration warmup, sim::SimTime end) {
+  register_hw_stats(k, sys);
+  if (warmup.count() > 0) {
+    sys.scheduler().run(sim::kTimeZero + warmup);
+    k.stats().snapshot();
   }
-  counters["cache_lines"] = lines;
-  hw::TlbCounters tlb;
-  for (std::uint32_t c = 0; c < f.k.ncpus(); ++c) {
-    const hw::TlbCounters& t = f.k.percpu(CpuId{c}).tlb.counters();
-    tlb.lookups += t.lookups;
-    tlb.hits += t.hits;
-    tlb.misses += t.misses;
-    tlb.fills += t.fills;
-    tlb.speculative_fills += t.speculative_fills;
-    tlb.evictions += t.evictions;
-    tlb.invlpg += t.invlpg;
-    tlb.flush_tag += t.flush_tag;
-    tlb.flush_all += t.flush_all;
-  }
-  counters["tlb"] = {{"lookups", tlb.lookups},     {"hits", tlb.hits},     {"misses", tlb.misses},
-                     {"walks", tlb.misses},        {"fills", tlb.fills},   {"speculative_fills", tlb.speculative_fills},
-                     {"evictions", tlb.evictions}, {"invlpg", tlb.invlpg}, {"flush_pcid", tlb.flush_tag},
-                     {"flush_all", tlb.flush_all}};
-  return counters;
+  return sys.scheduler().run(end);
 }
 
 // The run's JSON report: what ran, on what, for how long, what it measured, its counters and the oracle's verdict.
@@ -130,7 +146,7 @@ nlohmann::json run_json(const FinishedRun& f) {
   j["per_thread_ops"] = f.ops;
   j["metric"] = {{"name", f.workload.metric_name()}, {"value", f.out.metric}, {"unit", f.workload.unit()}};
   if (nlohmann::json b = f.workload.benchmark_report(f.out.metric); !b.is_null()) j["benchmark"] = std::move(b);
-  j["counters"] = counters_json(f);
+  j["counters"] = f.k.stats().to_json();  // over the same window as ops: after the warm-up
   j["violations"] = f.oracle.to_json();
   j["oracle_checks"] = f.oracle.checks();
   j["events"] = f.r.events;
@@ -168,7 +184,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
       progress(now - sim::kTimeZero, end, events);
     });
   }
-  const sim::RunResult r = sys.scheduler().run(sim::kTimeZero + warmup + spec.duration);
+  const sim::RunResult r = run_measured(sys, k, warmup, sim::kTimeZero + warmup + spec.duration);
   workload->finish(k, sim::kTimeZero + warmup + spec.duration);
   if (tracer != nullptr) tracer->close(sim::kTimeZero + warmup + spec.duration);
 
@@ -179,7 +195,8 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   out.events = r.events;
   out.seed_changes_nothing = r.seeded_choices == 0 && !workload->draws_from_seed();
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  out.json = run_json({machine, spec, cfg, args, r, out, warmup, ops, total, *workload, k, sys, *oracle});
+  out.json = run_json({machine, spec, cfg, args, r, out, warmup, ops, total, *workload, k, *oracle});
+  out.counter_rows = k.stats().rows();
   return out;
 }
 

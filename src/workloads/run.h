@@ -38,6 +38,8 @@ struct RunOutput {
   std::uint64_t events = 0;
   double wall_seconds = 0;
   bool seed_changes_nothing = false;  // no tie set was ordered by the seed and the workload draws nothing from it
+  // The counters (json["counters"]) as table rows, in the order their subsystems registered them.
+  std::vector<kernel::Stats::Row> counter_rows;
 };
 
 // Throws InputError for unknown kernels or workloads and impossible parameters. With a tracer, the run is also

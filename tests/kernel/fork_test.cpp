@@ -119,7 +119,7 @@ TEST(Fork, LazyTlbShootdownTakesNoMmCountReferenceForLazyUse) {
   EXPECT_EQ(mm.mm_count.value, 1) << "only mm_users' reference";
   ASSERT_NE(f.child_mm, nullptr);
   EXPECT_TRUE(f.child_mm->freed);
-  EXPECT_EQ(s.k.counters().shoot_lazies_calls, 1u);
+  EXPECT_EQ(s.k.shoot_lazies_stats().calls, 1u);
 }
 
 TEST(Fork, LazyTlbShootdownOnX86MissesALazyCpuWhoseBitX86Cleared) {
@@ -129,7 +129,7 @@ TEST(Fork, LazyTlbShootdownOnX86MissesALazyCpuWhoseBitX86Cleared) {
   run_one_child(s, f, mm);
   // The final exit flush (freed tables) switched cpu1 to init_mm and cleared its bit; the exiting task still had
   // the mm as active_mm, cleanup_lazy_tlbs found an empty mask, and the mm was freed under it.
-  EXPECT_EQ(s.k.counters().shoot_lazies_ipis, 0u);
+  EXPECT_EQ(s.k.shoot_lazies_stats().ipis, 0u);
   ASSERT_FALSE(s.oracle().violations().empty());
   EXPECT_NE(s.oracle().violations()[0].what.find("active_mm"), std::string::npos) << s.oracle().violations()[0].what;
 }

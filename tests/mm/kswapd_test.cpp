@@ -78,8 +78,8 @@ TEST(Kswapd, OnABalancedNodeItGoesBackToSleepAtOnce) {
   node0.nr_used = 0;  // balanced before it ran (another reclaimer freed enough)
   s.run_on(0, vm.kswapd_run(s.cpu(0)));
   EXPECT_FALSE(node0.kswapd.runnable);
-  EXPECT_EQ(s.k.counters().pageoutrun, 1u);
-  EXPECT_EQ(s.k.counters().pgscan_kswapd, 0u);
+  EXPECT_EQ(vm.stats.pageoutrun, 1u);
+  EXPECT_EQ(vm.stats.pgscan_kswapd, 0u);
 }
 
 TEST(Kswapd, WithNothingToIsolateItYieldsItsCpuForASliceAndCountsAFailure) {

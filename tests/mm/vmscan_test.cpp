@@ -64,7 +64,7 @@ TEST(Vmscan, DirectReclaimShrinksEveryNodeOfTheZonelist) {
   EXPECT_TRUE(vm.node(0).inactive_file.empty());
   EXPECT_TRUE(vm.node(1).inactive_file.empty());
   EXPECT_EQ(s.sys.coherence().stats(vm.node(1).lru_lock.line()).rmws, 2u) << "isolate and put back on node 1";
-  EXPECT_EQ(s.k.counters().allocstall, 1u);
+  EXPECT_EQ(vm.stats.allocstall, 1u);
 }
 
 TEST(Vmscan, RemoveMappingTakesTheTreeLockAndTicksTheNodesInactiveAgeOncePerEvictedPage) {
@@ -111,7 +111,7 @@ TEST(Vmscan, AnAllocationPassesOverANodeAtItsLowWatermark) {
   EXPECT_EQ(vm.node(1).nr_used, 1u);
   EXPECT_FALSE(vm.node(0).kswapd.runnable);
   EXPECT_FALSE(vm.node(1).kswapd.runnable);
-  EXPECT_EQ(s.k.counters().allocstall, 0u);
+  EXPECT_EQ(vm.stats.allocstall, 0u);
 }
 
 // Nodes of 1000 pages (min 100, low 125) with `free0` and `free1` pages free: the node of the page that CPU 0's
@@ -132,14 +132,14 @@ TEST(Vmscan, WithEveryNodeAtItsLowWatermarkTheSlowPathWakesEachKswapdOnItsOwnNod
   ASSERT_TRUE(vm.node(1).kswapd.runnable);
   EXPECT_EQ(vm.node(0).kswapd.cpu, CpuId{0}) << "wake_affine: the waker's CPU";
   EXPECT_EQ(vm.node_of(vm.node(1).kswapd.cpu), 1u) << "kswapd1 is bound to node 1's CPUs";
-  EXPECT_EQ(s.k.counters().allocstall, 0u);
+  EXPECT_EQ(vm.stats.allocstall, 0u);
 }
 
 TEST(Vmscan, WithEveryNodeAtItsMinWatermarkTheAllocationReclaimsDirectly) {
   Scenario s;
   Vmscan vm(s.k, {1000, 1000}, {100, 100});
   EXPECT_EQ(node_read_from(s, vm, 100, 100), 0u) << "reclaim fell short (empty LRU): this CPU's node";
-  EXPECT_EQ(s.k.counters().allocstall, 1u);
+  EXPECT_EQ(vm.stats.allocstall, 1u);
 }
 
 sim::Task<void> read_holes(Vmscan& vm, PerCpu& self, File& file, std::uint64_t from, std::uint64_t to) {

@@ -82,7 +82,7 @@ sim::Task<void> Sched::newidle_balance(PerCpu& pc, Rq& r) {
       if (p != nullptr) {
         p->cpu = pc.id;
         attach_task(r, *p);
-        ++k.counters().sched_migrations;
+        ++stats.sched_migrations;
         pulled = true;
       }
     }

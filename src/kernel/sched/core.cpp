@@ -44,6 +44,7 @@ Sched::Sched(Kernel& kernel, bool tick)
       tick_period_(tick && kernel.config().HZ > 0 ? sim::milliseconds(1000) / kernel.config().HZ : sim::Duration{0}),
       nohz_idle_cpus_line_(kernel.sys().coherence().add_line("nohz.idle_cpus_mask")) {
   k.set_sched(this);
+  stats.register_stats(k.stats());
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
     rqs_.push_back(std::make_unique<Rq>(k.sys().coherence(), k.config().spinlock_kind()));
     rqs_.back()->need_resched = {false, k.sys().coherence().add_line("thread_info.flags")};
@@ -51,7 +52,16 @@ Sched::Sched(Kernel& kernel, bool tick)
 }
 
 Sched::~Sched() {
+  k.stats().drop(&stats);
   if (k.sched() == this) k.set_sched(nullptr);
+}
+
+void SchedStats::register_stats(Stats& s) const {
+  s.registrar(this)
+      .count("context_switches", "context switches (the idle task's included)", context_switches)
+      .count("nonvoluntary_ctxt_switches", "switches away from a task still runnable (the tasks' nivcsw)", nivcsw)
+      .count("sched_migrations", "tasks pulled by load balancing", sched_migrations)
+      .list("idle_state_usage", "entries into each idle state (cpuidle usage), polling first", idle_state_usage);
 }
 
 void Sched::start() {
@@ -110,7 +120,7 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
   Rq& r = rq(idle.cpu);
   hw::Memory& mem = k.mem();
   const std::vector<hw::IdleState>& states = k.machine().idle_states;
-  auto& usage = k.counters().idle_state_usage;
+  auto& usage = stats.idle_state_usage;
   if (usage.size() < states.size() + 1) usage.assign(states.size() + 1, 0);
   for (;;) {
     // do_idle(): with TIF_POLLING_NRFLAG set (POWER snooze, x86 mwait), a waker's write to need_resched wakes
@@ -176,7 +186,7 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
     ++current.nvcsw;
   } else if (!current.is_idle) {
     ++current.nivcsw;
-    ++k.counters().nivcsw;
+    ++stats.nivcsw;
   }
   r.curr = next;
   next->cpu = current.cpu;
@@ -188,7 +198,7 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
     tick_nohz_idle_exit(pc.id, pc.cpu.now());
   }
   ++r.nr_switches;
-  ++k.counters().context_switches;
+  ++stats.context_switches;
   if (k.tracer() != nullptr) {
     // sched:sched_switch, with prev_state as ftrace prints it (R+: preempted while runnable).
     const char* prev_state = current.is_idle                         ? "R"

@@ -130,6 +130,17 @@ struct WaitQueue {
 
 // Contract: one Sched per Kernel; every CPU runs its idle task from start(); user tasks are created pinned to a
 // CPU and first run when that CPU's schedule() picks them. Task bodies never return: they end in do_task_dead().
+// The scheduler's counters, registered while the Sched lives.
+struct SchedStats {
+  std::uint64_t context_switches = 0;
+  // Of them, switches away from a task still runnable (preempted): the sum of the tasks' nivcsw, which
+  // /proc/PID/status prints as nonvoluntary_ctxt_switches. The idle task's switches are not counted.
+  std::uint64_t nivcsw = 0;
+  std::uint64_t sched_migrations = 0;           // tasks pulled by newidle balancing and the tick's balancing
+  std::vector<std::uint64_t> idle_state_usage;  // entries into each idle state (cpuidle "usage"), polling first
+  void register_stats(Stats& stats) const;
+};
+
 class Sched final : private sim::RootObserver, private sim::TimerHandler {
  public:
   // `tick`: run the periodic scheduler tick at the profile's HZ on busy CPUs (the checker's scenarios run
@@ -138,6 +149,7 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   ~Sched();
 
   Kernel& k;
+  SchedStats stats;
   Rq& rq(CpuId c) { return *rqs_[c.get()]; }
   TaskStruct& current(CpuId c) { return *rq(c).curr; }
   PerCpu& cpu_of(TaskStruct& t) { return k.percpu(t.cpu); }

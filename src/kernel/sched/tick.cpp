@@ -155,7 +155,7 @@ sim::Task<bool> Sched::pull_one_task(PerCpu& pc, Rq& busiest, CpuId to) {
   co_await target.lock.lock(mem, pc.cpu);
   pulled->cpu = to;
   attach_task(target, *pulled);
-  ++k.counters().sched_migrations;
+  ++stats.sched_migrations;
   // attach_task -> check_preempt_curr: an idle target polls need_resched.
   if (target.curr == target.idle && to != pc.id) co_await mem.write(pc.cpu, target.need_resched, true);
   co_await target.lock.unlock(mem, pc.cpu);

@@ -67,7 +67,7 @@ TEST(SchedBalance, ACpuGoingIdlePullsTheQueuedTaskAndRecordsWhatBalancingCost) {
   Scenario s;
   std::unique_ptr<Sched> sched;
   EXPECT_EQ(run(s, sched, sim::Duration{0}), 0u) << "newidle balancing on cpu0 pulled the child from cpu1";
-  EXPECT_EQ(s.k.counters().sched_migrations, 1u);
+  EXPECT_EQ(s.k.sched()->stats.sched_migrations, 1u);
   const Rq& r0 = sched->rq(CpuId{0});
   sim::Duration most{0};
   for (const auto& sd : r0.sd) most = std::max(most, sd.max_newidle_lb_cost);

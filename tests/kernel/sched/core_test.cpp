@@ -1,6 +1,7 @@
 // Scenario tests of context switching with lazy TLB mode (kernel/sched/core.c v6.1 + x86 switch_mm_irqs_off).
 #include "arch/x86/mm/tlb_state.h"
 #include "kernel/sched/sched.h"
+#include "arch/x86/mm/mm_stats.h"
 
 #include <gtest/gtest.h>
 
@@ -58,8 +59,8 @@ TEST(Sched, UserToIdleToSameUserLoadsNoCr3AndFlushesNothing) {
       s.k.ncpus());
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
   // Each CPU loaded its task's mm once (from init_mm); the 20 trips through idle reloaded nothing.
-  EXPECT_EQ(s.k.counters().cr3_loads[0], 1u);
-  EXPECT_EQ(s.k.counters().cr3_loads[2], 1u);
+  EXPECT_EQ(x86::mm_stats(s.k).cr3_loads[0], 1u);
+  EXPECT_EQ(x86::mm_stats(s.k).cr3_loads[2], 1u);
   EXPECT_GE(p.sched.rq(CpuId{0}).nr_switches, 40u);
   EXPECT_EQ(s.cpu(0).tlb.counters().flush_tag, 1u);  // the first load's flush of a fresh ASID slot only
   EXPECT_EQ(x86::cpu_tlbstate(s.cpu(0)).loaded_mm, &a) << "idle keeps the mm loaded (lazy)";
@@ -245,12 +246,12 @@ TEST(Sched, DeepIdleLeavesTheMmAndTheTaskReloadsCr3OnReturn) {
   tb.cpus_allowed = Cpumask(s.k.ncpus());
   tb.cpus_allowed.set(CpuId{2});
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(10));
-  const auto& usage = s.k.counters().idle_state_usage;
+  const auto& usage = s.k.sched()->stats.idle_state_usage;
   ASSERT_EQ(usage.size(), 4u);  // polling, C1, C1E, C6
   EXPECT_GT(usage[3], 0u) << "after a 1 ms idle period the governor picks C6";
   // Every C6 entry ran leave_mm: CR3 to init_mm and the CPU out of mm_cpumask; the task's return reloads CR3.
-  EXPECT_GT(s.k.counters().cr3_to_init_mm, 0u);
-  EXPECT_GT(s.k.counters().cr3_loads[0], 2u);
+  EXPECT_GT(x86::mm_stats(s.k).cr3_to_init_mm, 0u);
+  EXPECT_GT(x86::mm_stats(s.k).cr3_loads[0], 2u);
   EXPECT_TRUE(s.oracle().violations().empty());
 }
 

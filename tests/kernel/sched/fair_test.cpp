@@ -149,7 +149,7 @@ TEST(SchedFair, TheTickPreemptsAHogWhoseRequestIsConsumed) {
   EXPECT_LT(a.first_preempted, sim::kTimeZero + sim::milliseconds(4) + sim::microseconds(50));
   EXPECT_GE(b.first_preempted, sim::kTimeZero + sim::milliseconds(8));
   EXPECT_LT(b.first_preempted, sim::kTimeZero + sim::milliseconds(8) + sim::microseconds(50));
-  EXPECT_EQ(s.k.counters().sched_migrations, 0u);
+  EXPECT_EQ(s.k.sched()->stats.sched_migrations, 0u);
 }
 
 sim::Task<void> forker(Sched& s, TaskStruct& t, TaskStruct& child, WaitQueue& never) {
@@ -199,7 +199,7 @@ TEST(SchedFair, AMigratedTaskKeepsWhatIsLeftOfItsDeadline) {
   // (PLACE_REL_DEADLINE), not a fresh 3 ms slice. No update_curr has charged it on its new CPU yet: that CPU's
   // first tick is at 2 ms.
   EXPECT_EQ(a.first_preempted, sim::SimTime::max());
-  ASSERT_EQ(s.k.counters().sched_migrations, 1u);
+  ASSERT_EQ(s.k.sched()->stats.sched_migrations, 1u);
   EXPECT_NE(b.ran_on, 99u);
   EXPECT_NE(b.ran_on, 0u);
   EXPECT_EQ(tb.deadline - tb.vruntime, request);
@@ -259,7 +259,7 @@ TEST(SchedFair, ATaskThatSleepsAheadOfItsShareStaysQueuedAndWakesWhereItWas) {
   // Its wake-up found it still queued (ttwu_runnable): requeued on cpu0 with no select_task_rq, although cpu1-3
   // of its LLC were idle; the hog's consumed request (1.5 ms) let it run at once.
   EXPECT_EQ(d.woke_on, 0u);
-  EXPECT_EQ(d.s.k.counters().sched_migrations, 0u);
+  EXPECT_EQ(d.s.k.sched()->stats.sched_migrations, 0u);
   EXPECT_GE(d.a.first_preempted, sim::kTimeZero + sim::microseconds(2500));
   EXPECT_LT(d.a.first_preempted, sim::kTimeZero + sim::microseconds(2550));
 }

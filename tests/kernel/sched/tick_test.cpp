@@ -58,7 +58,7 @@ TEST(SchedTick, TheTickPreemptsAHogOnceItsSliceIsUsedUp) {
   EXPECT_GE(a.first_preempted, sim::kTimeZero + sim::milliseconds(12));
   EXPECT_LT(a.first_preempted, sim::kTimeZero + sim::milliseconds(12) + sim::microseconds(50));
   EXPECT_GE(b.first_preempted, sim::kTimeZero + sim::milliseconds(24)) << "b starts at 12 ms and runs its slice";
-  EXPECT_EQ(s.k.counters().sched_migrations, 0u);
+  EXPECT_EQ(s.k.sched()->stats.sched_migrations, 0u);
 }
 
 TEST(SchedTick, ANohzKickMovesAQueuedTaskToAnIdleCpu) {
@@ -74,11 +74,11 @@ TEST(SchedTick, ANohzKickMovesAQueuedTaskToAnIdleCpu) {
     if (tick) {
       // The 4 ms tick on cpu0 sees b queued and kicks the first idle CPU, which balances for the idle CPUs: the
       // first of them after itself pulls b, and b stays there.
-      EXPECT_EQ(s.k.counters().sched_migrations, 1u);
+      EXPECT_EQ(s.k.sched()->stats.sched_migrations, 1u);
       EXPECT_EQ(b.ran_on, 2u);
       EXPECT_EQ(a.first_preempted, sim::SimTime::max());
     } else {
-      EXPECT_EQ(s.k.counters().sched_migrations, 0u) << "without the tick nothing moves b";
+      EXPECT_EQ(s.k.sched()->stats.sched_migrations, 0u) << "without the tick nothing moves b";
       EXPECT_EQ(b.ran_on, 99u) << "and nothing preempts a";
     }
   }
@@ -107,12 +107,12 @@ TEST(SchedTick, ACacheHotTaskMovesOnlyAfterIdleBalancingHasFailedPastCacheNiceTr
   ta.cpus_allowed = tb.cpus_allowed = not_sibling;
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(10));
   // The kicks at 4 and 8 ms find only a cache-hot task: each idle CPU's balance fails and counts it.
-  EXPECT_EQ(s.k.counters().sched_migrations, 0u);
+  EXPECT_EQ(s.k.sched()->stats.sched_migrations, 0u);
   EXPECT_EQ(b.ran_on, 99u);
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(13));
   // At 12 ms the LLC domain of an idle CPU has failed twice, more than its cache_nice_tries (1), and a hot task
   // may move. (The same tick ends a's CFS slice, so the task that moves is whichever is queued then.)
-  EXPECT_EQ(s.k.counters().sched_migrations, 1u);
+  EXPECT_EQ(s.k.sched()->stats.sched_migrations, 1u);
   EXPECT_NE(b.ran_on, 99u);
   EXPECT_NE(a.ran_on, b.ran_on) << "the two hogs now run on two CPUs";
 }

@@ -1,5 +1,6 @@
 // The x86 ArchMmu of the PCID + tlb_gen era: Linux v5.17 (arch/x86/mm/tlb.c, arch/x86/include/asm/tlb.h), with
 // the v6.13 differences seed 002 needs guarded by the profile's version (see arch/x86/mm/tlb.cpp).
+#include "arch/x86/mm/mm_stats.h"
 #include "arch/x86/mm/tlb.h"
 #include "mm/mmu_gather.h"
 #include "util/registry.h"
@@ -8,7 +9,7 @@ namespace tlbsim::x86 {
 
 namespace {
 
-class X86TlbGenMmu final : public kernel::ArchMmu {
+class X86TlbGenMmu final : public X86Mmu {
  public:
   kernel::Arch arch() const override { return kernel::Arch::kX86; }
   kernel::KernelVersion since() const override { return {5, 17}; }

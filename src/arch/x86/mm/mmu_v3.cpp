@@ -2,6 +2,7 @@
 // arch/x86/include/asm/tlb.h and tlbflush.h), modeled in arch/x86/mm/tlb_v3.cpp.
 #include <stdexcept>
 
+#include "arch/x86/mm/mm_stats.h"
 #include "arch/x86/mm/tlb_v3.h"
 #include "mm/mmu_gather.h"
 #include "util/registry.h"
@@ -10,7 +11,7 @@ namespace tlbsim::x86::v3 {
 
 namespace {
 
-class X86LazyTlbMmu final : public kernel::ArchMmu {
+class X86LazyTlbMmu final : public X86Mmu {
  public:
   kernel::Arch arch() const override { return kernel::Arch::kX86; }
   kernel::KernelVersion since() const override { return {3, 3}; }

@@ -57,9 +57,9 @@ void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_
 sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_asid, bool need_flush) {
   self.cr3_mm = &next;
   self.hw_tag = tlbp(self).tag == hw::TlbTag::kNone ? std::uint16_t{0} : kern_pcid(new_asid);
-  ++(next.is_init_mm() ? self.k.counters().cr3_to_init_mm : self.k.counters().cr3_switch_mm);
+  ++(next.is_init_mm() ? mm_stats(self).cr3_to_init_mm : mm_stats(self).cr3_switch_mm);
   const Asid pcid{self.hw_tag};
-  ++self.k.counters().cr3_loads[self.id.get()];
+  ++mm_stats(self).cr3_loads[self.id.get()];
   if (need_flush) {
     // build_cr3(): the write switches the page tables and flushes this PCID's non-global entries in one
     // instruction (the checker may run other CPUs between the effect and its cost, never inside the write).
@@ -175,8 +175,8 @@ sim::Task<void> flush_tlb_one_user(PerCpu& self, std::uint64_t addr) {
 }
 
 sim::Task<void> flush_tlb_local(PerCpu& self) {
-  ++self.k.counters().cr3_loads[self.id.get()];
-  ++self.k.counters().cr3_flush;
+  ++mm_stats(self).cr3_loads[self.id.get()];
+  ++mm_stats(self).cr3_flush;
   co_await self.cpu.delay(tlbp(self).cr3_write_flush);
   self.tlb.flush_tag(current_pcid(self));
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "arch/x86/mm/mm_stats.h"
 #include "arch/x86/mm/tlb_state.h"
 #include "lib/cpumask.h"
 #include "kernel/kernel.h"

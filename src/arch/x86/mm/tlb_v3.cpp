@@ -52,7 +52,7 @@ void init_smp_flush(FlushGlobals& g, kernel::Kernel& k) {
 
 // arch/x86/include/asm/processor.h (v3.3) load_cr3: write__cr3(__pa(pgdir)).
 sim::Task<void> load_cr3(PerCpu& self, MmStruct& mm) {
-  kernel::KernelCounters& cnt = self.k.counters();
+  MmStats& cnt = mm_stats(self);
   self.cr3_mm = &mm;
   self.hw_tag = 0;
   ++cnt.cr3_loads[self.id.get()];
@@ -64,8 +64,8 @@ sim::Task<void> load_cr3(PerCpu& self, MmStruct& mm) {
 
 // arch/x86/include/asm/tlbflush.h (v3.3) __native_flush_tlb: read CR3 and write it back.
 sim::Task<void> local_flush_tlb(PerCpu& self) {
-  ++self.k.counters().cr3_loads[self.id.get()];
-  ++self.k.counters().cr3_flush;
+  ++mm_stats(self).cr3_loads[self.id.get()];
+  ++mm_stats(self).cr3_flush;
   co_await self.cpu.delay(tlbp(self).cr3_write_flush);
   self.tlb.flush_tag(kNoPcid);
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "arch/x86/mm/mm_stats.h"
 #include "arch/x86/mm/tlb_state.h"
 #include "lib/cpumask.h"
 #include "kernel/kernel.h"

@@ -2,6 +2,7 @@
 // and seed 003's two forms of leave_mm, on the seed's Sandy Bridge-EP machine.
 #include "arch/x86/options.h"
 #include "arch/x86/mm/tlb_v3.h"
+#include "arch/x86/mm/mm_stats.h"
 
 #include <gtest/gtest.h>
 
@@ -53,16 +54,16 @@ TEST(X86TlbV3, FlushIpiToALazyCpuMakesItLeaveTheMm) {
   s.run_on(1, do_lazy(s.cpu(1)));
   EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).state, TLBSTATE_LAZY);
   ASSERT_TRUE(mm.cpumask.peek().test(CpuId{1})) << "a lazy CPU stays in mm_cpumask";
-  EXPECT_EQ(s.k.counters().cr3_switch_mm, 2u);
+  EXPECT_EQ(x86::mm_stats(s.k).cr3_switch_mm, 2u);
 
   s.run_on(0, do_flush_mm(s.cpu(0), mm));
   EXPECT_EQ(s.k.counters().irq_tlb_count[1], 1u);
   EXPECT_EQ(s.k.counters().irq_tlb_count[0], 0u);
-  EXPECT_EQ(s.k.counters().cr3_flush, 1u) << "cpu0 flushed itself with a CR3 rewrite";
+  EXPECT_EQ(x86::mm_stats(s.k).cr3_flush, 1u) << "cpu0 flushed itself with a CR3 rewrite";
   EXPECT_EQ(s.cpu(1).cr3_mm, &s.k.init_mm()) << "the lazy CPU loaded swapper_pg_dir";
   EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).active_mm, &mm) << "leave_mm keeps active_mm";
   EXPECT_FALSE(mm.cpumask.peek().test(CpuId{1}));
-  EXPECT_EQ(s.k.counters().cr3_to_init_mm, 1u);
+  EXPECT_EQ(x86::mm_stats(s.k).cr3_to_init_mm, 1u);
   EXPECT_TRUE(flush_globals(s.cpu(0)).flush_state[flush_globals(s.cpu(0)).tlb_vector_offset[0]].flush_cpumask.empty());
 
   s.run_on(0, do_flush_mm(s.cpu(0), mm));
@@ -78,10 +79,10 @@ TEST(X86TlbV3, ActiveCpuFlushesOnePageOrEverything) {
   EXPECT_EQ(s.k.counters().irq_tlb_count[17], 1u);
   EXPECT_EQ(s.cpu(17).tlb.counters().invlpg, 1u);
   EXPECT_EQ(s.cpu(0).tlb.counters().invlpg, 1u);
-  EXPECT_EQ(s.k.counters().cr3_flush, 0u);
+  EXPECT_EQ(x86::mm_stats(s.k).cr3_flush, 0u);
   s.run_on(0, do_flush_mm(s.cpu(0), mm));
   EXPECT_EQ(s.k.counters().irq_tlb_count[17], 2u);
-  EXPECT_EQ(s.k.counters().cr3_flush, 2u) << "both CPUs rewrite CR3";
+  EXPECT_EQ(x86::mm_stats(s.k).cr3_flush, 2u) << "both CPUs rewrite CR3";
   EXPECT_EQ(s.cpu(17).cr3_mm, &mm);
   EXPECT_EQ(s.k.counters().ipis_sent, 2u);
 }
@@ -105,7 +106,7 @@ struct TwoLeaves {
     s.run_on(1, do_switch(s.cpu(1), mm));
     s.run_on(1, do_lazy(s.cpu(1)));
     s.run_on(1, do_idle_leave(s.cpu(1)));
-    first_cr3 = s.k.counters().cr3_to_init_mm;
+    first_cr3 = x86::mm_stats(s.k).cr3_to_init_mm;
     first_bit = mm.cpumask.peek().test(CpuId{1});
     before = s.sys.coherence().stats(mm.cpumask.line_of(CpuId{1}));
     s.run_on(1, do_idle_leave(s.cpu(1)));
@@ -122,7 +123,7 @@ TEST(X86TlbV3, BeforeSeed003EveryLeaveMmReloadsCr3) {
   TwoLeaves t(v33());
   EXPECT_EQ(t.first_cr3, 1u);
   EXPECT_FALSE(t.first_bit);
-  EXPECT_EQ(t.s.k.counters().cr3_to_init_mm, 2u) << "the second leave_mm loads swapper_pg_dir again";
+  EXPECT_EQ(x86::mm_stats(t.s.k).cr3_to_init_mm, 2u) << "the second leave_mm loads swapper_pg_dir again";
   EXPECT_EQ(t.after.rmws, t.before.rmws + 1) << "and clears the already clear bit with a locked RMW";
   EXPECT_EQ(t.after.loads, t.before.loads);
 }
@@ -131,7 +132,7 @@ TEST(X86TlbV3, Seed003AsPostedSkipsTheCr3LoadButNotTheRmw) {
   TwoLeaves t(v33(true, false));
   EXPECT_EQ(t.first_cr3, 1u);
   EXPECT_FALSE(t.first_bit);
-  EXPECT_EQ(t.s.k.counters().cr3_to_init_mm, 1u);
+  EXPECT_EQ(x86::mm_stats(t.s.k).cr3_to_init_mm, 1u);
   EXPECT_EQ(t.after.rmws, t.before.rmws + 1) << "test_and_clear is a locked RMW even when the bit is clear";
 }
 
@@ -139,7 +140,7 @@ TEST(X86TlbV3, Seed003AsMergedOnlyReadsTheClearBit) {
   TwoLeaves t(v33(false, true));
   EXPECT_EQ(t.first_cr3, 1u);
   EXPECT_FALSE(t.first_bit);
-  EXPECT_EQ(t.s.k.counters().cr3_to_init_mm, 1u);
+  EXPECT_EQ(x86::mm_stats(t.s.k).cr3_to_init_mm, 1u);
   EXPECT_EQ(t.after.rmws, t.before.rmws) << "no RMW on mm_cpumask";
   EXPECT_EQ(t.after.loads, t.before.loads + 1) << "only cpumask_test_cpu's load";
 }
@@ -150,14 +151,14 @@ TEST(X86TlbV3, SwitchingBackAfterLeaveMmReloadsCr3ButNotWithoutIt) {
   s.run_on(1, do_switch(s.cpu(1), mm));
   s.run_on(1, do_lazy(s.cpu(1)));
   s.run_on(1, do_switch(s.cpu(1), mm));  // back from a kernel thread, still in the mask: no CR3 load
-  EXPECT_EQ(s.k.counters().cr3_switch_mm, 1u);
+  EXPECT_EQ(x86::mm_stats(s.k).cr3_switch_mm, 1u);
   EXPECT_EQ(x86::cpu_tlbstate(s.cpu(1)).state, TLBSTATE_OK);
   const LineId line = mm.cpumask.line_of(CpuId{1});
   const auto rmws = s.sys.coherence().stats(line).rmws;
   s.run_on(1, do_lazy(s.cpu(1)));
   s.run_on(1, do_idle_leave(s.cpu(1)));
   s.run_on(1, do_switch(s.cpu(1), mm));  // the test_and_set finds the bit clear: reload
-  EXPECT_EQ(s.k.counters().cr3_switch_mm, 2u);
+  EXPECT_EQ(x86::mm_stats(s.k).cr3_switch_mm, 2u);
   EXPECT_EQ(s.cpu(1).cr3_mm, &mm);
   EXPECT_TRUE(mm.cpumask.peek().test(CpuId{1}));
   EXPECT_EQ(s.sys.coherence().stats(line).rmws, rmws + 2) << "leave_mm's clear and switch_mm's test_and_set";
@@ -172,10 +173,10 @@ TEST(X86TlbV3, FlushTlbAllMakesLazyCpusLeaveEveryTimeBeforeSeed003) {
       s.run_on(c, do_lazy(s.cpu(c)));
     }
     s.run_on(0, do_flush_all(s.cpu(0)));
-    EXPECT_EQ(s.k.counters().cr3_to_init_mm, 2u) << "fixed=" << fixed;
+    EXPECT_EQ(x86::mm_stats(s.k).cr3_to_init_mm, 2u) << "fixed=" << fixed;
     EXPECT_EQ(s.cpu(5).tlb.counters().flush_all, 1u) << "every CPU flushes globally";
     s.run_on(0, do_flush_all(s.cpu(0)));
-    EXPECT_EQ(s.k.counters().cr3_to_init_mm, fixed ? 2u : 4u) << "fixed=" << fixed;
+    EXPECT_EQ(x86::mm_stats(s.k).cr3_to_init_mm, fixed ? 2u : 4u) << "fixed=" << fixed;
   }
 }
 

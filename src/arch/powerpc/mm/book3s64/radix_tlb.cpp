@@ -17,7 +17,6 @@ namespace {
 
 hw::Memory& mem(PerCpu& self) { return self.k.mem(); }
 const hw::TlbParams& tlbp(PerCpu& self) { return self.k.machine().tlb; }
-kernel::KernelCounters& cnt(PerCpu& self) { return self.k.counters(); }
 Asid tag_of(std::uint32_t pid) { return Asid{static_cast<std::uint16_t>(pid)}; }
 
 }  // namespace
@@ -55,8 +54,8 @@ sim::Task<void> RadixMmu::radix__switch_mmu_context(PerCpu& self, MmStruct& next
   // mtspr(SPRN_PID, next->context.id); isync().
   self.cr3_mm = &next;
   self.hw_tag = static_cast<std::uint16_t>(context(next).id);
-  ++(next.is_init_mm() ? cnt(self).cr3_to_init_mm : cnt(self).cr3_switch_mm);
-  ++cnt(self).cr3_loads[self.id.get()];
+  ++(next.is_init_mm() ? stats.cr3_to_init_mm : stats.cr3_switch_mm);
+  ++stats.cr3_loads[self.id.get()];
   co_await self.cpu.delay(tlbp(self).cr3_write);
 }
 
@@ -92,7 +91,7 @@ sim::Task<bool> RadixMmu::mm_is_thread_local(PerCpu& self, MmStruct& mm) {
 
 sim::Task<void> RadixMmu::_tlbiel_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
   // ptesync; tlbiel set 0 with ric; sets 1..127 with RIC_FLUSH_TLB; ptesync; ERAT invalidate; isync.
-  ++cnt(self).tlbiel_pid;
+  ++stats.tlbiel_pid;
   co_await self.cpu.delay(tlbp(self).flush_tag);
   (void)ric;  // the modeled TLB drops a tag's TLB and paging-structure entries together
   self.tlb.flush_tag(tag_of(pid));
@@ -100,7 +99,7 @@ sim::Task<void> RadixMmu::_tlbiel_pid(PerCpu& self, std::uint32_t pid, Ric ric) 
 
 sim::Task<void> RadixMmu::_tlbiel_va(PerCpu& self, std::uint64_t va, std::uint32_t pid) {
   // ptesync; tlbiel (one VA); ptesync.
-  ++cnt(self).tlbiel_va;
+  ++stats.tlbiel_va;
   co_await self.cpu.delay(tlbp(self).invlpg);
   self.tlb.invlpg(tag_of(pid), kernel::vpn_of(va));
 }
@@ -110,7 +109,7 @@ sim::Task<void> RadixMmu::_tlbie_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
   // ptesync; tlbie (IS=1, this PID); eieio; tlbsync; ptesync. Every CPU drops the PID's entries; tlbsync waits
   // for all of them. POWER9 has MMU_FTR_LOCKLESS_TLBIE: no native_tlbie_lock, concurrent tlbies overlap.
   (void)ric;
-  ++cnt(self).tlbie_pid;
+  ++stats.tlbie_pid;
   co_await self.cpu.delay(*tlbp(self).tlbie);
   for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) self.k.percpu(CpuId{c}).tlb.flush_tag(tag_of(pid));
 }
@@ -118,7 +117,7 @@ sim::Task<void> RadixMmu::_tlbie_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
 sim::Task<void> RadixMmu::_tlbie_va(PerCpu& self, std::uint64_t va, std::uint32_t pid) {
   const trace::TraceSpan span(self.k.tracer(), self.cpu, "_tlbie_va", "tlb");
   // ptesync; tlbie (one VA); eieio; tlbsync; ptesync: the whole sequence per page.
-  ++cnt(self).tlbie_va;
+  ++stats.tlbie_va;
   co_await self.cpu.delay(*tlbp(self).tlbie);
   for (std::uint32_t c = 0; c < self.k.ncpus(); ++c)
     self.k.percpu(CpuId{c}).tlb.invlpg(tag_of(pid), kernel::vpn_of(va));
@@ -129,7 +128,7 @@ sim::Task<void> RadixMmu::_tlbie_va_range(PerCpu& self, std::uint64_t start, std
   // ptesync; one tlbie per page; eieio; tlbsync; ptesync: one round trip, each further tlbie charged as a local
   // single-VA invalidation (no public figure for the issue cost of a tlbie; docs/calibration.md).
   const std::uint64_t pages = (end - start) >> kernel::kPageShift;
-  cnt(self).tlbie_va += pages;
+  stats.tlbie_va += pages;
   co_await self.cpu.delay(*tlbp(self).tlbie + tlbp(self).invlpg * static_cast<std::int64_t>(pages > 0 ? pages - 1 : 0));
   for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
     for (std::uint64_t a = start; a < end; a += kernel::kPageSize) {
@@ -145,7 +144,7 @@ sim::Task<void> RadixMmu::_tlbiel_va_range(PerCpu& self, std::uint64_t start, st
 sim::Task<void> RadixMmu::flush_tlb_power9_lpid(PerCpu& self) {
   // ptesync; 128 tlbiel (IS=2, RIC=2, partition scope); 128 more (process scope); ptesync. Every PID, PID 0 too.
   if (!tlbp(self).tlbiel_lpid) throw std::runtime_error("machine has no [tlb] tlbiel_lpid latency");
-  ++cnt(self).tlbiel_lpid;
+  ++stats.tlbiel_lpid;
   co_await self.cpu.delay(*tlbp(self).tlbiel_lpid);
   self.tlb.flush_all();
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "arch/powerpc/mm/book3s64/radix_stats.h"
 #include "kernel/arch_mmu.h"
 #include "kernel/kernel.h"
 
@@ -102,6 +103,9 @@ class RadixMmu : public kernel::ArchMmu {
   virtual sim::Task<void> radix__flush_tlb_mm(PerCpu& self, MmStruct& mm) = 0;
   virtual sim::Task<void> radix__flush_tlb_page_psize(PerCpu& self, MmStruct& mm, std::uint64_t va) = 0;
   virtual sim::Task<void> radix__tlb_flush(PerCpu& self, kernel::MmuGather& tlb) = 0;
+
+  void register_stats(kernel::Stats& s, std::uint32_t ncpus) override { stats.register_stats(s, ncpus); }
+  RadixStats stats;
 
  private:
   std::vector<MmStruct*> pids_;  // pids_[pid]: the mm holding it (index 0: init_mm)

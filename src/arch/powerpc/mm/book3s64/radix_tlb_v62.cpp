@@ -178,7 +178,7 @@ sim::Task<void> RadixMmu62::exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool
     if (in_mask) {
       co_await m.rmw(self.cpu, context(mm).active_cpus, [](int v) { return v - 1; });
       co_await mm.cpumask.clear_cpu(m, self.cpu, self.id);
-      ++self.k.counters().mm_cpumask_trims;
+      ++stats.mm_cpumask_trims;
       always_flush = true;
     }
   }

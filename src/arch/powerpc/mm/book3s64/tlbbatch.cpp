@@ -27,7 +27,7 @@ sim::Task<void> RadixMmu::arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBa
   if (batch.nr_mm < MAX_BATCHED_MM) {
     batch.mms[batch.nr_mm] = &mm;
   } else {
-    ++self.k.counters().tlbbatch_missed_mm;  // pr_err("Deferred TLB flush: missed a struct mm")
+    ++stats.tlbbatch_missed_mm;  // pr_err("Deferred TLB flush: missed a struct mm")
   }
   const Cpumask mask = co_await mm.cpumask.read(self.k.mem(), self.cpu);
   batch.cpumask |= mask;  // cpumask_or, always

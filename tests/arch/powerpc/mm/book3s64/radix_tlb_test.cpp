@@ -23,6 +23,8 @@ using kernel::TlbflushUnmapBatch;
 using kernel::vpn_of;
 using testing::Scenario;
 
+RadixStats& radix_stats(kernel::Kernel& k) { return static_cast<RadixMmu&>(k.arch()).stats; }
+
 constexpr const char* kMachine = "power9-2s16c-smt4";
 
 KernelConfig ppc(int major, int minor) {
@@ -78,8 +80,8 @@ TEST(PowerpcRadix, ThreadLocalMmFlushesWithTlbielAndNoIpi) {
   EXPECT_EQ(s.cpu(0).hw_tag, 1u);
   ASSERT_TRUE(cached(s, 0, a.mm, a.addr));
   s.run_on(0, do_madvise(s.cpu(0), a.mm, a.addr, kPageSize));
-  EXPECT_EQ(s.k.counters().tlbiel_va, 1u);
-  EXPECT_EQ(s.k.counters().tlbie_va + s.k.counters().tlbie_pid, 0u);
+  EXPECT_EQ(radix_stats(s.k).tlbiel_va, 1u);
+  EXPECT_EQ(radix_stats(s.k).tlbie_va + radix_stats(s.k).tlbie_pid, 0u);
   EXPECT_EQ(s.k.counters().ipis_sent, 0u);
   EXPECT_FALSE(cached(s, 0, a.mm, a.addr));
   EXPECT_TRUE(s.oracle().violations().empty());
@@ -91,8 +93,8 @@ TEST(PowerpcRadix, SecondCpuInTheMaskMakesItATlbieThatReachesEveryTlb) {
   EXPECT_EQ(powerpc::context(a.mm).active_cpus.value, 2);
   ASSERT_TRUE(cached(s, 5, a.mm, a.addr));
   s.run_on(0, do_madvise(s.cpu(0), a.mm, a.addr, kPageSize));
-  EXPECT_EQ(s.k.counters().tlbie_va, 1u);
-  EXPECT_EQ(s.k.counters().tlbiel_va, 0u);
+  EXPECT_EQ(radix_stats(s.k).tlbie_va, 1u);
+  EXPECT_EQ(radix_stats(s.k).tlbiel_va, 0u);
   EXPECT_EQ(s.k.counters().ipis_sent, 0u) << "v4.14 radix never IPIs for a flush";
   EXPECT_FALSE(cached(s, 5, a.mm, a.addr)) << "tlbie removes the entry from the other CPU's TLB";
   EXPECT_TRUE(s.oracle().violations().empty());
@@ -109,7 +111,7 @@ TEST(PowerpcRadix, SwitchingAwayNeverClearsTheBit) {
   EXPECT_EQ(powerpc::context(a.mm).active_cpus.value, 2);
   s.run_on(5, do_switch(s.cpu(5), a.mm));  // back: the bit is already set, only PIDR is written
   EXPECT_EQ(powerpc::context(a.mm).active_cpus.value, 2);
-  EXPECT_EQ(s.k.counters().cr3_loads[5], 3u);
+  EXPECT_EQ(radix_stats(s.k).cr3_loads[5], 3u);
 }
 
 // Reclaim on cpu0 of pages of the given mms (the n-th time an mm is named, its n-th page), then the batch flush.
@@ -133,7 +135,7 @@ TEST(PowerpcRadixSeed001, WithoutTheSeedReclaimFlushesEachPageWithTlbie) {
   Mapped a(s, {4, 8});
   Mapped b(s, {12});
   Reclaim r(s, {&a, &b});
-  EXPECT_EQ(s.k.counters().tlbie_va, 2u) << "neither mm is thread-local to the reclaimer";
+  EXPECT_EQ(radix_stats(s.k).tlbie_va, 2u) << "neither mm is thread-local to the reclaimer";
   EXPECT_EQ(s.k.counters().ipis_sent, 0u);
   EXPECT_FALSE(cached(s, 8, a.mm, a.addr));
   EXPECT_FALSE(cached(s, 12, b.mm, b.addr));
@@ -148,10 +150,10 @@ TEST(PowerpcRadixSeed001, OneIpiBatchAndEachTargetFlushesTheListedMms) {
   Mapped b(s, {12});
   s.run_on(12, do_switch(s.cpu(12), a.mm));  // a now on 4, 8, 12
   Reclaim r(s, {&a, &a, &b, &a});            // a is added again after b, so b (mm[3]) is read by the handler
-  EXPECT_EQ(s.k.counters().tlbie_va, 0u);
+  EXPECT_EQ(radix_stats(s.k).tlbie_va, 0u);
   EXPECT_EQ(s.k.counters().ipis_sent, 3u) << "one IPI to each CPU of the union {4, 8, 12}";
   // Entries mm[1..4] = a, a, b, a; the handler reads mm[0..3]: NULL, a, a, b: three PID flushes per target.
-  EXPECT_EQ(s.k.counters().tlbiel_pid, 9u);
+  EXPECT_EQ(radix_stats(s.k).tlbiel_pid, 9u);
   EXPECT_FALSE(cached(s, 8, a.mm, a.addr));
   EXPECT_TRUE(s.oracle().violations().empty());
 }
@@ -166,7 +168,7 @@ TEST(PowerpcRadixSeed001, AsPostedTheLastAddedMmIsNeverFlushed) {
   s.run_on(4, do_switch(s.cpu(4), b.mm));  // both mms are now not thread-local to the reclaimer... and a is on 4
   s.run_on(4, do_switch(s.cpu(4), a.mm));
   Reclaim r(s, {&a, &b});
-  EXPECT_EQ(s.k.counters().tlbiel_pid, 2u) << "cpu4 and cpu12 flush mm[1] = a only";
+  EXPECT_EQ(radix_stats(s.k).tlbiel_pid, 2u) << "cpu4 and cpu12 flush mm[1] = a only";
   EXPECT_TRUE(cached(s, 12, b.mm, b.addr)) << "mm[2] = b is past the handler's loop";
   s.oracle().set_user_context(CpuId{12}, b.mm.id());
   s.run_on(12, do_switch(s.cpu(12), b.mm));
@@ -183,7 +185,7 @@ TEST(PowerpcRadixSeed001, AsPostedTheReclaimingCpuIsNeverFlushed) {
   Mapped a(s, {0, 4});
   Reclaim r(s, {&a});
   EXPECT_EQ(s.k.counters().ipis_sent, 1u);
-  EXPECT_EQ(s.k.counters().tlbiel_lpid, 1u) << "cpu4 flushes the whole partition";
+  EXPECT_EQ(radix_stats(s.k).tlbiel_lpid, 1u) << "cpu4 flushes the whole partition";
   EXPECT_FALSE(cached(s, 4, a.mm, a.addr));
   EXPECT_TRUE(cached(s, 0, a.mm, a.addr));
   s.run_on(0, do_access(s.cpu(0), a.mm, a.addr, false));
@@ -201,8 +203,8 @@ TEST(PowerpcRadixSeed001, LpidVariantFlushesEverythingOnTheTargetsSoTheLastMmToo
   s.run_on(4, do_switch(s.cpu(4), b.mm));
   s.run_on(4, do_switch(s.cpu(4), a.mm));
   Reclaim r(s, {&a, &b});
-  EXPECT_EQ(s.k.counters().tlbiel_lpid, 2u);
-  EXPECT_EQ(s.k.counters().tlbiel_pid, 0u);
+  EXPECT_EQ(radix_stats(s.k).tlbiel_lpid, 2u);
+  EXPECT_EQ(radix_stats(s.k).tlbiel_pid, 0u);
   EXPECT_FALSE(cached(s, 12, b.mm, b.addr));
   EXPECT_FALSE(cached(s, 12, c.mm, c.addr));
   s.run_on(12, do_switch(s.cpu(12), b.mm));
@@ -242,8 +244,8 @@ struct ExitScenario {
 TEST(PowerpcRadix62, ExitFlushIsATlbieAndLeavesTheLazyCpuInTheMask) {
   ExitScenario e(false);
   EXPECT_EQ(e.mm.mm_users.value, 0);
-  EXPECT_EQ(e.s.k.counters().tlbie_pid, 1u) << "fullmm: FLUSH_TYPE_GLOBAL";
-  EXPECT_EQ(e.s.k.counters().mm_cpumask_trims, 0u);
+  EXPECT_EQ(radix_stats(e.s.k).tlbie_pid, 1u) << "fullmm: FLUSH_TYPE_GLOBAL";
+  EXPECT_EQ(radix_stats(e.s.k).mm_cpumask_trims, 0u);
   EXPECT_TRUE(e.mm.cpumask.peek().test(CpuId{2}));
   EXPECT_EQ(e.sched.rq(CpuId{2}).idle->active_mm, &e.mm) << "cpu2's idle still borrows the mm";
   EXPECT_TRUE(e.s.oracle().violations().empty());
@@ -252,9 +254,9 @@ TEST(PowerpcRadix62, ExitFlushIsATlbieAndLeavesTheLazyCpuInTheMask) {
 TEST(PowerpcRadix62, ExitFlushLazyTlbsIpisTheMaskAndSwitchesTheLazyCpuToInitMm) {
   ExitScenario e(true);
   EXPECT_EQ(e.mm.mm_users.value, 0);
-  EXPECT_EQ(e.s.k.counters().tlbie_pid, 0u);
+  EXPECT_EQ(radix_stats(e.s.k).tlbie_pid, 0u);
   EXPECT_EQ(e.s.k.counters().ipis_sent, 1u) << "cpu2, the other CPU in mm_cpumask";
-  EXPECT_EQ(e.s.k.counters().mm_cpumask_trims, 1u);
+  EXPECT_EQ(radix_stats(e.s.k).mm_cpumask_trims, 1u);
   EXPECT_FALSE(e.mm.cpumask.peek().test(CpuId{2}));
   EXPECT_EQ(e.sched.rq(CpuId{2}).idle->active_mm, &e.s.k.init_mm());
   EXPECT_EQ(e.s.cpu(2).cr3_mm, &e.s.k.init_mm());
