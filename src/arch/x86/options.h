@@ -19,6 +19,7 @@ enum class Option : std::uint8_t {
   should_flush_tlb_switching,
   leave_mm_cr3_when_needed,
   leave_mm_cr3_when_needed_test_first,
+  flush_tlb_func_always_full,
 };
 
 inline constexpr OptionDecl<Option> kOptions[] = {
@@ -60,6 +61,9 @@ inline constexpr OptionDecl<Option> kOptions[] = {
     {TLBSIM_ID(Option, leave_mm_cr3_when_needed_test_first), .arch = Arch::kX86, .since = {3, 3}, .until = {3, 3},
      .seed = "003", .conflicts_with = "leave_mm_cr3_when_needed",
      .doc = "as merged (a6fca40f1d7f): read-only cpumask_test_cpu first; clear + load_cr3 only if set"},
+    // An experiment, no posted change: flush_tlb_func never takes the ranged path, so every flush is a full one.
+    {TLBSIM_ID(Option, flush_tlb_func_always_full), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 13},
+     .doc = "experiment: flush_tlb_func always flushes the whole TLB (what the ranged flush saves)"},
 };
 
 enum class Mutation : std::uint8_t {

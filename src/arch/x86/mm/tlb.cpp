@@ -237,7 +237,8 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
     // A partial flush is only safe when it takes us exactly one generation forward, to the mm's current
     // generation; otherwise (e.g. a full flush 1->2 and a partial 2->3 processed in reverse order) flush all.
     const bool one_ahead = f.new_tlb_gen == local_tlb_gen + 1 || planted(cfg, Mutation::partial_flush_skips_generations);
-    if (f.end != TLB_FLUSH_ALL && one_ahead && f.new_tlb_gen == mm_tlb_gen) {
+    const bool ranged = f.end != TLB_FLUSH_ALL && !cfg.on(Option::flush_tlb_func_always_full);
+    if (ranged && one_ahead && f.new_tlb_gen == mm_tlb_gen) {
       nr_invalidate = (f.end - f.start) >> f.stride_shift;
       for (std::uint64_t addr = f.start; addr < f.end; addr += std::uint64_t{1} << f.stride_shift) {
         co_await flush_tlb_one_user(self, addr);

@@ -157,6 +157,19 @@ void stale_read_scenario(bool break_flush, std::size_t expected_violations) {
   }
 }
 
+TEST(X86Tlb, AlwaysFullTurnsAOnePageFlushIntoAFullOne) {
+  for (const bool on : {false, true}) {
+    kernel::KernelConfig c;
+    c.set(Option::flush_tlb_func_always_full, on);
+    Scenario s(c);
+    MmStruct& mm = s.k.new_mm();
+    s.run_on(0, do_switch(s.cpu(0), mm));
+    s.run_on(0, do_range(s.cpu(0), mm, 0, kPageSize));
+    EXPECT_EQ(s.k.counters().get(VmTlbEvent::NR_TLB_LOCAL_FLUSH_ONE), on ? 0u : 1u) << on;
+    EXPECT_EQ(s.k.counters().get(VmTlbEvent::NR_TLB_LOCAL_FLUSH_ALL), on ? 1u : 0u) << on;
+  }
+}
+
 TEST(X86Tlb, OracleCatchesAFlushThatSkipsRemoteCpus) { stale_read_scenario(true, 1); }
 TEST(X86Tlb, OracleIsQuietWhenTheFlushReachesEveryCpu) { stale_read_scenario(false, 0); }
 
