@@ -242,7 +242,7 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   void update_avg_idle(Rq& r, sim::SimTime now);
   // update_newidle_cost: track the most a domain's newidle balance has cost, decayed ~1% a second.
   void update_newidle_cost(Rq::SchedDomainStats& sd, sim::Duration cost, sim::SimTime now) const;
-  // The tick (sched_tick.cpp): started when a CPU leaves idle, stopped when it enters idle.
+  // The tick (kernel/sched/tick.cpp): started when a CPU leaves idle, stopped when it enters idle.
   void tick_nohz_idle_exit(CpuId c, sim::SimTime now);
   void arm_tick(CpuId c, sim::SimTime at);
   void on_timer(std::uint32_t cpu) override;
