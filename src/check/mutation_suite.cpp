@@ -1,10 +1,10 @@
 #include "check/mutation_suite.h"
 
-#include <chrono>
-#include <sstream>
-
 #include <fmt/format.h>
+
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "model/options.h"
 #include "util/error.h"

@@ -1,6 +1,7 @@
 #include "check/oracle.h"
 
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "kernel/kernel.h"

@@ -8,11 +8,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <tuple>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "hw/tlb.h"
 #include "kernel/events.h"
@@ -34,10 +33,10 @@ struct Violation {
   std::string what;
 };
 
-// Contract: a subscriber to the kernel's events (kernel/events.h): the kernel model reports removals (PTE clears and changes), syscall returns, frame frees, CR3 loads
-// and every user access that hits the TLB; the oracle never reads protocol state (tlb_gen, mm_cpumask, lazy
-// flags). A removal is complete when the syscall that made it returned or its frame was freed; a TLB hit on a
-// translation whose removal is complete is a violation.
+// Contract: a subscriber to the kernel's events (kernel/events.h): the kernel model reports removals (PTE clears and
+// changes), syscall returns, frame frees, CR3 loads and every user access that hits the TLB; the oracle never reads
+// protocol state (tlb_gen, mm_cpumask, lazy flags). A removal is complete when the syscall that made it returned or its
+// frame was freed; a TLB hit on a translation whose removal is complete is a violation.
 class Oracle final : public kernel::KernelEvents {
  public:
   // An oracle for `k`'s CPUs and frames, subscribed to its events. It must outlive the kernel's run.
@@ -63,7 +62,8 @@ class Oracle final : public kernel::KernelEvents {
   // __mmdrop freed mm `mm_id`; `users` names any CPU whose CR3 or task whose active_mm still uses it.
   void on_mm_free(std::uint32_t mm_id, const std::string& users, sim::SimTime now) override;
   // A reference count went below zero.
-  void report_refcount(CpuId cpu, std::uint32_t mm_id, const char* counter, std::int64_t value, sim::SimTime now) override;
+  void report_refcount(CpuId cpu, std::uint32_t mm_id, const char* counter, std::int64_t value,
+                       sim::SimTime now) override;
   // A WARN_ON in the modeled kernel fired: the kernel's own check of one of its invariants failed.
   void report_kernel_warning(CpuId cpu, std::uint32_t mm_id, const std::string& what, sim::SimTime now) override;
   // A user access by `cpu` with `mm` loaded hit TLB entry `t` for `v`.

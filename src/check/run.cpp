@@ -34,7 +34,9 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
   if (const std::string why = s->applies_to(t.config); !why.empty()) {
     throw NotApplicable("scenario '" + scenario + "' does not apply to " + kernel + ": " + why);
   }
-  const std::string m = !machine.empty() ? machine : t.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c";
+  const std::string m = !machine.empty()                          ? machine
+                        : t.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4"
+                                                                  : "small-2s2c";
   t.machine = hw::load_machine(m);
   // The checker's machine: the scenario's CPUs on one socket sharing one LLC (docs/model.md, "The checker").
   t.machine.topology.sockets = 1;
@@ -140,11 +142,12 @@ class SpeculativeWalker final : public sim::HardwareAgent {
 class Run final : public ScenarioRun {
  public:
   Run(const CheckTarget& t, PhaseChooser& chooser)
-      : sys_(t.machine, [&](std::size_t n) {
-          auto s = std::make_unique<sim::ExploringScheduler>(n, chooser);
-          sched_ = s.get();
-          return s;
-        }),
+      : sys_(t.machine,
+             [&](std::size_t n) {
+               auto s = std::make_unique<sim::ExploringScheduler>(n, chooser);
+               sched_ = s.get();
+               return s;
+             }),
         k_(sys_, t.config),
         oracle_(Oracle::attach(k_)) {}
   kernel::Kernel& kernel() override { return k_; }

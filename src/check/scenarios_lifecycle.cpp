@@ -6,8 +6,8 @@
 
 #include "check/scenario.h"
 #include "kernel/fork.h"
-#include "mm/memory.h"
 #include "kernel/sched/sched.h"
+#include "mm/memory.h"
 #include "mm/vmscan.h"
 
 namespace tlbsim::check {

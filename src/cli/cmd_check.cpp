@@ -1,11 +1,11 @@
 // `tlbsim check`: explore interleavings of a scenario on a kernel profile for violations; replay a counterexample;
 // run the mutation suite. `tlbsim list scenarios|mutations` list what it knows.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "check/counterexample.h"

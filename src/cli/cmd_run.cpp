@@ -1,10 +1,10 @@
 // `tlbsim run`: one workload on one machine and kernel; prints the benchmark's figure and the kernel counters.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "cli/command.h"
@@ -32,8 +32,8 @@ class KernelListing final : public Listing {
       const kernel::KernelProfile p = kernel::load_kernel_profile(name);
       const std::string seed = p.seed.empty() ? "" : fmt::format(", seed {} {}", p.seed, p.role);
       const char* fair = p.config.sched_eevdf() ? "EEVDF" : "CFS";
-      out.emplace_back(p.name, fmt::format("[{} {} {}{}] {}", kernel::to_string(p.config.arch), p.config.version.str(), fair, seed,
-                                           p.description));
+      out.emplace_back(p.name, fmt::format("[{} {} {}{}] {}", kernel::to_string(p.config.arch), p.config.version.str(),
+                                           fair, seed, p.description));
     }
     return out;
   }
@@ -54,7 +54,8 @@ class EraListing final : public Listing {
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& e : Registry<kernel::ArchMmu>::list()) {
       const auto a = e.make();
-      out.emplace_back(e.name, fmt::format("[{} {}..{}] {}", kernel::to_string(a->arch()), a->since().str(), a->until().str(), e.description));
+      out.emplace_back(e.name, fmt::format("[{} {}..{}] {}", kernel::to_string(a->arch()), a->since().str(),
+                                           a->until().str(), e.description));
     }
     return out;
   }

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/config.h"
 #include "lib/cpumask.h"
+#include "model/config.h"
 #include "sim/task.h"
 
 namespace tlbsim::hw {

@@ -3,13 +3,13 @@
 // (kernel/exit.c) and exec_mmap (fs/exec.c).
 #include "kernel/fork.h"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
 
-#include "mm/mmu_gather.h"
+#include <stdexcept>
+
 #include "kernel/options.h"
 #include "kernel/smp.h"
+#include "mm/mmu_gather.h"
 #include "trace/tracer.h"
 
 namespace tlbsim::kernel {
@@ -20,7 +20,7 @@ namespace {
 void trace_mm_count(PerCpu& self, const MmStruct& mm, std::int64_t count) {
   if (self.k.tracer() == nullptr) return;
   self.k.tracer()->counter(self.cpu.now(), fmt::format("mm {} mm_count", mm.id()), "mm_count",
-                         static_cast<double>(count));
+                           static_cast<double>(count));
 }
 
 }  // namespace
@@ -87,8 +87,8 @@ sim::Task<void> do_shoot_lazy_tlb(PerCpu& self, const void* info) {
 sim::Task<void> do_check_lazy_tlb(PerCpu& self, const void* info) {
   const auto* mm = static_cast<const MmStruct*>(info);
   if (self.k.sched() != nullptr && self.k.sched()->rq(self.id).curr->active_mm == mm) {
-    self.k.events().report_kernel_warning(self.id, mm->id(), "do_check_lazy_tlb: current->active_mm == mm after shootdown",
-                                          self.cpu.now());
+    self.k.events().report_kernel_warning(
+        self.id, mm->id(), "do_check_lazy_tlb: current->active_mm == mm after shootdown", self.cpu.now());
   }
   co_return;
 }

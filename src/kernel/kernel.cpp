@@ -1,7 +1,8 @@
 #include "kernel/kernel.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "kernel/sched/sched.h"
 #include "kernel/smp.h"
@@ -39,8 +40,8 @@ Csd& PerCpu::csd_for(CpuId target) {
 Kernel::Kernel(hw::System& sys, KernelConfig config)
     : sys_(sys), config_(config), arch_(find_arch_mmu(config.arch, config.version)), counters_(sys.topology().cpu_count()) {
   if (arch_ == nullptr) {
-    throw InputError("no modeled " + std::string(to_string(config.arch)) + " code for Linux " + config.version.str() + " (modeled: " +
-                     modeled_arch_eras() + ")");
+    throw InputError("no modeled " + std::string(to_string(config.arch)) + " code for Linux " + config.version.str() +
+                     " (modeled: " + modeled_arch_eras() + ")");
   }
   // An x86 kernel may run on a POWER model (its cr3 writes are priced as PID switches there), but powerpc code
   // flushes with tlbie, which only a powerpc64 machine file prices.
@@ -127,7 +128,7 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
   const bool ipi = vector != LOCAL_TIMER_VECTOR;
   if (tracer_ != nullptr) {
     tracer_->irq_entry(cpu, vector, ipi ? fmt::format("IPI handler ({})", irq_row(vector)) : "local timer interrupt",
-                      irq_row(vector), ipi);
+                       irq_row(vector), ipi);
   }
   speculative_walks(self);
   co_await cpu.delay(sys_.ipi().params().handler_entry);

@@ -1,5 +1,6 @@
 // The modeled kernel of one run: per-CPU state, address spaces, physical memory, counters, the event subscribers
-// (kernel/events.h), and the interrupt entry that dispatches IPIs. Modeled functions receive the PerCpu of the CPU they run on.
+// (kernel/events.h), and the interrupt entry that dispatches IPIs. Modeled functions receive the PerCpu of the CPU they
+// run on.
 #pragma once
 
 #include <cstdint>
@@ -12,11 +13,11 @@
 #include "hw/tlb.h"
 #include "kernel/arch_mmu.h"
 #include "kernel/events.h"
-#include "model/config.h"
 #include "kernel/fork_stats.h"
+#include "mm/mm_types.h"
+#include "model/config.h"
 #include "model/counters.h"
 #include "model/stats.h"
-#include "mm/mm_types.h"
 #include "sim/task.h"
 
 namespace tlbsim::trace {
@@ -109,7 +110,9 @@ class Kernel final : public sim::IrqHandler {
   void free_mm(MmStruct& mm);
   // The scheduler of this run, when the workload uses one (for the active_mm check at __mmdrop and timer
   // interrupts); it registers itself for its lifetime.
-  class Sched* sched() const { return sched_; }
+  class Sched* sched() const {
+    return sched_;
+  }
   void set_sched(class Sched* s) { sched_ = s; }
   // The timeline trace of this run (trace/tracer.h), when one is recorded; not owned. Tracing only observes.
   trace::Tracer* tracer() const { return tracer_; }

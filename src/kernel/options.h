@@ -14,12 +14,11 @@ inline constexpr OptionDecl<Option> kOptions[] = {
     // Seed 004 (v6.2), CONFIG_MMU_LAZY_TLB_SHOOTDOWN: lazy-TLB mm references (mmgrab_lazy_tlb/mmdrop_lazy_tlb) do
     // not touch mm_count; __mmdrop calls cleanup_lazy_tlbs, which IPIs every CPU in mm_cpumask to switch lazy users
     // to init_mm. Only powerpc selects it in the series.
-    {TLBSIM_ID(Option, MMU_LAZY_TLB_SHOOTDOWN), .arch = Arch::kPowerpc, .since = {6, 2}, .until = {6, 2},
-     .seed = "004",
+    {TLBSIM_ID(Option, MMU_LAZY_TLB_SHOOTDOWN), .arch = Arch::kPowerpc, .since = {6, 2}, .until = {6, 2}, .seed = "004",
      .doc = "lazy mm references skip mm_count; __mmdrop IPIs mm_cpumask to switch lazy users to init_mm"},
     // CONFIG_DEBUG_VM_SHOOT_LAZIES: after the shootdown, check on every CPU that none still uses the mm lazily.
-    {TLBSIM_ID(Option, DEBUG_VM_SHOOT_LAZIES), .arch = Arch::kPowerpc, .since = {6, 2}, .until = {6, 2},
-     .seed = "004", .depends_on = "MMU_LAZY_TLB_SHOOTDOWN",
+    {TLBSIM_ID(Option, DEBUG_VM_SHOOT_LAZIES), .arch = Arch::kPowerpc, .since = {6, 2}, .until = {6, 2}, .seed = "004",
+     .depends_on = "MMU_LAZY_TLB_SHOOTDOWN",
      .doc = "after the shootdown, cross-call every CPU to check none still has the mm as active_mm"},
 };
 
@@ -44,8 +43,7 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
     {TLBSIM_ID(Mutation, reclaim_frees_before_batched_flush), .area = "batching", .scenarios = "reclaim_vs_access",
      .kernel = "linux-5.17",
      .doc = "shrink_page_list frees the unmapped pages before try_to_unmap_flush flushes the batch"},
-    {TLBSIM_ID(Mutation, smp_call_skips_wait), .area = "ipi", .scenarios = "madvise_vs_access",
-     .kernel = "linux-5.17",
+    {TLBSIM_ID(Mutation, smp_call_skips_wait), .area = "ipi", .scenarios = "madvise_vs_access", .kernel = "linux-5.17",
      .doc = "smp_call_function_many_cond returns without waiting for the targets to run the function (no ack)"},
 };
 

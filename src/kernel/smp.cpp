@@ -127,4 +127,3 @@ sim::Task<void> flush_smp_call_function_queue(PerCpu& self) {
 }
 
 }  // namespace tlbsim::kernel
-

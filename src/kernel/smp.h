@@ -2,8 +2,8 @@
 // flush_smp_call_function_queue.
 #pragma once
 
-#include "lib/cpumask.h"
 #include "kernel/kernel.h"
+#include "lib/cpumask.h"
 
 namespace tlbsim::kernel {
 

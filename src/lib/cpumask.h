@@ -37,9 +37,7 @@ class Cpumask {
     for (std::uint32_t i = 0; i < nwords_; ++i) data()[i] |= o.data()[i];
     return *this;
   }
-  bool operator==(const Cpumask& o) const {
-    return n_ == o.n_ && std::equal(data(), data() + nwords_, o.data());
-  }
+  bool operator==(const Cpumask& o) const { return n_ == o.n_ && std::equal(data(), data() + nwords_, o.data()); }
   // The first set CPU at or after `from`, or size() (cpumask_next).
   std::uint32_t next(std::uint32_t from) const {
     if (from >= n_) return n_;
@@ -80,7 +78,8 @@ class SharedCpumask {
   static constexpr std::uint32_t kCpusPerLine = 512;
 
   SharedCpumask(hw::CoherenceModel& model, std::uint32_t ncpus, const char* name) : value_(ncpus) {
-    for (std::uint32_t i = 0; i < (ncpus + kCpusPerLine - 1) / kCpusPerLine; ++i) lines_.push_back(model.add_line(name));
+    for (std::uint32_t i = 0; i < (ncpus + kCpusPerLine - 1) / kCpusPerLine; ++i)
+      lines_.push_back(model.add_line(name));
   }
 
   LineId line_of(CpuId c) const { return lines_[c.get() / kCpusPerLine]; }
@@ -89,26 +88,24 @@ class SharedCpumask {
   const Cpumask& peek() const { return value_; }
 
   // cpumask_set_cpu: a locked bit-set on the bit's line.
-  sim::Task<void> set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
-                          sim::SourceSite site = sim::SourceSite::current()) {
+  sim::Task<void> set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c, sim::SourceSite site = sim::SourceSite::current()) {
     co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
     value_.set(c);
   }
   // cpumask_clear_cpu: a locked bit-clear on the bit's line.
   sim::Task<void> clear_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
-                          sim::SourceSite site = sim::SourceSite::current()) {
+                            sim::SourceSite site = sim::SourceSite::current()) {
     co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
     value_.clear(c);
   }
   // cpumask_test_cpu: a plain load of the bit's line.
-  sim::Task<bool> test_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
-                          sim::SourceSite site = sim::SourceSite::current()) {
+  sim::Task<bool> test_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c, sim::SourceSite site = sim::SourceSite::current()) {
     co_await mem.touch(cpu, line_of(c), hw::Access::kLoad, site);
     co_return value_.test(c);
   }
   // cpumask_test_and_clear_cpu: a locked RMW that returns the old bit.
   sim::Task<bool> test_and_clear_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
-                          sim::SourceSite site = sim::SourceSite::current()) {
+                                     sim::SourceSite site = sim::SourceSite::current()) {
     co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
     const bool was = value_.test(c);
     value_.clear(c);
@@ -116,7 +113,7 @@ class SharedCpumask {
   }
   // cpumask_test_and_set_cpu: a locked RMW that returns the old bit.
   sim::Task<bool> test_and_set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
-                          sim::SourceSite site = sim::SourceSite::current()) {
+                                   sim::SourceSite site = sim::SourceSite::current()) {
     co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
     const bool was = value_.test(c);
     value_.set(c);

@@ -3,9 +3,9 @@
 // section.
 #include "mm/memory.h"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 #include "mm/mmu_gather.h"
 #include "mm/rmap.h"
@@ -109,7 +109,8 @@ sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, co
     co_return;
   }
   const Pfn copy = self.k.frames().alloc(FrameUse::kAnon);
-  co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy + costs(self).rmap_update);  // + old page's rmap
+  co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy +
+                          costs(self).rmap_update);  // + old page's rmap
   mm.pgd.clear(v);
   self.k.events().on_pte_removed(mm, v, old, self.id, self.cpu.now());
   co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
@@ -133,10 +134,14 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
   co_await ptl.lock(m, self.cpu);
   const auto pte = mm.pgd.lookup(v);
   if (!pte) {
-    if (vma->file == nullptr) co_await do_anonymous_page(self, mm, v, write);
-    else if (write && vma->shared) co_await do_shared_fault(self, mm, *vma, v);
-    else if (write) co_await do_cow_fault(self, mm, *vma, v);
-    else co_await do_read_fault(self, mm, *vma, v);
+    if (vma->file == nullptr)
+      co_await do_anonymous_page(self, mm, v, write);
+    else if (write && vma->shared)
+      co_await do_shared_fault(self, mm, *vma, v);
+    else if (write)
+      co_await do_cow_fault(self, mm, *vma, v);
+    else
+      co_await do_read_fault(self, mm, *vma, v);
   } else if (write && !pte->writable && vma->file != nullptr && vma->shared) {
     // wp_page_shared: a read-mapped page of a shared file becomes writable in place; an upgrade needs no flush.
     co_await self.cpu.delay(costs(self).pte_update);
@@ -151,8 +156,7 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
 
 // zap_pte_range over [start, end) of one VMA: clear PTEs under each table's lock, gather the pages, and flush
 // (under the lock) when the gather is full.
-sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::uint64_t start,
-                                  std::uint64_t end) {
+sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::uint64_t start, std::uint64_t end) {
   hw::Memory& m = self.k.mem();
   std::uint64_t addr = start;
   while (addr < end) {

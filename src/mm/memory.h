@@ -3,9 +3,8 @@
 // madvise(MADV_DONTNEED) with the mmu_gather flow that flushes before freeing.
 #pragma once
 
-#include <stdexcept>
-
 #include <cstdint>
+#include <stdexcept>
 
 #include "kernel/kernel.h"
 

@@ -11,8 +11,8 @@
 
 #include "hw/memory.h"
 #include "kernel/arch_mmu.h"
-#include "lib/cpumask.h"
 #include "kernel/locking/locks.h"
+#include "lib/cpumask.h"
 #include "mm/pgtable.h"
 
 namespace tlbsim::kernel {
@@ -27,9 +27,9 @@ struct File {
 struct Vma {
   std::uint64_t start = 0, end = 0;  // [start, end), page aligned
   bool writable = false;
-  bool shared = false;            // MAP_SHARED
-  File* file = nullptr;           // nullptr: anonymous
-  std::uint64_t pgoff = 0;        // file offset of start, in pages
+  bool shared = false;      // MAP_SHARED
+  File* file = nullptr;     // nullptr: anonymous
+  std::uint64_t pgoff = 0;  // file offset of start, in pages
   bool contains(std::uint64_t a) const { return a >= start && a < end; }
 };
 
@@ -38,8 +38,8 @@ struct Vma {
 class MmStruct {
  public:
   // `lock_kind`: the spinlock algorithm of the page-table locks (KernelConfig::spinlock_kind).
-  MmStruct(std::uint32_t id, hw::CoherenceModel& model, std::uint32_t ncpus,
-           FrameAllocator& frames, bool is_init_mm, SpinlockKind lock_kind);
+  MmStruct(std::uint32_t id, hw::CoherenceModel& model, std::uint32_t ncpus, FrameAllocator& frames, bool is_init_mm,
+           SpinlockKind lock_kind);
 
   std::uint32_t id() const { return id_; }
   bool is_init_mm() const { return is_init_mm_; }
@@ -47,11 +47,11 @@ class MmStruct {
 
   // mm->context (mm_context_t): the architecture's, made by ArchMmu::init_new_context (kernel/arch_mmu.h).
   std::unique_ptr<ArchMmContext> context;
-  SharedCpumask cpumask;                  // mm_cpumask(mm)
-  hw::Shared<std::int64_t> mm_users;      // mm_users and mm_count share a line
+  SharedCpumask cpumask;              // mm_cpumask(mm)
+  hw::Shared<std::int64_t> mm_users;  // mm_users and mm_count share a line
   hw::Shared<std::int64_t> mm_count;
-  hw::Shared<int> tlb_flush_pending;      // mm->tlb_flush_pending (inc/dec_tlb_flush_pending)
-  hw::Shared<bool> tlb_flush_batched;     // mm->tlb_flush_batched (a reclaim flush is deferred in a batch)
+  hw::Shared<int> tlb_flush_pending;   // mm->tlb_flush_pending (inc/dec_tlb_flush_pending)
+  hw::Shared<bool> tlb_flush_batched;  // mm->tlb_flush_batched (a reclaim flush is deferred in a batch)
   RwSem mmap_lock;
   PageTables pgd;
   std::vector<Vma> vmas;

@@ -56,4 +56,3 @@ sim::Task<void> tlb_finish_mmu(PerCpu& self, MmuGather& tlb) {
 }
 
 }  // namespace tlbsim::kernel
-

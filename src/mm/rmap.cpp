@@ -14,7 +14,8 @@ sim::Task<bool> should_defer_flush(PerCpu& self, MmStruct& mm, bool ttu_batch_fl
 
 sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable) {
   // Mutation tlbbatch_add_mm_skipped: the batch never learns which CPUs may cache the mm's entries.
-  if (!planted(self.k.config(), Mutation::tlbbatch_add_mm_skipped)) co_await self.k.arch().arch_tlbbatch_add_mm(self, ubc.arch, mm);
+  if (!planted(self.k.config(), Mutation::tlbbatch_add_mm_skipped))
+    co_await self.k.arch().arch_tlbbatch_add_mm(self, ubc.arch, mm);
   ubc.flush_required = true;
   // Ensure compiler ordering of the batch flag before the mm's (barrier()), then mark the mm.
   co_await self.k.mem().write(self.cpu, mm.tlb_flush_batched, true);
@@ -58,4 +59,3 @@ sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct
 }
 
 }  // namespace tlbsim::kernel
-

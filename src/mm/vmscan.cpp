@@ -65,8 +65,8 @@ CachePage& Vmscan::info(Pfn p) {
 void Vmscan::add_mapping(File& file, MmStruct& mm, std::uint64_t start, std::uint64_t pgoff) {
   i_mmap_[&file] = FileMapping{&mm, start, pgoff};
   if (!tree_lock_.contains(&file)) {
-    tree_lock_.emplace(&file, std::make_unique<Spinlock>(k_.sys().coherence(), "mapping.tree_lock",
-                                                         k_.config().spinlock_kind()));
+    tree_lock_.emplace(
+        &file, std::make_unique<Spinlock>(k_.sys().coherence(), "mapping.tree_lock", k_.config().spinlock_kind()));
   }
 }
 
@@ -129,7 +129,7 @@ std::vector<std::uint32_t> Vmscan::zonelist(std::uint32_t nid) const {
 
 sim::Task<std::uint32_t> Vmscan::alloc_page_node(PerCpu& self) {
   const std::vector<std::uint32_t> zl = zonelist(node_of(self.id));
-  const auto first_above = [&](std::uint64_t PgData::* mark) -> std::optional<std::uint32_t> {
+  const auto first_above = [&](std::uint64_t PgData::*mark) -> std::optional<std::uint32_t> {
     for (std::uint32_t n : zl) {
       if (node(n).nr_free() > node(n).*mark) return n;
     }
@@ -307,4 +307,3 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, S
 }
 
 }  // namespace tlbsim::kernel
-

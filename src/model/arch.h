@@ -1,5 +1,5 @@
-// The modeled architectures, one spelling each: the kernel's ARCH names ("x86", "powerpc"). Machine files describe
-// hardware and name it as `uname -m` does ("x86_64", "powerpc64"); hw::Machine::kernel_arch() maps one onto the other.
+// The modeled architectures, one spelling each: the kernel's ARCH names ("x86", "powerpc"), as kernel profiles and
+// declarations say them. Machine files describe hardware and name it as `uname -m` does ("x86_64", "powerpc64").
 #pragma once
 
 #include <cstdint>
@@ -16,9 +16,12 @@ enum class Arch : std::uint8_t {
 
 constexpr std::string_view to_string(Arch a) {
   switch (a) {
-    case Arch::kX86: return "x86";
-    case Arch::kPowerpc: return "powerpc";
-    case Arch::kAny: break;
+    case Arch::kX86:
+      return "x86";
+    case Arch::kPowerpc:
+      return "powerpc";
+    case Arch::kAny:
+      break;
   }
   return "any";
 }

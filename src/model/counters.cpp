@@ -6,37 +6,56 @@ namespace tlbsim::kernel {
 
 std::string_view to_string(TlbFlushReason r) {
   switch (r) {
-    case TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH: return "TLB_FLUSH_ON_TASK_SWITCH";
-    case TlbFlushReason::TLB_REMOTE_SHOOTDOWN: return "TLB_REMOTE_SHOOTDOWN";
-    case TlbFlushReason::TLB_LOCAL_SHOOTDOWN: return "TLB_LOCAL_SHOOTDOWN";
-    case TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN: return "TLB_LOCAL_MM_SHOOTDOWN";
-    case TlbFlushReason::TLB_REMOTE_SEND_IPI: return "TLB_REMOTE_SEND_IPI";
-    case TlbFlushReason::TLB_REMOTE_WRONG_CPU: return "TLB_REMOTE_WRONG_CPU";
-    case TlbFlushReason::kCount: break;
+    case TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH:
+      return "TLB_FLUSH_ON_TASK_SWITCH";
+    case TlbFlushReason::TLB_REMOTE_SHOOTDOWN:
+      return "TLB_REMOTE_SHOOTDOWN";
+    case TlbFlushReason::TLB_LOCAL_SHOOTDOWN:
+      return "TLB_LOCAL_SHOOTDOWN";
+    case TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN:
+      return "TLB_LOCAL_MM_SHOOTDOWN";
+    case TlbFlushReason::TLB_REMOTE_SEND_IPI:
+      return "TLB_REMOTE_SEND_IPI";
+    case TlbFlushReason::TLB_REMOTE_WRONG_CPU:
+      return "TLB_REMOTE_WRONG_CPU";
+    case TlbFlushReason::kCount:
+      break;
   }
   return "?";
 }
 
 std::string_view trace_name(TlbFlushReason r) {
   switch (r) {
-    case TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH: return "flush on task switch";
-    case TlbFlushReason::TLB_REMOTE_SHOOTDOWN: return "remote shootdown";
-    case TlbFlushReason::TLB_LOCAL_SHOOTDOWN: return "local shootdown";
-    case TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN: return "local mm shootdown";
-    case TlbFlushReason::TLB_REMOTE_SEND_IPI: return "remote ipi send";
-    case TlbFlushReason::TLB_REMOTE_WRONG_CPU: return "remote wrong CPU";
-    case TlbFlushReason::kCount: break;
+    case TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH:
+      return "flush on task switch";
+    case TlbFlushReason::TLB_REMOTE_SHOOTDOWN:
+      return "remote shootdown";
+    case TlbFlushReason::TLB_LOCAL_SHOOTDOWN:
+      return "local shootdown";
+    case TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN:
+      return "local mm shootdown";
+    case TlbFlushReason::TLB_REMOTE_SEND_IPI:
+      return "remote ipi send";
+    case TlbFlushReason::TLB_REMOTE_WRONG_CPU:
+      return "remote wrong CPU";
+    case TlbFlushReason::kCount:
+      break;
   }
   return "?";
 }
 
 std::string_view to_string(VmTlbEvent e) {
   switch (e) {
-    case VmTlbEvent::NR_TLB_REMOTE_FLUSH: return "nr_tlb_remote_flush";
-    case VmTlbEvent::NR_TLB_REMOTE_FLUSH_RECEIVED: return "nr_tlb_remote_flush_received";
-    case VmTlbEvent::NR_TLB_LOCAL_FLUSH_ALL: return "nr_tlb_local_flush_all";
-    case VmTlbEvent::NR_TLB_LOCAL_FLUSH_ONE: return "nr_tlb_local_flush_one";
-    case VmTlbEvent::kCount: break;
+    case VmTlbEvent::NR_TLB_REMOTE_FLUSH:
+      return "nr_tlb_remote_flush";
+    case VmTlbEvent::NR_TLB_REMOTE_FLUSH_RECEIVED:
+      return "nr_tlb_remote_flush_received";
+    case VmTlbEvent::NR_TLB_LOCAL_FLUSH_ALL:
+      return "nr_tlb_local_flush_all";
+    case VmTlbEvent::NR_TLB_LOCAL_FLUSH_ONE:
+      return "nr_tlb_local_flush_one";
+    case VmTlbEvent::kCount:
+      break;
   }
   return "?";
 }

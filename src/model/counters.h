@@ -46,12 +46,12 @@ struct KernelCounters {
 
   std::array<std::uint64_t, static_cast<std::size_t>(VmTlbEvent::kCount)> vm{};
   std::array<std::uint64_t, static_cast<std::size_t>(TlbFlushReason::kCount)> tlb_flush{};  // trace events
-  std::vector<std::uint64_t> irq_tlb_count;   // /proc/interrupts "TLB shootdowns" (TLB), per CPU
-  std::vector<std::uint64_t> irq_call_count;  // /proc/interrupts "Function call interrupts" (CAL), per CPU
-  std::uint64_t ipis_sent = 0;                // IPIs actually sent (llist_add found the queue empty)
-  std::uint64_t ipis_call_function = 0;       // ... of them by CALL_FUNCTION_VECTOR (several targets)
+  std::vector<std::uint64_t> irq_tlb_count;     // /proc/interrupts "TLB shootdowns" (TLB), per CPU
+  std::vector<std::uint64_t> irq_call_count;    // /proc/interrupts "Function call interrupts" (CAL), per CPU
+  std::uint64_t ipis_sent = 0;                  // IPIs actually sent (llist_add found the queue empty)
+  std::uint64_t ipis_call_function = 0;         // ... of them by CALL_FUNCTION_VECTOR (several targets)
   std::uint64_t ipis_call_function_single = 0;  // ... by CALL_FUNCTION_SINGLE_VECTOR (one target)
-  std::uint64_t irq_timer_count = 0;  // local timer interrupts (hrtimer expiries)
+  std::uint64_t irq_timer_count = 0;            // local timer interrupts (hrtimer expiries)
   std::uint64_t page_faults = 0;
   std::uint64_t mm_freed = 0;  // __mmdrop calls
   // CPU time as `time` reports it for the workload's tasks, after the warm-up: user and system time (with

@@ -33,14 +33,14 @@ struct KernelVersion {
 template <class Id>
 struct OptionDecl {
   Id id;
-  std::string_view name;             // the id's spelling (TLBSIM_ID)
-  Arch arch = Arch::kAny;            // the code it changes
-  KernelVersion since;               // the first release of the era it is modeled on (inclusive)
-  KernelVersion until;               // the last (inclusive)
-  std::string_view seed = "";        // "000".."004", or "" for an option that is no seed's change
-  std::string_view depends_on = "";  // an option that must also be on
+  std::string_view name;                 // the id's spelling (TLBSIM_ID)
+  Arch arch = Arch::kAny;                // the code it changes
+  KernelVersion since;                   // the first release of the era it is modeled on (inclusive)
+  KernelVersion until;                   // the last (inclusive)
+  std::string_view seed = "";            // "000".."004", or "" for an option that is no seed's change
+  std::string_view depends_on = "";      // an option that must also be on
   std::string_view conflicts_with = "";  // an option that must be off (another variant of one change)
-  std::string_view doc;              // one line for `tlbsim list options`
+  std::string_view doc;                  // one line for `tlbsim list options`
 };
 
 // One planted bug: a plausible mistake in the modeled kernel that the checker must catch.
@@ -65,12 +65,12 @@ struct DeclSpace;
 template <class E>
 concept OptionId = std::is_enum_v<E> && requires {
   { DeclSpace<E>::kBase } -> std::convertible_to<unsigned>;
-  { DeclSpace<E>::kOptionDeclTable };
+  {DeclSpace<E>::kOptionDeclTable};
 };
 template <class E>
 concept MutationId = std::is_enum_v<E> && requires {
   { DeclSpace<E>::kBase } -> std::convertible_to<unsigned>;
-  { DeclSpace<E>::kMutationDeclTable };
+  {DeclSpace<E>::kMutationDeclTable};
 };
 
 // Whether `table` lists ids 0, 1, 2, ... in order.
@@ -93,11 +93,12 @@ constexpr unsigned decl_bit(E e) {
 // Declares where an owner's option enum or mutation enum (ENUM, declared by KIND = OptionDecl or MutationDecl in
 // TABLE) sits in KernelConfig's 64-bit masks: bits BASE..BASE+15. Owners: the generic kernel 0, x86 16, powerpc 32
 // (48 is free for the next architecture).
-#define TLBSIM_DECLARE_SPACE(ENUM, BASE, KIND, TABLE)                                        \
-  template <>                                                                                \
-  struct tlbsim::kernel::DeclSpace<ENUM> {                                                   \
-    static constexpr unsigned kBase = BASE;                                                  \
-    static constexpr std::span<const ::tlbsim::kernel::KIND<ENUM>> k##KIND##Table{TABLE};                      \
+#define TLBSIM_DECLARE_SPACE(ENUM, BASE, KIND, TABLE)                                         \
+  template <>                                                                                 \
+  struct tlbsim::kernel::DeclSpace<ENUM> {                                                    \
+    static constexpr unsigned kBase = BASE;                                                   \
+    static constexpr std::span<const ::tlbsim::kernel::KIND<ENUM>> k##KIND##Table{TABLE};     \
     static_assert(::tlbsim::kernel::ids_in_order(TABLE), #TABLE " lists " #ENUM " in order"); \
-    static_assert(BASE % 16 == 0 && BASE + std::size(TABLE) <= 64 && std::size(TABLE) <= 16, #TABLE ": 16 bits per owner");                 \
+    static_assert(BASE % 16 == 0 && BASE + std::size(TABLE) <= 64 && std::size(TABLE) <= 16,  \
+                  #TABLE ": 16 bits per owner");                                              \
   }

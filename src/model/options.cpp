@@ -1,9 +1,9 @@
 #include "model/options.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
-
-#include <fmt/format.h>
 
 #include "arch/powerpc/options.h"
 #include "arch/x86/options.h"
@@ -109,8 +109,8 @@ void set_option(KernelConfig& cfg, std::string_view name, bool value, std::strin
                                  to_string(i.arch), to_string(cfg.arch)));
   }
   if (cfg.version < i.since || cfg.version > i.until) {
-    throw InputError(fmt::format("{}: option '{}' is modeled for Linux {}..{}, not for this kernel's version {}",
-                                 where, name, i.since.str(), i.until.str(), cfg.version.str()));
+    throw InputError(fmt::format("{}: option '{}' is modeled for Linux {}..{}, not for this kernel's version {}", where,
+                                 name, i.since.str(), i.until.str(), cfg.version.str()));
   }
   const std::uint64_t bit = std::uint64_t{1} << i.bit;
   cfg.option_bits = value ? (cfg.option_bits | bit) : (cfg.option_bits & ~bit);
@@ -123,8 +123,8 @@ void validate_options(const KernelConfig& cfg, std::string_view where) {
       throw InputError(fmt::format("{}: option '{}' needs option '{}' on", where, i.name, i.depends_on));
     }
     if (!i.conflicts_with.empty() && bit_set(cfg.option_bits, option_named(i.conflicts_with, where).bit)) {
-      throw InputError(fmt::format("{}: options '{}' and '{}' are variants of one change; turn one off", where,
-                                   i.name, i.conflicts_with));
+      throw InputError(fmt::format("{}: options '{}' and '{}' are variants of one change; turn one off", where, i.name,
+                                   i.conflicts_with));
     }
   }
 }

@@ -1,8 +1,8 @@
 #include "model/profile.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "kernel/arch_mmu.h"
 #include "model/options.h"

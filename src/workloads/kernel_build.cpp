@@ -13,10 +13,10 @@
 #include <memory>
 #include <vector>
 
-#include "kernel/fork.h"
-#include "mm/memory.h"
 #include "fs/pipe.h"
+#include "kernel/fork.h"
 #include "kernel/sched/sched.h"
+#include "mm/memory.h"
 #include "sim/rng.h"
 #include "util/registry.h"
 #include "workloads/workload.h"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "kernel/fork.h"
-#include "mm/memory.h"
 #include "kernel/sched/sched.h"
+#include "mm/memory.h"
 #include "util/registry.h"
 #include "workloads/workload.h"
 

@@ -1,9 +1,9 @@
 #include "workloads/run.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "check/oracle.h"
 #include "hw/system.h"

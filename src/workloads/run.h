@@ -28,7 +28,8 @@ struct RunSpec {
   sim::Duration duration = sim::milliseconds(10);
   sim::Duration warmup{-1};  // negative: a tenth of the duration
   std::uint64_t seed = 1;
-  std::vector<std::string> mutations;  // planted bugs (declared in each owner's options.h), to show the oracle catching them
+  std::vector<std::string>
+      mutations;  // planted bugs (declared in each owner's options.h), to show the oracle catching them
 };
 
 struct RunOutput {

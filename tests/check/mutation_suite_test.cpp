@@ -38,7 +38,8 @@ TEST(MutationSuite, TheUnmutatedKernelsPassTheScenariosThatCatchTheMutations) {
   for (const kernel::MutationInfo& info : kernel::all_mutations()) {
     const std::string scenario(info.scenarios.substr(0, info.scenarios.find(',')));
     const ExploreResult r = explore(make_target(std::string(info.kernel), {}, {}, scenario, ""), spec);
-    EXPECT_FALSE(r.found.has_value()) << info.name << ": " << info.kernel << " on " << scenario << ": " << r.found->what;
+    EXPECT_FALSE(r.found.has_value()) << info.name << ": " << info.kernel << " on " << scenario << ": "
+                                      << r.found->what;
   }
 }
 

@@ -1,7 +1,5 @@
 // Golden-output tests of the commands users type. Regenerate with TLBSIM_UPDATE_GOLDEN=1 after a deliberate
 // change, and review the diff.
-#include "cli/command.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "cli/cli_harness.h"
+#include "cli/command.h"
 #include "trace/chrome_validate.h"
 #include "util/atomic_file.h"
 
@@ -149,8 +148,9 @@ std::string stable_listing(std::string_view kind, const std::string& out) {
     if (seeds_only && line.find("seed 00") == std::string::npos) continue;
     const auto name_end = line.find(' ');
     const auto rest = line.find_first_not_of(' ', name_end);
-    kept += (name_end == std::string::npos || rest == std::string::npos) ? line
-                                                                         : line.substr(0, name_end) + " " + line.substr(rest);
+    kept += (name_end == std::string::npos || rest == std::string::npos)
+                ? line
+                : line.substr(0, name_end) + " " + line.substr(rest);
     kept += '\n';
   }
   return kept;

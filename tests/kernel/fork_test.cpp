@@ -1,11 +1,11 @@
 // Scenario tests of the mm lifecycle: exec, exit, and the last mmdrop waiting for lazy borrowers.
-#include "kernel/options.h"
 #include "kernel/fork.h"
 
 #include <gtest/gtest.h>
 
-#include "mm/memory.h"
+#include "kernel/options.h"
 #include "kernel/scenario.h"
+#include "mm/memory.h"
 
 namespace tlbsim::kernel {
 namespace {

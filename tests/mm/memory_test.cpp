@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "arch/x86/mm/tlb.h"
-#include "model/profile.h"
 #include "kernel/scenario.h"
+#include "model/profile.h"
 
 namespace tlbsim::kernel {
 namespace {
@@ -113,7 +113,6 @@ TEST(MmOps, ABadAreaFaultReleasesMmapLockBeforeTheSignal) {
   EXPECT_TRUE(segv);
   EXPECT_EQ(mm.mmap_lock.value(), 0);
 }
-
 
 // Maps how many of a 16-page file's pages a read fault on page 0 leaves mapped, pages 1-15 being cached.
 std::uint64_t pages_mapped_by_one_read_fault(KernelConfig cfg) {

@@ -1,12 +1,12 @@
 // Scenario tests of the batched reclaim flush (mm/rmap.c) and of the oracle's free and reuse checks.
-#include "arch/x86/options.h"
 #include "mm/rmap.h"
-#include "arch/x86/mm/tlb.h"
 
 #include <gtest/gtest.h>
 
-#include "mm/memory.h"
+#include "arch/x86/mm/tlb.h"
+#include "arch/x86/options.h"
 #include "kernel/scenario.h"
+#include "mm/memory.h"
 
 namespace tlbsim::kernel {
 namespace {

@@ -1,11 +1,12 @@
 // Page-cache reclaim (mm/vmscan.cpp) against v4.14 mm/vmscan.c, mm/filemap.c and mm/workingset.c: the locks a
 // page's trip through the page cache takes, and the eviction clock each reclaimed page ticks.
+#include "mm/vmscan.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "kernel/scenario.h"
-#include "mm/vmscan.h"
 
 namespace tlbsim::kernel {
 namespace {

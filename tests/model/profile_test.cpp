@@ -63,7 +63,8 @@ TEST(Profile, OptionsSetTheirOwnFieldOnly) {
 TEST(Profile, MalformedProfilesSayWhereAndWhat) {
   const std::string head = "[kernel]\ndescription = \"d\"\narch = \"x86\"\nversion = \"5.17\"\n";
   EXPECT_EQ(error_of(head), "");
-  EXPECT_NE(error_of(head + "[options]\nno_such = true\n").find("t.toml:6:11: kernel profile: options.no_such: unknown option 'no_such'"),
+  EXPECT_NE(error_of(head + "[options]\nno_such = true\n")
+                .find("t.toml:6:11: kernel profile: options.no_such: unknown option 'no_such'"),
             std::string::npos)
       << error_of(head + "[options]\nno_such = true\n");
   EXPECT_NE(error_of(head + "[options]\nlazy_mm_cpumask = true\n").find("not for this kernel's version 5.17"),
@@ -71,9 +72,11 @@ TEST(Profile, MalformedProfilesSayWhereAndWhat) {
   EXPECT_NE(error_of(head + "[options]\navoid_mm_tlb_gen_read = \"yes\"\n").find("avoid_mm_tlb_gen_read"),
             std::string::npos);
   EXPECT_NE(error_of(head + "colour = \"red\"\n").find("unknown key 'kernel.colour'"), std::string::npos);
-  EXPECT_NE(error_of("[kernel]\ndescription = \"d\"\narch = \"x86\"\nversion = \"five\"\n").find("'five' is not a kernel version"),
+  EXPECT_NE(error_of("[kernel]\ndescription = \"d\"\narch = \"x86\"\nversion = \"five\"\n")
+                .find("'five' is not a kernel version"),
             std::string::npos);
-  EXPECT_NE(error_of("[kernel]\ndescription = \"d\"\narch = \"x86\"\nversion = \"4.9\"\n").find("no modeled x86 code for Linux 4.9"),
+  EXPECT_NE(error_of("[kernel]\ndescription = \"d\"\narch = \"x86\"\nversion = \"4.9\"\n")
+                .find("no modeled x86 code for Linux 4.9"),
             std::string::npos);
   EXPECT_NE(error_of("[kernel]\ndescription = \"d\"\narch = \"arm64\"\nversion = \"5.17\"\n").find("arch"),
             std::string::npos);
@@ -94,7 +97,8 @@ namespace {
 TEST(Profile, EveryProfileRunsTheCoreWorkloadsClean) {
   for (const std::string& name : builtin_kernel_names()) {
     const KernelProfile p = load_kernel_profile(name);
-    const hw::Machine m = hw::load_machine(p.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c");
+    const hw::Machine m =
+        hw::load_machine(p.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c");
     for (const char* w : {"tlb_flush1", "context_switch1", "proc_churn"}) {
       workloads::RunSpec spec;
       spec.kernel = name;

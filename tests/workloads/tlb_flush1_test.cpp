@@ -45,8 +45,7 @@ TEST(TlbFlush1, CountersCoverTheWindowOpsDo) {
     spec.warmup = warmup;
     const RunOutput r = run_workload(hw::load_machine("skylake-sp-2s28c"), spec);
     const auto& c = r.json["counters"];
-    const double local =
-        c["nr_tlb_local_flush_all"].get<double>() + c["nr_tlb_local_flush_one"].get<double>();
+    const double local = c["nr_tlb_local_flush_all"].get<double>() + c["nr_tlb_local_flush_one"].get<double>();
     return local / r.json["ops"].get<double>();
   };
   const double by_default = local_per_op(sim::Duration{-1}), from_start = local_per_op(sim::nanoseconds(1));

@@ -24,8 +24,8 @@ inline constexpr OptionDecl<Option> kOptions[] = {
     // Seed 001 (2017 RFC), ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH on POWER: reclaim defers flushes into
     // arch_tlbflush_unmap_batch (a cpumask and the list of mms) and flushes once per batch by IPI, each target
     // flushing each listed mm's PID locally with tlbiel.
-    {TLBSIM_ID(Option, ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH), .arch = Arch::kPowerpc, .since = {4, 14},
-     .until = {4, 14}, .seed = "001",
+    {TLBSIM_ID(Option, ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH), .arch = Arch::kPowerpc, .since = {4, 14}, .until = {4, 14},
+     .seed = "001",
      .doc = "RFC 2/2 as posted: reclaim batches radix flushes, one IPI per batch, each target tlbiels each mm"},
     // The follow-up variant: each target flushes the whole LPID instead of each mm.
     {TLBSIM_ID(Option, batched_unmap_flush_lpid), .arch = Arch::kPowerpc, .since = {4, 14}, .until = {4, 14},

@@ -33,8 +33,8 @@ inline constexpr OptionDecl<Option> kOptions[] = {
     {TLBSIM_ID(Option, avoid_mm_tlb_gen_read), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 13}, .seed = "000",
      .doc = "flush_tlb_func returns early if f->new_tlb_gen <= local_tlb_gen, reading mm tlb_gen only after"},
     // Its later fix, "x86/mm/tlb: Ignore f->new_tlb_gen when zero": no early return for TLB_GENERATION_INVALID.
-    {TLBSIM_ID(Option, ignore_invalid_tlb_gen), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 13},
-     .seed = "000", .depends_on = "avoid_mm_tlb_gen_read",
+    {TLBSIM_ID(Option, ignore_invalid_tlb_gen), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 13}, .seed = "000",
+     .depends_on = "avoid_mm_tlb_gen_read",
      .doc = "later fix: no early return for f->new_tlb_gen == TLB_GENERATION_INVALID (batched flushes)"},
     // Seed 002 (v6.13), "x86,tlb: update mm_cpumask lazily" (patch 1/3 as posted): switch_mm_irqs_off leaves the CPU
     // in prev's mm_cpumask and sets next's bit only if clear; flush_tlb_func on a CPU that no longer runs f->mm
@@ -55,8 +55,8 @@ inline constexpr OptionDecl<Option> kOptions[] = {
      .doc = "fix of that fix (fea4e317f9e7): LOADED_MM_SWITCHING set first; should_flush_tlb IPIs it"},
     // Seed 003 (v3.3), "x86, tlb: switch cr3 in leave_mm() only when needed", as first posted: leave_mm does
     // cpumask_test_and_clear_cpu and loads swapper_pg_dir only if the bit was set.
-    {TLBSIM_ID(Option, leave_mm_cr3_when_needed), .arch = Arch::kX86, .since = {3, 3}, .until = {3, 3},
-     .seed = "003", .doc = "leave_mm: cpumask_test_and_clear_cpu, load_cr3(swapper_pg_dir) only if the bit was set"},
+    {TLBSIM_ID(Option, leave_mm_cr3_when_needed), .arch = Arch::kX86, .since = {3, 3}, .until = {3, 3}, .seed = "003",
+     .doc = "leave_mm: cpumask_test_and_clear_cpu, load_cr3(swapper_pg_dir) only if the bit was set"},
     // As reviewed (Linus) and merged: a read-only cpumask_test_cpu first, then the clear and the load when it was set.
     {TLBSIM_ID(Option, leave_mm_cr3_when_needed_test_first), .arch = Arch::kX86, .since = {3, 3}, .until = {3, 3},
      .seed = "003", .conflicts_with = "leave_mm_cr3_when_needed",

@@ -1,12 +1,11 @@
 // Models kernel/sched/core.c of Linux v6.1 (context_switch, finish_task_switch, schedule, try_to_wake_up) and
 // kernel/sched/idle.c's polling idle loop, reduced to what TLB and mm switching depend on (docs/model.md).
-#include "kernel/sched/sched.h"
-
 #include <algorithm>
 #include <stdexcept>
 
 #include "kernel/fork.h"
 #include "kernel/options.h"
+#include "kernel/sched/sched.h"
 #include "trace/tracer.h"
 
 namespace tlbsim::kernel {
@@ -84,8 +83,8 @@ void Sched::start() {
 
 TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
                                const std::function<sim::Task<void>(TaskStruct&)>& make_body, bool runnable) {
-  tasks_.push_back(
-      std::make_unique<TaskStruct>(k.sys().coherence(), next_pid_++, std::move(comm), mm, cpu, k.config().spinlock_kind()));
+  tasks_.push_back(std::make_unique<TaskStruct>(k.sys().coherence(), next_pid_++, std::move(comm), mm, cpu,
+                                                k.config().spinlock_kind()));
   TaskStruct& t = *tasks_.back();
   t.active_mm = mm;
   sim::Task<void> main = task_main(t, make_body(t));
@@ -139,12 +138,14 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
     }
     ++usage[static_cast<std::size_t>(pick + 1)];
     if (k.tracer() != nullptr) {
-      k.tracer()->begin(pc.cpu, pick >= 0 ? "idle: " + states[static_cast<std::size_t>(pick)].name : "idle: poll", "idle");
+      k.tracer()->begin(pc.cpu, pick >= 0 ? "idle: " + states[static_cast<std::size_t>(pick)].name : "idle: poll",
+                        "idle");
     }
     // cpuidle_enter_state(): a state that loses the TLB is entered only after leaving the mm.
     if (pick >= 0 && states[static_cast<std::size_t>(pick)].flushes_tlb) co_await k.arch().leave_mm(pc);
     const sim::SimTime start = pc.cpu.now();
-    const sim::Duration exit_latency = pick >= 0 ? states[static_cast<std::size_t>(pick)].exit_latency : sim::Duration{0};
+    const sim::Duration exit_latency =
+        pick >= 0 ? states[static_cast<std::size_t>(pick)].exit_latency : sim::Duration{0};
     co_await mem.idle_poll(pc.cpu, r.need_resched.line, exit_latency);
     if (k.tracer() != nullptr) k.tracer()->end(pc.cpu);
     r.last_idle = pc.cpu.now() - start;
@@ -202,9 +203,9 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   if (k.tracer() != nullptr) {
     // sched:sched_switch, with prev_state as ftrace prints it (R+: preempted while runnable).
     const char* prev_state = current.is_idle                         ? "R"
-                             : prev_runnable                           ? "R+"
-                             : current.state == TaskState::TASK_DEAD   ? "X"
-                                                                       : "S";
+                             : prev_runnable                         ? "R+"
+                             : current.state == TaskState::TASK_DEAD ? "X"
+                                                                     : "S";
     k.tracer()->sched_switch(pc.cpu, current.comm, current.pid, prev_state, next->comm, next->pid);
   }
   co_await context_switch(r, current, *next);
@@ -409,8 +410,10 @@ sim::Task<void> Sched::do_task_dead(TaskStruct& current) {
 std::coroutine_handle<> Sched::on_root_done(std::coroutine_handle<>, std::exception_ptr error) noexcept {
   // Bodies end in do_task_dead(), so a root only finishes by throwing; the frame stays owned by its TaskStruct.
   for (const auto& t : tasks_) {
-    if (t->body && t->body.done()) k.percpu(t->cpu).cpu.fail(error ? error : std::make_exception_ptr(
-        std::logic_error("BUG: task " + std::to_string(t->pid) + " returned from its body")));
+    if (t->body && t->body.done())
+      k.percpu(t->cpu).cpu.fail(error ? error
+                                      : std::make_exception_ptr(std::logic_error("BUG: task " + std::to_string(t->pid) +
+                                                                                 " returned from its body")));
   }
   return std::noop_coroutine();
 }

@@ -57,9 +57,7 @@ std::int64_t sched_tunable_scaling(std::uint32_t ncpus) {
 
 sim::Duration eevdf_base_slice(std::uint32_t ncpus) { return kSchedBaseSlice * sched_tunable_scaling(ncpus); }
 
-TaskStruct* fair_curr(Rq& r) {
-  return r.curr != nullptr && !r.curr->is_idle && r.curr->on_rq.value ? r.curr : nullptr;
-}
+TaskStruct* fair_curr(Rq& r) { return r.curr != nullptr && !r.curr->is_idle && r.curr->on_rq.value ? r.curr : nullptr; }
 
 sim::Duration avg_vruntime(const Rq& r, const TaskStruct* curr) {
   const VruntimeSum s = sum_vruntime(r, curr);
@@ -162,7 +160,7 @@ sim::Task<TaskStruct*> Sched::pick_next_task_fair(PerCpu& pc, Rq& r, TaskStruct&
     if (se != &current) {
       std::erase(r.queue, se);
       if (curr != nullptr) r.queue.push_back(&current);  // put_prev_entity
-      se->vprot = se->deadline;  // set_next_entity: RUN_TO_PARITY's protection
+      se->vprot = se->deadline;                          // set_next_entity: RUN_TO_PARITY's protection
     }
     co_return se;
   }

@@ -44,19 +44,19 @@ class TaskStruct {
 
   std::uint32_t pid;
   std::string comm;
-  MmStruct* mm;                      // NULL for kernel threads
-  MmStruct* active_mm = nullptr;     // the mm in use: mm, or the one borrowed lazily by a kernel thread
+  MmStruct* mm;                   // NULL for kernel threads
+  MmStruct* active_mm = nullptr;  // the mm in use: mm, or the one borrowed lazily by a kernel thread
   TaskState state = TaskState::TASK_RUNNING;
-  CpuId cpu;                         // the CPU it runs on or last ran on
-  Cpumask cpus_allowed;              // affinity (sched_setaffinity); empty: any CPU
+  CpuId cpu;             // the CPU it runs on or last ran on
+  Cpumask cpus_allowed;  // affinity (sched_setaffinity); empty: any CPU
   bool is_idle = false;
   // The affinity test of select_task_rq and can_migrate_task: cpus_allowed is empty or holds `c`.
   bool allowed_on(CpuId c) const { return cpus_allowed.size() == 0 || cpus_allowed.test(c); }
   // se.exec_start as task_hot reads it: when it was last switched in or out; none before it first ran (a new task's
   // zero, which lies far behind the kernel's rq clock).
   std::optional<sim::SimTime> exec_start;
-  std::uint64_t nvcsw = 0;           // voluntary context switches
-  std::uint64_t nivcsw = 0;          // involuntary ones (preempted while runnable)
+  std::uint64_t nvcsw = 0;   // voluntary context switches
+  std::uint64_t nivcsw = 0;  // involuntary ones (preempted while runnable)
   // record_wakee: the last task this one woke, and how often that changed (halved once a second).
   std::uint32_t last_wakee_pid = 0;
   std::uint32_t wakee_flips = 0;
@@ -91,9 +91,9 @@ struct Rq {
   std::deque<TaskStruct*> queue;  // runnable tasks other than curr
   TaskStruct* curr = nullptr;
   TaskStruct* idle = nullptr;
-  MmStruct* prev_mm = nullptr;     // dropped by finish_task_switch after a switch from a kernel thread
+  MmStruct* prev_mm = nullptr;      // dropped by finish_task_switch after a switch from a kernel thread
   TaskStruct* prev_task = nullptr;  // the task switched away from, for finish_task_switch
-  hw::Shared<bool> need_resched;   // TIF_NEED_RESCHED of curr, on the idle task's polled thread_info line
+  hw::Shared<bool> need_resched;    // TIF_NEED_RESCHED of curr, on the idle task's polled thread_info line
   std::uint64_t nr_switches = 0;
   sim::Duration last_idle{0};  // how long the previous idle period lasted (the governor's prediction)
   sim::Duration avg_idle = sim::microseconds(1000);  // rq->avg_idle, starting at 2 * sysctl_sched_migration_cost
@@ -109,13 +109,13 @@ struct Rq {
     std::uint32_t nr_balance_failed = 0;
   };
   std::array<SchedDomainStats, kSchedDomainLevels> sd;
-  sim::SimTime exec_start{};  // when curr was switched in (curr->se.prev_sum_exec_runtime, as a time)
+  sim::SimTime exec_start{};       // when curr was switched in (curr->se.prev_sum_exec_runtime, as a time)
   sim::SimTime curr_exec_start{};  // curr->se.exec_start: up to when update_curr has charged curr's vruntime
   // The periodic tick (kernel/time/tick-sched.c with NO_HZ_IDLE): runs while curr is not the idle task.
   bool tick_running = false;
-  sim::SimTime tick_next{};                // the next tick, on a jiffy boundary
+  sim::SimTime tick_next{};               // the next tick, on a jiffy boundary
   std::vector<sim::SimTime> tick_events;  // timer events queued for this CPU (an event cannot be cancelled)
-  bool nohz_kick = false;                  // nohz_flags & NOHZ_BALANCE_KICK: kicked to balance for idle CPUs
+  bool nohz_kick = false;                 // nohz_flags & NOHZ_BALANCE_KICK: kicked to balance for idle CPUs
 };
 
 // struct wait_queue_head. Non-exclusive entries sit at the head of the kernel's list and exclusive ones

@@ -45,7 +45,8 @@ sim::Task<void> unix_stream_recvmsg(Sched& s, TaskStruct& t, UnixStreamPair& p, 
   PerCpu& pc = s.cpu_of(t);
   co_await pc.cpu.delay(s.k.machine().kernel.unix_recvmsg);
   // consume_skb -> sock_wfree: uncharge the sender, and unix_write_space wakes writers once writable.
-  const std::int64_t before = co_await mem.rmw(pc.cpu, p.sk_wmem_alloc, [truesize](std::int64_t v) { return v - truesize; });
+  const std::int64_t before =
+      co_await mem.rmw(pc.cpu, p.sk_wmem_alloc, [truesize](std::int64_t v) { return v - truesize; });
   if (((before - truesize) << 2) <= kUnixSndbuf && !p.wr_wait.empty()) {
     co_await s.wake_up(t, p.wr_wait, WF_SYNC);  // unix_write_space: wake_up_interruptible_sync_poll
   }

@@ -23,11 +23,11 @@ struct UnixStreamPair {
         sk_wmem_alloc{0, model.add_line("unix.sk_wmem_alloc")},
         rd_wait(model, "unix.rd_wait", kind),
         wr_wait(model, "unix.wr_wait", kind) {}
-  Spinlock peer_lock;                 // unix_state_lock(other) and the receive queue's lock, as one
-  hw::Shared<int> qlen;               // messages in the receiver's sk_receive_queue
+  Spinlock peer_lock;                      // unix_state_lock(other) and the receive queue's lock, as one
+  hw::Shared<int> qlen;                    // messages in the receiver's sk_receive_queue
   hw::Shared<std::int64_t> sk_wmem_alloc;  // bytes the sending socket has in flight (truesize)
-  WaitQueue rd_wait;                  // the receiving socket's sk_sleep (unix_stream_data_wait)
-  WaitQueue wr_wait;                  // the sending socket's sk_sleep (sock_wait_for_wmem)
+  WaitQueue rd_wait;                       // the receiving socket's sk_sleep (unix_stream_data_wait)
+  WaitQueue wr_wait;                       // the sending socket's sk_sleep (sock_wait_for_wmem)
 };
 
 // unix_stream_sendmsg of one message: sock_alloc_send_pskb (sleeping while sk_wmem_alloc >= sk_sndbuf), queue it

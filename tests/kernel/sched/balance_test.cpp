@@ -92,8 +92,8 @@ TEST(SchedBalance, ATaskThatRanWithinTheMigrationCostIsCacheHotExceptToItsSmtSib
   const hw::Topology& topo = s.sys.topology();
   std::uint32_t sibling = 0, other = 0;
   for (std::uint32_t c = 1; c < s.k.ncpus(); ++c) {
-    const bool same_core = topo.core_of(CpuId{c}) == topo.core_of(CpuId{0}) &&
-                           topo.socket_of(CpuId{c}) == topo.socket_of(CpuId{0});
+    const bool same_core =
+        topo.core_of(CpuId{c}) == topo.core_of(CpuId{0}) && topo.socket_of(CpuId{c}) == topo.socket_of(CpuId{0});
     if (same_core && sibling == 0) sibling = c;
     if (!same_core && other == 0) other = c;
   }

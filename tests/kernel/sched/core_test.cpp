@@ -1,14 +1,13 @@
 // Scenario tests of context switching with lazy TLB mode (kernel/sched/core.c v6.1 + x86 switch_mm_irqs_off).
-#include "arch/x86/mm/tlb_state.h"
-#include "kernel/sched/sched.h"
-#include "arch/x86/mm/mm_stats.h"
-
 #include <gtest/gtest.h>
 
+#include "arch/x86/mm/mm_stats.h"
 #include "arch/x86/mm/tlb.h"
-#include "mm/memory.h"
+#include "arch/x86/mm/tlb_state.h"
 #include "fs/pipe.h"
 #include "kernel/scenario.h"
+#include "kernel/sched/sched.h"
+#include "mm/memory.h"
 
 namespace tlbsim::kernel {
 namespace {

@@ -48,11 +48,10 @@ struct Entities {
 
 TEST(SchedFair, EevdfFromV66AndItsDelayedDequeueFromV612) {
   KernelConfig c;
-  for (const auto& [v, eevdf, delay] : {std::tuple{KernelVersion{6, 2}, false, false},
-                                        std::tuple{KernelVersion{6, 6}, true, false},
-                                        std::tuple{KernelVersion{6, 11}, true, false},
-                                        std::tuple{KernelVersion{6, 12}, true, true},
-                                        std::tuple{KernelVersion{6, 13}, true, true}}) {
+  for (const auto& [v, eevdf, delay] :
+       {std::tuple{KernelVersion{6, 2}, false, false}, std::tuple{KernelVersion{6, 6}, true, false},
+        std::tuple{KernelVersion{6, 11}, true, false}, std::tuple{KernelVersion{6, 12}, true, true},
+        std::tuple{KernelVersion{6, 13}, true, true}}) {
     c.version = v;
     EXPECT_EQ(c.sched_eevdf(), eevdf) << v.str();
     EXPECT_EQ(c.sched_delay_dequeue(), delay) << v.str();
@@ -175,8 +174,9 @@ TEST(SchedFair, AWokenTaskWaitsWhileTheRunningTaskIsInsideItsSlice) {
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(5));
   // The napper sleeps alone on cpu0, so it leaves the runqueue with no lag; the hog, forked onto cpu0 at 10 us,
   // gets a first request of 1.5 ms. The napper's wake-up at 100 us places it at V, level with the hog and with a
-  // later deadline: no preemption (CFS preempts at once here: SchedTick.AWokenSleeperPreemptsAtOnceANewTaskWaitsForTheTick).
-  // The 4 ms tick finds the hog's request consumed, and the napper, now the eligible one, runs.
+  // later deadline: no preemption (CFS preempts at once here:
+  // SchedTick.AWokenSleeperPreemptsAtOnceANewTaskWaitsForTheTick). The 4 ms tick finds the hog's request consumed, and
+  // the napper, now the eligible one, runs.
   EXPECT_GE(h.first_preempted, sim::kTimeZero + sim::milliseconds(4));
   EXPECT_LT(h.first_preempted, sim::kTimeZero + sim::milliseconds(4) + sim::microseconds(50));
 }

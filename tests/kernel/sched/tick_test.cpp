@@ -90,10 +90,10 @@ TEST(SchedTick, ACacheHotTaskMovesOnlyAfterIdleBalancingHasFailedPastCacheNiceTr
   MmStruct& mm = s.k.new_mm();
   sched.start();
   Hog a, b;
-  TaskStruct& ta =
-      sched.create_task("a", &mm, CpuId{0}, [&](TaskStruct& t) { return hog_body(sched, t, a, sim::microseconds(10)); });
-  TaskStruct& tb =
-      sched.create_task("b", &mm, CpuId{0}, [&](TaskStruct& t) { return hog_body(sched, t, b, sim::microseconds(10)); });
+  TaskStruct& ta = sched.create_task("a", &mm, CpuId{0},
+                                     [&](TaskStruct& t) { return hog_body(sched, t, a, sim::microseconds(10)); });
+  TaskStruct& tb = sched.create_task("b", &mm, CpuId{0},
+                                     [&](TaskStruct& t) { return hog_body(sched, t, b, sim::microseconds(10)); });
   // b looks as if it had just run at every balance (its exec_start stands ahead of the clock), so task_hot refuses it.
   // Neither hog may run on cpu0's SMT sibling, where no task is ever hot.
   tb.exec_start = sim::kTimeZero + sim::milliseconds(1000);

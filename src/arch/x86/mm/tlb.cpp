@@ -42,7 +42,8 @@ void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_
   for (std::uint16_t asid = 0; asid < TLB_NR_DYN_ASIDS; ++asid) {
     if (ts.ctxs[asid].ctx_id != context(next).ctx_id) continue;
     new_asid = asid;
-    need_flush = ts.ctxs[asid].tlb_gen < next_tlb_gen && !planted(self.k.config(), Mutation::asid_slot_reuse_skips_tlb_gen);
+    need_flush =
+        ts.ctxs[asid].tlb_gen < next_tlb_gen && !planted(self.k.config(), Mutation::asid_slot_reuse_skips_tlb_gen);
     return;
   }
   // No slot: take the next one round-robin (this_cpu_add_return(cpu_tlbstate.next_asid, 1) - 1).
@@ -91,7 +92,8 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
       if (!in_mask) co_await next.cpumask.set_cpu(m, self.cpu, self.id);  // WARN_ON_ONCE repair
     }
     if (!was_lazy) co_return;
-    if (planted(self.k.config(), Mutation::lazy_return_skips_tlb_gen_check)) co_return;  // Mutation: trust the stale TLB
+    if (planted(self.k.config(), Mutation::lazy_return_skips_tlb_gen_check))
+      co_return;  // Mutation: trust the stale TLB
     // Read the tlb_gen to check whether a flush is needed (smp_mb() first: the bit stayed set while lazy).
     next_tlb_gen = co_await m.read(self.cpu, context(next).tlb_gen);
     if (ts.ctxs[prev_asid].tlb_gen == next_tlb_gen) co_return;
@@ -214,7 +216,8 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   if (loaded_mm->is_init_mm()) co_return;
 
   const bool lazy = co_await m.read(self.cpu, cpu_state(self).is_lazy);
-  if (lazy && planted(self.k.config(), Mutation::lazy_flush_keeps_mm_loaded)) co_return;  // Mutation: neither flush nor switch
+  if (lazy && planted(self.k.config(), Mutation::lazy_flush_keeps_mm_loaded))
+    co_return;  // Mutation: neither flush nor switch
   if (lazy) {
     // We're in lazy mode. We need to at least flush our paging-structure cache to avoid speculatively reading
     // garbage into our TLB. Since switching to init_mm is barely slower than a minimal flush, just switch.
@@ -236,7 +239,8 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   } else {
     // A partial flush is only safe when it takes us exactly one generation forward, to the mm's current
     // generation; otherwise (e.g. a full flush 1->2 and a partial 2->3 processed in reverse order) flush all.
-    const bool one_ahead = f.new_tlb_gen == local_tlb_gen + 1 || planted(cfg, Mutation::partial_flush_skips_generations);
+    const bool one_ahead =
+        f.new_tlb_gen == local_tlb_gen + 1 || planted(cfg, Mutation::partial_flush_skips_generations);
     const bool ranged = f.end != TLB_FLUSH_ALL && !cfg.on(Option::flush_tlb_func_always_full);
     if (ranged && one_ahead && f.new_tlb_gen == mm_tlb_gen) {
       nr_invalidate = (f.end - f.start) >> f.stride_shift;
@@ -253,10 +257,10 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
     ts.ctxs[loaded_mm_asid].tlb_gen = mm_tlb_gen;
   }
   self.k.trace_tlb_flush(self,
-                        !local            ? TlbFlushReason::TLB_REMOTE_SHOOTDOWN
-                        : f.mm == nullptr ? TlbFlushReason::TLB_LOCAL_SHOOTDOWN
-                                          : TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN,
-                        nr_invalidate == TLB_FLUSH_ALL ? -1 : static_cast<std::int64_t>(nr_invalidate));
+                         !local            ? TlbFlushReason::TLB_REMOTE_SHOOTDOWN
+                         : f.mm == nullptr ? TlbFlushReason::TLB_LOCAL_SHOOTDOWN
+                                           : TlbFlushReason::TLB_LOCAL_MM_SHOOTDOWN,
+                         nr_invalidate == TLB_FLUSH_ALL ? -1 : static_cast<std::int64_t>(nr_invalidate));
 }
 
 namespace {
@@ -300,8 +304,9 @@ sim::Task<bool> should_trim_cpumask(PerCpu& self, MmStruct& mm) {
 
 sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, const FlushTlbInfo& info) {
   self.k.counters().count(VmTlbEvent::NR_TLB_REMOTE_FLUSH);
-  self.k.trace_tlb_flush(self, TlbFlushReason::TLB_REMOTE_SEND_IPI,
-                         info.end == TLB_FLUSH_ALL ? -1 : static_cast<std::int64_t>((info.end - info.start) >> kernel::kPageShift));
+  self.k.trace_tlb_flush(
+      self, TlbFlushReason::TLB_REMOTE_SEND_IPI,
+      info.end == TLB_FLUSH_ALL ? -1 : static_cast<std::int64_t>((info.end - info.start) >> kernel::kPageShift));
   if (info.freed_tables && !planted(self.k.config(), Mutation::flush_skips_lazy_cpus_freeing_tables)) {
     // Lazy CPUs must be flushed too: they may otherwise walk freed page tables speculatively.
     co_await kernel::on_each_cpu_cond_mask(self, nullptr, flush_tlb_func, &info, true, cpumask);
@@ -331,7 +336,8 @@ sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t sta
     end = TLB_FLUSH_ALL;
   }
   // This is also a barrier that synchronizes with switch_mm(): the mask is read after the generation moves.
-  const std::uint64_t new_tlb_gen = 1 + co_await m.rmw(self.cpu, context(mm).tlb_gen, [](std::uint64_t g) { return g + 1; });
+  const std::uint64_t new_tlb_gen =
+      1 + co_await m.rmw(self.cpu, context(mm).tlb_gen, [](std::uint64_t g) { return g + 1; });
   trace_tlb_gen(self, mm, new_tlb_gen);
   FlushTlbInfo& info = cpu_state(self).flush_tlb_info;  // get_flush_tlb_info
   info = FlushTlbInfo{&mm, start, end, new_tlb_gen, self.id.get(), stride_shift, freed_tables};
@@ -378,4 +384,3 @@ sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch)
 }
 
 }  // namespace tlbsim::x86
-

@@ -70,7 +70,8 @@ struct CpuState final : kernel::ArchCpuState {
 
 // mm_context_t (arch/x86/include/asm/mmu.h).
 struct MmContext final : kernel::ArchMmContext {
-  explicit MmContext(std::uint64_t id, hw::CoherenceModel& model) : ctx_id(id), tlb_gen{0, model.add_line("mm.tlb_gen")} {
+  explicit MmContext(std::uint64_t id, hw::CoherenceModel& model)
+      : ctx_id(id), tlb_gen{0, model.add_line("mm.tlb_gen")} {
     next_trim_cpumask.line = tlb_gen.line;
   }
   std::uint64_t ctx_id = 0;           // never reused

@@ -9,8 +9,8 @@
 
 #include "arch/x86/mm/mm_stats.h"
 #include "arch/x86/mm/tlb_state.h"
-#include "lib/cpumask.h"
 #include "kernel/kernel.h"
+#include "lib/cpumask.h"
 
 namespace tlbsim::x86::v3 {
 

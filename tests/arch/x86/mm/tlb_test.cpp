@@ -1,11 +1,11 @@
 // Scenario tests pinning the semantics of the modeled x86 v5.17 TLB code with small concrete cases.
-#include "arch/x86/options.h"
 #include "arch/x86/mm/tlb.h"
 
 #include <gtest/gtest.h>
 
-#include "mm/memory.h"
+#include "arch/x86/options.h"
 #include "kernel/scenario.h"
+#include "mm/memory.h"
 
 namespace tlbsim::x86 {
 namespace {
@@ -146,7 +146,7 @@ void stale_read_scenario(bool break_flush, std::size_t expected_violations) {
   std::uint64_t addr = 0;
   s.run_on(0, do_mmap_anon(s.cpu(0), mm, 4 << 20, addr));
   s.run_on(0, do_access(s.cpu(0), mm, addr, true));
-  s.run_on(1, do_access(s.cpu(1), mm, addr, true));  // cpu1 caches the translation
+  s.run_on(1, do_access(s.cpu(1), mm, addr, true));        // cpu1 caches the translation
   s.run_on(0, do_madvise(s.cpu(0), mm, addr, kPageSize));  // the page is freed after the flush
   s.run_on(1, do_access(s.cpu(1), mm, addr, false));
   ASSERT_EQ(s.oracle().violations().size(), expected_violations);

@@ -1,13 +1,13 @@
 // Scenario tests pinning the modeled x86 v3.3 lazy-TLB code (leave_mm, switch_mm, the invalidate-vector flush IPI)
 // and seed 003's two forms of leave_mm, on the seed's Sandy Bridge-EP machine.
-#include "arch/x86/options.h"
 #include "arch/x86/mm/tlb_v3.h"
-#include "arch/x86/mm/mm_stats.h"
 
 #include <gtest/gtest.h>
 
-#include "mm/memory.h"
+#include "arch/x86/mm/mm_stats.h"
+#include "arch/x86/options.h"
 #include "kernel/scenario.h"
+#include "mm/memory.h"
 
 namespace tlbsim::x86::v3 {
 namespace {

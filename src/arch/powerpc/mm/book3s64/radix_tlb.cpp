@@ -165,4 +165,3 @@ sim::Task<void> RadixMmu::flush_tlb_page(PerCpu& self, MmStruct& mm, std::uint64
 sim::Task<void> RadixMmu::flush_tlb_mm(PerCpu& self, MmStruct& mm) { co_await radix__flush_tlb_mm(self, mm); }
 
 }  // namespace tlbsim::powerpc
-

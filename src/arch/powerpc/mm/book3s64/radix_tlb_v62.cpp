@@ -213,7 +213,8 @@ sim::Task<FlushType> RadixMmu62::flush_type_needed(PerCpu& self, MmStruct& mm, b
   }
   // Coprocessors (copros > 0) require tlbie: none are modeled. fullmm: a tlbie beats IPIs + tlbiel.
   if (fullmm) co_return FlushType::FLUSH_TYPE_GLOBAL;
-  if (planted(self.k.config(), Mutation::radix_tlbiel_with_remote_cpus)) co_return FlushType::FLUSH_TYPE_LOCAL;  // Mutation
+  if (planted(self.k.config(), Mutation::radix_tlbiel_with_remote_cpus))
+    co_return FlushType::FLUSH_TYPE_LOCAL;  // Mutation
   // The only thread of a single-threaded process: trim the rest of the mask.
   const std::int64_t users = co_await m.read(self.cpu, mm.mm_users);
   if (users <= 1 && current_mm(self) == &mm) {

@@ -11,7 +11,9 @@
 namespace tlbsim::powerpc {
 
 // Kconfig: select ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH if (PPC64 && PPC_BOOK3S), with the RFC applied.
-bool RadixMmu::batched_unmap(const kernel::KernelConfig& cfg) const { return cfg.on(Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH); }
+bool RadixMmu::batched_unmap(const kernel::KernelConfig& cfg) const {
+  return cfg.on(Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH);
+}
 
 // arch_tlbbatch_should_defer: false without radix or on POWER9 DD1 (neither modeled), else !mm_is_thread_local.
 sim::Task<bool> RadixMmu::arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm) {

@@ -1,16 +1,16 @@
 // Scenario tests pinning the modeled powerpc64 radix TLB code (v4.14 and v6.2) and seed 001 / seed 004 patch 5.
-#include "arch/powerpc/options.h"
 #include "arch/powerpc/mm/book3s64/radix_tlb.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
+#include "arch/powerpc/options.h"
 #include "kernel/fork.h"
-#include "mm/memory.h"
-#include "mm/rmap.h"
 #include "kernel/scenario.h"
 #include "kernel/sched/sched.h"
+#include "mm/memory.h"
+#include "mm/rmap.h"
 
 namespace tlbsim::powerpc {
 namespace {
