@@ -32,7 +32,7 @@ class Family : public CheckScenario {
   void start(ScenarioRun& run) override {
     kernel::Kernel& k = run.kernel();
     sched_ = std::make_unique<Sched>(k, false);  // no tick: every step is the scenario's
-    wait_ = std::make_unique<kernel::WaitQueue>(k.sys().coherence(), "wait_chldexit", k.config().spinlock_kind());
+    wait_ = std::make_unique<kernel::WaitQueue>(k.sys().coherence(), "wait_chldexit", k.arch().spinlock_kind());
     sched_->start();
     MmStruct& mm = k.new_mm();
     sched_->create_task("parent", &mm, CpuId{0}, [this](TaskStruct& t) { return parent(t); });

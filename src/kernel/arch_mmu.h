@@ -59,6 +59,15 @@ class ArchMmu {
   virtual KernelVersion since() const = 0;  // the releases this code models (inclusive)
   virtual KernelVersion until() const = 0;
 
+  // Era facts. arch_spin_lock's algorithm in these releases.
+  virtual SpinlockKind spinlock_kind() const = 0;
+  // Whether spin_lock_irqsave spins with the caller's interrupts enabled (powerpc's arch_spin_lock_flags before
+  // v5.16; x86's spin_lock_flags has always been plain spin_lock).
+  virtual bool spin_lock_flags_enables_irqs() const { return false; }
+  // PAGE_SIZE in bytes. The model's pages are 4 KiB of address space; where a workload's per-page work scales with
+  // the page (a hole's zero fill, a reader's loads), it is charged for a whole PAGE_SIZE page (docs/model.md).
+  virtual std::uint64_t page_size() const = 0;
+
   // The per-CPU areas: this CPU's arch state, made when the kernel sets up the CPU (before init_mm exists).
   virtual std::unique_ptr<ArchCpuState> alloc_cpu_state(hw::CoherenceModel& model) = 0;
   // init_new_context(tsk, mm), and for init_mm its static INIT_MM_CONTEXT: the mm's arch context.

@@ -60,7 +60,7 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
   }
   frames_.set_free_observer([this](Pfn p) { events_.on_frame_free(p, sys_.scheduler().now()); });
   frames_.set_reuse_observer([this](Pfn p) { events_.on_frame_reuse(p, sys_.scheduler().now()); });
-  init_mm_ = std::make_unique<MmStruct>(0, sys.coherence(), n, frames_, true, config_.spinlock_kind());
+  init_mm_ = std::make_unique<MmStruct>(0, sys.coherence(), n, frames_, true, arch_->spinlock_kind());
   init_mm_->context = arch_->init_new_context(*this, *init_mm_);
   // Every CPU starts in init_mm.
   for (auto& pc : percpu_) {
@@ -92,7 +92,7 @@ std::int64_t jiffies_at(sim::SimTime now, std::int64_t hz) {
 
 MmStruct& Kernel::new_mm() {
   mms_.push_back(std::make_unique<MmStruct>(static_cast<std::uint32_t>(mms_.size() + 1), sys_.coherence(), ncpus(),
-                                            frames_, false, config_.spinlock_kind()));
+                                            frames_, false, arch_->spinlock_kind()));
   mms_.back()->context = arch_->init_new_context(*this, *mms_.back());
   return *mms_.back();
 }

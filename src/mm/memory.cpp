@@ -12,6 +12,11 @@
 
 namespace tlbsim::kernel {
 
+std::uint64_t fault_around_pages(KernelVersion version, std::uint64_t page_size) {
+  if (version < KernelVersion{3, 15}) return 1;
+  return std::max<std::uint64_t>(1, 65536 / page_size);
+}
+
 namespace {
 
 const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
@@ -38,9 +43,9 @@ Pfn page_cache_page(PerCpu& self, File& file, std::uint64_t pgoff, bool& allocat
 // the page's reference and lock (next_uptodate_page, or the radix-tree loop before v5.12) before it tests the PTE,
 // and drops both again when the PTE is already set.
 sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
-  // The aligned window (KernelConfig::fault_around_pages); a window of one page is the faulting page alone, which
-  // is do_read_fault without do_fault_around.
-  const std::uint64_t window = self.k.config().fault_around_pages();
+  // The aligned window; a window of one page is the faulting page alone, which is do_read_fault without
+  // do_fault_around.
+  const std::uint64_t window = fault_around_pages(self.k.config().version, self.k.arch().page_size());
   const std::uint64_t first = std::max(v.get() / window * window, vma.start >> kPageShift);
   const std::uint64_t last = std::min(first + window, vma.end >> kPageShift);
   for (std::uint64_t u = first; u < last; ++u) {

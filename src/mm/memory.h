@@ -10,6 +10,11 @@
 
 namespace tlbsim::kernel {
 
+// do_read_fault's fault-around window in base pages: fault_around_bytes (64 KiB) >> PAGE_SHIFT, used only when it
+// is above 1 (mm/memory.c, from v3.15, "mm: introduce vm_ops->map_pages()"). x86's 4 KiB pages give 16; powerpc64's
+// 64 KiB pages give 1: no fault-around. None before v3.15.
+std::uint64_t fault_around_pages(KernelVersion version, std::uint64_t page_size);
+
 // A user access outside every mapping: the task would get SIGSEGV.
 class Sigsegv : public std::runtime_error {
  public:

@@ -37,7 +37,7 @@ struct Vma {
 // ("mm.tlb_gen", "mm_cpumask", "mm.mm_count", ...); everything else is plain data.
 class MmStruct {
  public:
-  // `lock_kind`: the spinlock algorithm of the page-table locks (KernelConfig::spinlock_kind).
+  // `lock_kind`: the spinlock algorithm of the page-table locks (ArchMmu::spinlock_kind).
   MmStruct(std::uint32_t id, hw::CoherenceModel& model, std::uint32_t ncpus, FrameAllocator& frames, bool is_init_mm,
            SpinlockKind lock_kind);
 

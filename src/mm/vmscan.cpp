@@ -36,7 +36,7 @@ Vmscan::Vmscan(Kernel& k, std::vector<std::uint64_t> present_pages_per_node, std
     : k_(k), pagevecs_(k.ncpus()), ubc_(k.ncpus()) {
   for (std::size_t n = 0; n < present_pages_per_node.size(); ++n) {
     nodes_.push_back(std::make_unique<PgData>(k.sys().coherence(), present_pages_per_node[n], min_wmark.at(n),
-                                              k.config().spinlock_kind()));
+                                              k.arch().spinlock_kind()));
     nodes_.back()->node_id = static_cast<std::uint32_t>(n);
   }
   stats.register_stats(k.stats());
@@ -66,7 +66,7 @@ void Vmscan::add_mapping(File& file, MmStruct& mm, std::uint64_t start, std::uin
   i_mmap_[&file] = FileMapping{&mm, start, pgoff};
   if (!tree_lock_.contains(&file)) {
     tree_lock_.emplace(
-        &file, std::make_unique<Spinlock>(k_.sys().coherence(), "mapping.tree_lock", k_.config().spinlock_kind()));
+        &file, std::make_unique<Spinlock>(k_.sys().coherence(), "mapping.tree_lock", k_.arch().spinlock_kind()));
   }
 }
 
@@ -106,7 +106,7 @@ sim::Task<void> Vmscan::pagevec_lru_add(PerCpu& self, std::vector<Pfn>& pvec) {
   // while the pages that follow are of the same node and swapped for the next node's where they are not.
   for (std::size_t i = 0; i < pages.size();) {
     PgData& pgdat = node(info(pages[i]).node);
-    co_await pgdat.lru_lock.lock_irqsave(k_.mem(), self.cpu, k_.config().spin_lock_flags_enables_irqs());
+    co_await pgdat.lru_lock.lock_irqsave(k_.mem(), self.cpu, k_.arch().spin_lock_flags_enables_irqs());
     for (; i < pages.size() && info(pages[i]).node == pgdat.node_id; ++i) {
       pgdat.inactive_file.push_back(pages[i]);  // add_page_to_lru_list: the list head
     }
@@ -157,7 +157,7 @@ sim::Task<void> Vmscan::page_cache_read(PerCpu& self, File& file, std::uint64_t 
   // clears 4 KiB), add_to_page_cache_lru's memcg charge (and the uncharge at free) and its LRU insertion (and the
   // removal at free).
   const hw::KernelCosts& c = costs(self);
-  const auto zero_4k_pages = static_cast<std::int64_t>(k_.config().page_size() / 4096);
+  const auto zero_4k_pages = static_cast<std::int64_t>(k_.arch().page_size() / 4096);
   co_await self.cpu.delay(c.page_alloc + c.page_zero * zero_4k_pages + c.memcg_charge + c.lru_update);
   // __add_to_page_cache_locked: the radix-tree insertion under spin_lock_irq(&mapping->tree_lock).
   Spinlock& tree_lock = *tree_lock_.at(&file);
@@ -280,7 +280,7 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, S
     // then the page is kept. A page it deletes leaves a shadow entry stamped by workingset_eviction.
     File& mapping = *pg.mapping;
     Spinlock& tree_lock = *tree_lock_.at(&mapping);
-    co_await tree_lock.lock_irqsave(m, self.cpu, k_.config().spin_lock_flags_enables_irqs());
+    co_await tree_lock.lock_irqsave(m, self.cpu, k_.arch().spin_lock_flags_enables_irqs());
     if (mapped_at(p)) {
       co_await tree_lock.unlock(m, self.cpu);
       co_await self.cpu.local_irq_enable();

@@ -10,7 +10,7 @@
 
 namespace tlbsim::kernel {
 
-// The arch_spin_lock algorithm of a kernel release (KernelConfig::spinlock_kind).
+// The arch_spin_lock algorithm of a kernel release (an era fact: ArchMmu::spinlock_kind).
 enum class SpinlockKind : std::uint8_t {
   // powerpc before queued spinlocks (arch/powerpc/include/asm/spinlock.h, v4.14): an lwarx/stwcx. trylock, and
   // spinning on plain loads while the lock is held; every spinner retries the trylock after a release.
@@ -29,19 +29,6 @@ struct KernelConfig {
   // CONFIG_HZ: the scheduler tick's rate (kernel/Kconfig.hz; its default, HZ_250, unless the profile's `HZ` key
   // says otherwise). The tick runs on busy CPUs only (NO_HZ_IDLE; kernel/sched/tick.cpp).
   std::uint32_t HZ = 250;
-  // Whether spin_lock_irqsave spins with the caller's interrupts enabled: powerpc's arch_spin_lock_flags
-  // (arch/powerpc/include/asm/spinlock.h, v4.14) restores `flags` after a failed trylock and spins on plain loads,
-  // disabling interrupts again before the next trylock. It went with the generic spin_lock_flags() (v5.16, "locking:
-  // Remove spin_lock_flags() etc"); x86's spin_lock_flags has always been plain spin_lock.
-  bool spin_lock_flags_enables_irqs() const { return arch == Arch::kPowerpc && version < KernelVersion{5, 16}; }
-  // arch_spin_lock's algorithm: x86 used ticket locks until qspinlock (v4.2, "locking/qspinlock, x86: Enable x86-64
-  // to use queued spinlocks"); powerpc 64s used its test-and-set lock until queued spinlocks became its default
-  // (v5.12, "powerpc: always enable queued spinlocks for 64s, disable for others").
-  SpinlockKind spinlock_kind() const {
-    if (arch == Arch::kX86) return version < KernelVersion{4, 2} ? SpinlockKind::kTicket : SpinlockKind::kQueued;
-    return version < KernelVersion{5, 12} ? SpinlockKind::kTestAndSet : SpinlockKind::kQueued;
-  }
-
   // The fair class's policy: EEVDF from v6.6 ("sched/fair: Implement an EEVDF-like scheduling policy"), with the
   // v6.13 defaults PLACE_LAG, PLACE_DEADLINE_INITIAL, PLACE_REL_DEADLINE, RUN_TO_PARITY and WAKEUP_PREEMPTION
   // (kernel/sched/fair.cpp); CFS's vruntime-gap wake-up preemption and sched_slice() tick preemption before it.
@@ -51,18 +38,6 @@ struct KernelConfig {
   // migrating task keeps its relative deadline).
   bool sched_delay_dequeue() const { return version >= KernelVersion{6, 12}; }
 
-  // do_read_fault's fault-around window in base pages: fault_around_bytes (64 KiB) >> PAGE_SHIFT, used only when it
-  // is above 1 (mm/memory.c, from v3.15, "mm: introduce vm_ops->map_pages()"). x86's 4 KiB pages give 16; powerpc64
-  // server kernels run 64 KiB base pages (CONFIG_PPC_64K_PAGES), which give 1: no fault-around. None before v3.15.
-  std::uint64_t fault_around_pages() const {
-    if (version < KernelVersion{3, 15}) return 1;
-    return std::max<std::uint64_t>(1, 65536 / page_size());
-  }
-  // PAGE_SIZE in bytes: x86's 4 KiB; powerpc64 server kernels are built with 64 KiB base pages
-  // (CONFIG_PPC_64K_PAGES, the default of book3s64's configs). The model's pages are 4 KiB of address space; where a
-  // workload's per-page work scales with the page (a hole's zero fill, a reader's loads), it is charged for a whole
-  // PAGE_SIZE page (docs/model.md, "Reclaim and lru_file_mmap_read").
-  std::uint64_t page_size() const { return arch == Arch::kPowerpc ? 65536 : 4096; }
 
   // The options that are on and the mutations planted: one bit per declared id (model/declare.h). The declarations
   // are each owner's options.h (kernel/options.h, arch/x86/options.h, arch/powerpc/options.h).

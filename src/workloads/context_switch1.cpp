@@ -58,7 +58,7 @@ class ContextSwitch1 final : public Workload {
     const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
     kernel::MmStruct* shared_mm = kMode == WisMode::kThreads ? &k.new_mm() : nullptr;
     for (std::uint32_t i = 0; i < p.threads; ++i) {
-      pairs_.push_back(std::make_unique<Pair>(k.sys().coherence(), k.config().spinlock_kind()));
+      pairs_.push_back(std::make_unique<Pair>(k.sys().coherence(), k.arch().spinlock_kind()));
       Pair& pair = *pairs_.back();
       const std::uint32_t core = i % cores, slot = i / cores;
       const auto& topology = k.sys().topology();

@@ -105,7 +105,7 @@ class Hackbench final : public Workload {
     kernel::MmStruct* const shared_mm = threads ? &k.new_mm() : nullptr;
     const auto worker_mm = [&k, shared_mm]() -> kernel::MmStruct* { return shared_mm ? shared_mm : &k.new_mm(); };
     for (std::uint32_t grp = 0; grp < p.threads; ++grp) {
-      groups_.push_back(std::make_unique<Group>(k.sys().coherence(), k.config().spinlock_kind(), fds, pipe));
+      groups_.push_back(std::make_unique<Group>(k.sys().coherence(), k.arch().spinlock_kind(), fds, pipe));
       Group& g = *groups_.back();
       std::uint64_t& counter = ops[grp];
       for (std::uint32_t i = 0; i < fds; ++i) {

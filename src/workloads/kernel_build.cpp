@@ -213,7 +213,7 @@ class KernelBuild final : public Workload {
     const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
     sim::Rng rng = sim::Rng(p.seed).split(0x6b62);
     for (std::uint32_t i = 0; i < p.threads; ++i) {
-      slots_.push_back(std::make_unique<Slot>(k.sys().coherence(), k.config().spinlock_kind()));
+      slots_.push_back(std::make_unique<Slot>(k.sys().coherence(), k.arch().spinlock_kind()));
       Slot& slot = *slots_.back();
       slot.cc1_fraction = 1.0 - rng.uniform();  // (0, 1]
       kernel::MmStruct& mm = k.new_mm();

@@ -40,7 +40,7 @@ constexpr std::uint64_t kMinWatermarkDivisor = 64;
 // rounded up: for refusing a run that cannot fit, not for accounting.
 constexpr std::uint64_t kBytesPerCachedPage = 128;
 // usemem's do_rw_once with step = sizeof(long): one load per 8-byte word of every PAGE_SIZE page (64 KiB on powerpc,
-// KernelConfig::page_size, though a model page spans 4 KiB of addresses). The model looks up the TLB once per
+// ArchMmu::page_size, though a model page spans 4 KiB of addresses). The model looks up the TLB once per
 // eighth of the page (a chunk) and charges the chunk's other loads as compute (one L1 hit each; docs/calibration.md).
 constexpr std::uint64_t kChunksPerPage = 8;
 
@@ -94,7 +94,7 @@ sim::Task<void> reader_task(kernel::PerCpu& self, kernel::Vmscan& vm, Reader& r,
   self.k.events().set_user_context(self.id, r.mm->id());
   kernel::MmStruct& mm = *r.mm;
   const sim::Duration word = self.k.machine().coherence.l1_hit;
-  const std::uint64_t words_per_chunk = self.k.config().page_size() / 8 / kChunksPerPage;
+  const std::uint64_t words_per_chunk = self.k.arch().page_size() / 8 / kChunksPerPage;
   const std::uint64_t chunk_bytes = kPageSize / kChunksPerPage;  // the addresses the chunk's loads stand for
   for (std::uint64_t index = r.first; index < r.npages && self.cpu.now() < end; ++index) {
     const std::uint64_t page_addr = r.addr + index * kPageSize;

@@ -68,7 +68,7 @@ class ProcChurn final : public Workload {
     ops.assign(p.threads, 0);
     const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
     for (std::uint32_t i = 0; i < p.threads; ++i) {
-      slots_.push_back(std::make_unique<Slot>(k.sys().coherence(), k.config().spinlock_kind()));
+      slots_.push_back(std::make_unique<Slot>(k.sys().coherence(), k.arch().spinlock_kind()));
       Slot& slot = *slots_.back();
       // The child runs on an idle CPU when there is one (select_idle_sibling), else beside its runner.
       const CpuId runner_cpu{i}, child_cpu{2 * p.threads <= n ? i + p.threads : i};

@@ -129,7 +129,7 @@ nlohmann::json run_json(const FinishedRun& f) {
   j["kernel"] = spec.kernel;
   j["kernel_arch"] = kernel::to_string(cfg.arch);
   j["kernel_version"] = cfg.version.str();
-  j["kernel_spinlock"] = kernel::to_string(cfg.spinlock_kind());  // arch_spin_lock's algorithm in that release
+  j["kernel_spinlock"] = kernel::to_string(f.k.arch().spinlock_kind());  // arch_spin_lock's algorithm in that release
   j["options"] = kernel::enabled_options(cfg);
   if (cfg.mutation_bits != 0) j["mutations"] = kernel::planted_mutations(cfg);
   j["workload"] = spec.workload;

@@ -14,7 +14,7 @@ namespace {
 using testing::Scenario;
 
 struct PipeScenario {
-  PipeScenario() : sched(s.k), pipe(s.sys.coherence(), s.k.config().spinlock_kind()) { sched.start(); }
+  PipeScenario() : sched(s.k), pipe(s.sys.coherence(), s.k.arch().spinlock_kind()) { sched.start(); }
   void run_for(sim::Duration d) { s.sys.scheduler().run(sim::kTimeZero + d); }
   Scenario s;
   Sched sched;
@@ -23,7 +23,7 @@ struct PipeScenario {
 
 // Blocks for good: a read of a pipe nobody writes.
 sim::Task<void> sleep_forever(Sched& s, TaskStruct& t) {
-  Pipe never(s.k.sys().coherence(), s.k.config().spinlock_kind());
+  Pipe never(s.k.sys().coherence(), s.k.arch().spinlock_kind());
   for (;;) co_await pipe_read(s, t, never, 1);
 }
 

@@ -13,7 +13,7 @@ namespace {
 using testing::Scenario;
 
 struct Family {
-  explicit Family(Scenario& s) : sched(s.k), wait(s.sys.coherence(), "wait", s.k.config().spinlock_kind()) {}
+  explicit Family(Scenario& s) : sched(s.k), wait(s.sys.coherence(), "wait", s.k.arch().spinlock_kind()) {}
   Sched sched;
   WaitQueue wait;
   bool exited = false;

@@ -131,18 +131,16 @@ TEST(MmOps, FaultAroundNeedsAWindowOfMoreThanOnePage) {
   // do_read_fault calls do_fault_around only when fault_around_bytes >> PAGE_SHIFT > 1: with x86's 4 KiB pages the
   // window is 16 pages; powerpc64's 64 KiB pages make it 1, and v3.3 predates fault-around.
   KernelConfig x86;
-  EXPECT_EQ(x86.page_size(), 4096u);
-  EXPECT_EQ(x86.fault_around_pages(), 16u);
+  EXPECT_EQ(kernel::find_arch_mmu(x86.arch, x86.version)->page_size(), 4096u);
+  EXPECT_EQ(kernel::fault_around_pages(x86.version, 4096), 16u);
   EXPECT_EQ(pages_mapped_by_one_read_fault(x86), 16u);
   KernelConfig ppc;
   ppc.arch = kernel::Arch::kPowerpc;
   ppc.version = {4, 14};
-  EXPECT_EQ(ppc.page_size(), 65536u);
-  EXPECT_EQ(ppc.fault_around_pages(), 1u);
+  EXPECT_EQ(kernel::find_arch_mmu(ppc.arch, ppc.version)->page_size(), 65536u);
+  EXPECT_EQ(kernel::fault_around_pages(ppc.version, 65536), 1u);
   EXPECT_EQ(pages_mapped_by_one_read_fault(ppc), 1u);
-  KernelConfig v33;
-  v33.version = {3, 3};
-  EXPECT_EQ(v33.fault_around_pages(), 1u);
+  EXPECT_EQ(kernel::fault_around_pages({3, 3}, 4096), 1u);
 }
 
 // One CPU of a two-thread mm: it runs the mm (with any architecture's switch_mm) and writes one page of it.

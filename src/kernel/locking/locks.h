@@ -26,7 +26,7 @@ class Spinlock {
   // again before the next trylock). Contract: called with interrupts disabled; returns with them disabled.
   sim::Task<void> lock_flags(hw::Memory& mem, sim::Cpu& cpu, bool irqs_were_enabled);
   // spin_lock_irqsave(lock, flags): disables interrupts and takes the lock; returns `flags`, whether interrupts were
-  // enabled. `arch_spins_with_irqs_on`: KernelConfig::spin_lock_flags_enables_irqs() (a test-and-set lock only: the
+  // enabled. `arch_spins_with_irqs_on`: ArchMmu::spin_lock_flags_enables_irqs() (a test-and-set lock only: the
   // generic queued lock's arch_spin_lock_flags ignores the flags).
   sim::Task<bool> lock_irqsave(hw::Memory& mem, sim::Cpu& cpu, bool arch_spins_with_irqs_on);
   sim::Task<void> unlock(hw::Memory& mem, sim::Cpu& cpu);

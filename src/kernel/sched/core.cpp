@@ -45,7 +45,7 @@ Sched::Sched(Kernel& kernel, bool tick)
   k.set_sched(this);
   stats.register_stats(k.stats());
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
-    rqs_.push_back(std::make_unique<Rq>(k.sys().coherence(), k.config().spinlock_kind()));
+    rqs_.push_back(std::make_unique<Rq>(k.sys().coherence(), k.arch().spinlock_kind()));
     rqs_.back()->need_resched = {false, k.sys().coherence().add_line("thread_info.flags")};
   }
 }
@@ -68,7 +68,7 @@ void Sched::start() {
   if (!k.config().on(Option::MMU_LAZY_TLB_SHOOTDOWN)) k.init_mm().mm_count.value += k.ncpus();
   for (std::uint32_t c = 0; c < k.ncpus(); ++c) {
     auto idle = std::make_unique<TaskStruct>(k.sys().coherence(), 0, "swapper/" + std::to_string(c), nullptr, CpuId{c},
-                                             k.config().spinlock_kind());
+                                             k.arch().spinlock_kind());
     idle->is_idle = true;
     idle->on_rq.value = idle->on_cpu.value = true;
     idle->active_mm = &k.init_mm();
@@ -84,7 +84,7 @@ void Sched::start() {
 TaskStruct& Sched::create_task(std::string comm, MmStruct* mm, CpuId cpu,
                                const std::function<sim::Task<void>(TaskStruct&)>& make_body, bool runnable) {
   tasks_.push_back(std::make_unique<TaskStruct>(k.sys().coherence(), next_pid_++, std::move(comm), mm, cpu,
-                                                k.config().spinlock_kind()));
+                                                k.arch().spinlock_kind()));
   TaskStruct& t = *tasks_.back();
   t.active_mm = mm;
   sim::Task<void> main = task_main(t, make_body(t));
@@ -267,7 +267,7 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned
   PerCpu& w = cpu_of(waker);
   hw::Memory& mem = k.mem();
   // raw_spin_lock_irqsave(&p->pi_lock): powerpc before v5.16 spins with the caller's interrupts on.
-  const bool irqs_were_on = co_await p.pi_lock.lock_irqsave(mem, w.cpu, k.config().spin_lock_flags_enables_irqs());
+  const bool irqs_were_on = co_await p.pi_lock.lock_irqsave(mem, w.cpu, k.arch().spin_lock_flags_enables_irqs());
   const auto done = [&]() -> sim::Task<void> {
     co_await p.pi_lock.unlock(mem, w.cpu);
     if (irqs_were_on) co_await w.cpu.local_irq_enable();

@@ -131,7 +131,7 @@ sim::Task<Rq*> Sched::find_busiest_queue(PerCpu& pc, CpuId to) {
 sim::Task<bool> Sched::pull_one_task(PerCpu& pc, Rq& busiest, CpuId to) {
   hw::Memory& mem = k.mem();
   // rq_lock_irqsave: no local timer interrupt may take a runqueue lock while this CPU holds one.
-  const bool irqs_were_on = co_await busiest.lock.lock_irqsave(mem, pc.cpu, k.config().spin_lock_flags_enables_irqs());
+  const bool irqs_were_on = co_await busiest.lock.lock_irqsave(mem, pc.cpu, k.arch().spin_lock_flags_enables_irqs());
   // load_balance(CPU_IDLE) at the domain of `to` that spans busiest's CPU: can_migrate_task lets a cache-hot task
   // go once the domain's nr_balance_failed exceeds its cache_nice_tries (sd_init: 1 for the LLC and the package,
   // 2 across NUMA nodes; SMT siblings are never hot).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hw/test_machine.h"
+#include "kernel/arch_mmu.h"
 #include "model/config.h"
 #include "sim/timed_scheduler.h"
 
@@ -85,19 +86,13 @@ TEST_F(LocksTest, SpinLockIrqsaveWithInterruptsKeptOffDefersTheInterruptPastTheC
   EXPECT_TRUE(irqs_off);
 }
 
-TEST(KernelConfig, OnlyPowerpcBefore516SpinsWithInterruptsEnabled) {
-  const auto config = [](const char* arch, KernelVersion v) {
-    KernelConfig c;
-    c.arch = *parse_arch(arch);
-    c.version = v;
-    return c;
-  };
-  const KernelConfig ppc414 = config("powerpc", {4, 14});
-  const KernelConfig ppc62 = config("powerpc", {6, 2});
-  const KernelConfig x86 = config("x86", {4, 14});
-  EXPECT_TRUE(ppc414.spin_lock_flags_enables_irqs());
-  EXPECT_FALSE(ppc62.spin_lock_flags_enables_irqs());
-  EXPECT_FALSE(x86.spin_lock_flags_enables_irqs());
+// An era fact: each modeled era (ArchMmu) says how its spin_lock_irqsave spins.
+TEST(ArchEra, OnlyPowerpcBefore516SpinsWithInterruptsEnabled) {
+  const auto era = [](Arch arch, KernelVersion v) { return find_arch_mmu(arch, v); };
+  EXPECT_TRUE(era(Arch::kPowerpc, {4, 14})->spin_lock_flags_enables_irqs());
+  EXPECT_FALSE(era(Arch::kPowerpc, {6, 2})->spin_lock_flags_enables_irqs());
+  EXPECT_FALSE(era(Arch::kX86, {3, 3})->spin_lock_flags_enables_irqs());
+  EXPECT_FALSE(era(Arch::kX86, {5, 17})->spin_lock_flags_enables_irqs());
 }
 
 // Takes and releases `l` `rounds` times, holding it for `hold_ns`; appends this CPU to `order` at each acquisition.
@@ -155,15 +150,10 @@ TEST(Spinlock, QueuedWaitersSpinOnTheirOwnNodesNotOnTheLockWord) {
   EXPECT_GT(tas, 2 * queued) << "test-and-set " << tas << " vs queued " << queued;
 }
 
-TEST(KernelConfig, SpinlockKindFollowsTheArchAndRelease) {
-  const auto kind = [](const char* arch, KernelVersion v) {
-    KernelConfig c;
-    c.arch = *parse_arch(arch);
-    c.version = v;
-    return c.spinlock_kind();
-  };
+TEST(ArchEra, SpinlockKindFollowsTheArchAndRelease) {
+  const auto kind = [](const char* arch, KernelVersion v) { return find_arch_mmu(*parse_arch(arch), v)->spinlock_kind(); };
   EXPECT_EQ(kind("x86", {3, 3}), SpinlockKind::kTicket);
-  EXPECT_EQ(kind("x86", {4, 2}), SpinlockKind::kQueued);
+  EXPECT_EQ(kind("x86", {5, 17}), SpinlockKind::kQueued);
   EXPECT_EQ(kind("x86", {6, 13}), SpinlockKind::kQueued);
   EXPECT_EQ(kind("powerpc", {4, 14}), SpinlockKind::kTestAndSet);
   EXPECT_EQ(kind("powerpc", {6, 2}), SpinlockKind::kQueued);

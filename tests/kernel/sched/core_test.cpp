@@ -18,8 +18,8 @@ using testing::Scenario;
 struct PingPong {
   explicit PingPong(Scenario& s)
       : sched(s.k),
-        to_a(s.sys.coherence(), s.k.config().spinlock_kind()),
-        to_b(s.sys.coherence(), s.k.config().spinlock_kind()) {}
+        to_a(s.sys.coherence(), s.k.arch().spinlock_kind()),
+        to_b(s.sys.coherence(), s.k.arch().spinlock_kind()) {}
   Sched sched;
   Pipe to_a, to_b;
 };
@@ -105,7 +105,7 @@ sim::Task<void> toucher(Sched& s, TaskStruct& t, MmStruct& mm, std::uint64_t& ad
 TEST(Sched, FreeingPageTablesSwitchesAnIdleLazyCpuToInitMm) {
   Scenario s;
   Sched sched(s.k);
-  Pipe kick(s.sys.coherence(), s.k.config().spinlock_kind());
+  Pipe kick(s.sys.coherence(), s.k.arch().spinlock_kind());
   MmStruct& mm = s.k.new_mm();
   std::uint64_t addr = 0;
   sched.start();
@@ -143,7 +143,7 @@ void placement(bool pinned, std::uint32_t expect_cpu, bool expect_ran) {
   sched.start();
   sched.create_task("hog", &mm, CpuId{0}, [&](TaskStruct& t) { return hog(sched, t); });
   std::uint32_t ran_on = 99;
-  WaitQueue never(s.sys.coherence(), "never", s.k.config().spinlock_kind());
+  WaitQueue never(s.sys.coherence(), "never", s.k.arch().spinlock_kind());
   TaskStruct& child = sched.create_task(
       "child", &mm, CpuId{0}, [&](TaskStruct& t) { return note_cpu(sched, t, ran_on, never); }, false);
   if (pinned) {
@@ -308,7 +308,7 @@ std::pair<sim::SimTime, sim::SimTime> wake_on_one_cpu(bool check) {
   Scenario s;
   Sched sched(s.k);
   sched.start();
-  WaitQueue wq(s.sys.coherence(), "wq", s.k.config().spinlock_kind());
+  WaitQueue wq(s.sys.coherence(), "wq", s.k.arch().spinlock_kind());
   bool go = false;
   sim::SimTime past_at{}, ran_at{};
   TaskStruct& wakee = sched.create_task("wakee", &s.k.new_mm(), CpuId{0},

@@ -161,7 +161,7 @@ TEST(SchedFair, AWokenTaskWaitsWhileTheRunningTaskIsInsideItsSlice) {
   Scenario s(v6_13());
   Sched sched(s.k);
   MmStruct& mm = s.k.new_mm();
-  WaitQueue never(s.sys.coherence(), "never", s.k.config().spinlock_kind());
+  WaitQueue never(s.sys.coherence(), "never", s.k.arch().spinlock_kind());
   sched.start();
   Hog h;
   TaskStruct& n = sched.create_task("napper", &mm, CpuId{0},
@@ -243,8 +243,8 @@ struct DelayedSleeper {
   Scenario s{v6_13()};
   Sched sched{s.k};
   MmStruct& mm = s.k.new_mm();
-  WaitQueue wq{s.sys.coherence(), "wq", s.k.config().spinlock_kind()};
-  WaitQueue never{s.sys.coherence(), "never", s.k.config().spinlock_kind()};
+  WaitQueue wq{s.sys.coherence(), "wq", s.k.arch().spinlock_kind()};
+  WaitQueue never{s.sys.coherence(), "never", s.k.arch().spinlock_kind()};
   bool go = false;
   std::uint32_t woke_on = 99;
   Hog a;

@@ -130,7 +130,7 @@ sim::SimTime first_preemption(sim::Duration run_for,
   Scenario s;
   Sched sched(s.k);
   MmStruct& mm = s.k.new_mm();
-  WaitQueue never(s.sys.coherence(), "never", s.k.config().spinlock_kind());
+  WaitQueue never(s.sys.coherence(), "never", s.k.arch().spinlock_kind());
   sched.start();
   Hog h;
   if (!hog_first) add(s, sched, mm, never);

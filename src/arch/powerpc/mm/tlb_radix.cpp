@@ -15,6 +15,11 @@ class RadixMmu414 final : public RadixMmu {
  public:
   kernel::KernelVersion since() const override { return {4, 14}; }
   kernel::KernelVersion until() const override { return {4, 14}; }
+  // powerpc's test-and-set lock (arch/powerpc/include/asm/spinlock.h, v4.14): queued spinlocks became the 64s
+  // default only in v5.12. Its arch_spin_lock_flags restores `flags` after a failed trylock and spins on plain loads,
+  // disabling interrupts again before the next trylock (until v5.16, "locking: Remove spin_lock_flags() etc").
+  kernel::SpinlockKind spinlock_kind() const override { return kernel::SpinlockKind::kTestAndSet; }
+  bool spin_lock_flags_enables_irqs() const override { return true; }
 
   sim::Task<void> radix__flush_tlb_mm(PerCpu& self, MmStruct& mm) override;
   sim::Task<void> radix__flush_tlb_page_psize(PerCpu& self, MmStruct& mm, std::uint64_t va) override;

@@ -22,6 +22,8 @@ struct MmStats {
 // The ArchMmu base of the x86 eras: what they share is their counters.
 class X86Mmu : public kernel::ArchMmu {
  public:
+  kernel::Arch arch() const override { return kernel::Arch::kX86; }
+  std::uint64_t page_size() const override { return 4096; }
   void register_stats(kernel::Stats& stats, std::uint32_t ncpus) override { mm_stats.register_stats(stats, ncpus); }
   MmStats mm_stats;
 };

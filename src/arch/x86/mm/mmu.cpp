@@ -11,9 +11,10 @@ namespace {
 
 class X86TlbGenMmu final : public X86Mmu {
  public:
-  kernel::Arch arch() const override { return kernel::Arch::kX86; }
   kernel::KernelVersion since() const override { return {5, 17}; }
   kernel::KernelVersion until() const override { return {6, 13}; }
+  // qspinlock from v4.2 ("locking/qspinlock, x86: Enable x86-64 to use queued spinlocks").
+  kernel::SpinlockKind spinlock_kind() const override { return kernel::SpinlockKind::kQueued; }
 
   std::unique_ptr<kernel::ArchCpuState> alloc_cpu_state(hw::CoherenceModel& model) override {
     return std::make_unique<CpuState>(model);

@@ -13,9 +13,10 @@ namespace {
 
 class X86LazyTlbMmu final : public X86Mmu {
  public:
-  kernel::Arch arch() const override { return kernel::Arch::kX86; }
   kernel::KernelVersion since() const override { return {3, 3}; }
   kernel::KernelVersion until() const override { return {3, 3}; }
+  // Ticket spinlocks (arch/x86/include/asm/spinlock.h, v2.6.25-v4.1).
+  kernel::SpinlockKind spinlock_kind() const override { return kernel::SpinlockKind::kTicket; }
 
   std::unique_ptr<kernel::ArchCpuState> alloc_cpu_state(hw::CoherenceModel& model) override {
     return std::make_unique<CpuState>(model);

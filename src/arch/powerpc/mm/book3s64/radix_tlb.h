@@ -57,6 +57,8 @@ enum class Ric : std::uint8_t { RIC_FLUSH_TLB, RIC_FLUSH_PWC, RIC_FLUSH_ALL };
 class RadixMmu : public kernel::ArchMmu {
  public:
   kernel::Arch arch() const override { return kernel::Arch::kPowerpc; }
+  // powerpc64 server kernels are built with 64 KiB base pages (CONFIG_PPC_64K_PAGES, book3s64's default).
+  std::uint64_t page_size() const override { return 65536; }
 
   // powerpc keeps no per-CPU TLB state beyond PerCpu's PIDR (hw_tag) and the v6.2 trim clock.
   std::unique_ptr<kernel::ArchCpuState> alloc_cpu_state(hw::CoherenceModel&) override {

@@ -29,6 +29,9 @@ class RadixMmu62 final : public RadixMmu {
  public:
   kernel::KernelVersion since() const override { return {6, 2}; }
   kernel::KernelVersion until() const override { return {6, 2}; }
+  // Queued spinlocks, the 64s default since v5.12 ("powerpc: always enable queued spinlocks for 64s, disable for
+  // others"); spin_lock_flags() is gone since v5.16.
+  kernel::SpinlockKind spinlock_kind() const override { return kernel::SpinlockKind::kQueued; }
 
   void init_cpu(PerCpu& self, MmStruct& init_mm) override;
   sim::Task<void> radix__flush_tlb_mm(PerCpu& self, MmStruct& mm) override;
