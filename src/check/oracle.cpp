@@ -29,7 +29,12 @@ std::unique_ptr<Oracle> Oracle::attach(kernel::Kernel& k) {
   auto o = std::make_unique<Oracle>(k.frames(), k.pfn_holders(), std::move(tlbs),
                                     [&k](CpuId c) { return k.percpu(c).tlb_tag(); });
   k.subscribe(*o);
+  o->kernel_ = &k;
   return o;
+}
+
+Oracle::~Oracle() {
+  if (kernel_ != nullptr) kernel_->unsubscribe(*this);
 }
 
 void Oracle::on_mm_free(std::uint32_t mm_id, const std::string& users, sim::SimTime now) {

@@ -39,8 +39,12 @@ struct Violation {
 // frame was freed; a TLB hit on a translation whose removal is complete is a violation.
 class Oracle final : public kernel::KernelEvents {
  public:
-  // An oracle for `k`'s CPUs and frames, subscribed to its events. It must outlive the kernel's run.
+  // An oracle for `k`'s CPUs and frames, subscribed to its events until it is destroyed. Contract: it lives from
+  // before the run to after it, and is destroyed before `k` (declare it after the kernel).
   static std::unique_ptr<Oracle> attach(kernel::Kernel& k);
+  ~Oracle() override;
+  Oracle(const Oracle&) = delete;
+  Oracle& operator=(const Oracle&) = delete;
 
   // `tlbs[cpu]` is each CPU's TLB; `loaded_tag(cpu)` the address-space tag its CR3 holds now (or -1 for none).
   Oracle(const kernel::FrameAllocator& frames, const hw::PfnHolders& holders, std::vector<const hw::Tlb*> tlbs,
@@ -84,6 +88,7 @@ class Oracle final : public kernel::KernelEvents {
   void report(sim::SimTime at, CpuId cpu, std::uint32_t mm, Vpn vpn, std::string what);
   std::string describe_last_removal(std::uint32_t mm, Vpn v, Pfn pfn) const;
 
+  kernel::Kernel* kernel_ = nullptr;  // the kernel it is subscribed to (attach), not owned
   const kernel::FrameAllocator& frames_;
   const hw::PfnHolders& holders_;
   std::vector<const hw::Tlb*> tlbs_;

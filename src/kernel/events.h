@@ -6,6 +6,7 @@
 // the simulated instant of the event, and must not touch modeled state.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,6 +48,7 @@ class KernelEvents {
 class KernelEventFanout final : public KernelEvents {
  public:
   void subscribe(KernelEvents& e) { subs_.push_back(&e); }
+  void unsubscribe(KernelEvents& e) { std::erase(subs_, &e); }
   void on_pte_removed(const MmStruct& mm, Vpn v, const Pte& old, CpuId by, sim::SimTime now) override {
     for (KernelEvents* s : subs_) s->on_pte_removed(mm, v, old, by, now);
   }

@@ -99,6 +99,7 @@ class Kernel final : public sim::IrqHandler {
   // The kernel's events (kernel/events.h), delivered to every subscriber; subscribe before the run starts.
   KernelEvents& events() { return events_; }
   void subscribe(KernelEvents& observer) { events_.subscribe(observer); }
+  void unsubscribe(KernelEvents& observer) { events_.unsubscribe(observer); }
   // Which CPUs' TLBs hold each frame (kept by the TLBs, for observers that check a frame's reuse).
   const hw::PfnHolders& pfn_holders() const { return pfn_holders_; }
   ShootLaziesStats& shoot_lazies_stats() { return shoot_lazies_; }
