@@ -123,7 +123,7 @@ class Reclaim : public CheckScenario {
     Mapping m{&k.new_mm(), 0};
     kernel::File& f = k.new_file(pages * kPageSize);
     m.addr = m.mm->get_unmapped_area(pages * kPageSize);
-    m.mm->vmas.push_back(kernel::Vma{m.addr, m.addr + pages * kPageSize, false, true, &f, 0});
+    m.mm->insert_vma(kernel::Vma{m.addr, m.addr + pages * kPageSize, false, true, &f, 0, nullptr});
     vm_->add_mapping(f, *m.mm, m.addr, 0);
     for (std::uint64_t i = 0; i < pages; ++i) vm_->prefill(f, i, 0, true);
     return m;

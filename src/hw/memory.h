@@ -4,6 +4,7 @@
 
 #include <coroutine>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -186,6 +187,27 @@ class Memory {
     return {*this, cpu, line, site, true, exit_latency};
   }
 
+  // wait_for_write, but the CPU also stops spinning at `deadline` (a spin loop that reads the clock, such as
+  // rwsem_optimistic_spin's sched_clock() test every 16 loops). The caller re-reads the clock and the variable.
+  struct TimedSpinAwaiter {
+    Memory& mem;
+    sim::Cpu& cpu;
+    LineId line;
+    sim::SimTime deadline;
+    sim::SourceSite site;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+      const std::uint32_t gen = cpu.park(h, line, site, false, sim::Duration{0});
+      mem.model_.add_waiter(line, LineWaiter{cpu.id(), gen});
+      mem.arm_spin_deadline(cpu, gen, deadline);
+    }
+    void await_resume() const noexcept {}
+  };
+  TimedSpinAwaiter wait_for_write_until(sim::Cpu& cpu, LineId line, sim::SimTime deadline,
+                                        sim::SourceSite site = sim::SourceSite::current()) {
+    return {*this, cpu, line, deadline, site};
+  }
+
   void wake_spinners(LineId line) {
     if (!model_.has_waiters(line)) return;
     model_.take_waiters(line, scratch_);
@@ -193,8 +215,29 @@ class Memory {
   }
 
  private:
+  // The timers of wait_for_write_until: each CPU's latest deadline wakes that CPU's park of that generation (a park
+  // that a write ended earlier has a new generation, so a late timer finds nothing to wake).
+  class SpinDeadlines final : public sim::TimerHandler {
+   public:
+    explicit SpinDeadlines(sim::Scheduler& s) : sched_(s), gen_(s.cpu_count(), 0) {}
+    void arm(sim::Cpu& cpu, std::uint32_t gen, sim::SimTime at) {
+      gen_[cpu.id().get()] = gen;
+      sched_.add_timer(at, *this, cpu.id().get());
+    }
+    void on_timer(std::uint32_t cpu) override { sched_.cpu(CpuId{cpu}).wake_parked(gen_[cpu]); }
+
+   private:
+    sim::Scheduler& sched_;
+    std::vector<std::uint32_t> gen_;
+  };
+  void arm_spin_deadline(sim::Cpu& cpu, std::uint32_t gen, sim::SimTime at) {
+    if (!deadlines_) deadlines_ = std::make_unique<SpinDeadlines>(sched_);
+    deadlines_->arm(cpu, gen, at);
+  }
+
   sim::Scheduler& sched_;
   CoherenceModel& model_;
+  std::unique_ptr<SpinDeadlines> deadlines_;
   AccessObserver* observer_ = nullptr;
   std::vector<LineWaiter> scratch_;
 };

@@ -132,11 +132,10 @@ sim::Task<void> mmput(PerCpu& self, MmStruct& mm) {
 }
 
 sim::Task<void> exit_mmap(PerCpu& self, MmStruct& mm) {
-  hw::Memory& m = self.k.mem();
   MmuGather tlb(mm);
   tlb.fullmm = true;  // tlb_gather_mmu_fullmm
   co_await tlb_gather_mmu(self, tlb);
-  for (const Vma& v : mm.vmas) {
+  for (const auto& [start, v] : mm.vmas) {
     for (std::uint64_t a = v.start; a < v.end; a += kPageSize) {
       const auto old = mm.pgd.clear(vpn_of(a));
       if (!old) continue;
@@ -146,8 +145,8 @@ sim::Task<void> exit_mmap(PerCpu& self, MmStruct& mm) {
       if (old->anon && old->pfn.get() != 0) tlb.pages.push_back(old->pfn);
     }
   }
-  co_await mm.mmap_lock.down_write(m, self.cpu);
-  for (const Vma& v : mm.vmas) {  // free_pgtables
+  co_await mm.mmap_lock.down_write(self);
+  for (const auto& [start, v] : mm.vmas) {  // free_pgtables
     for (std::uint64_t a = v.start; a < v.end; a += kPtesPerTable * kPageSize) {
       if (const auto frame = mm.pgd.detach_empty_table(vpn_of(a))) {
         tlb.pages.push_back(*frame);
@@ -157,7 +156,7 @@ sim::Task<void> exit_mmap(PerCpu& self, MmStruct& mm) {
   }
   co_await tlb_finish_mmu(self, tlb);  // the final flush: full, and lazy CPUs too since tables were freed
   mm.vmas.clear();
-  co_await mm.mmap_lock.up_write(m, self.cpu);
+  co_await mm.mmap_lock.up_write(self);
   self.k.events().on_syscall_return(self.id);
 }
 
@@ -165,15 +164,14 @@ sim::Task<void> exit_mm(Sched& s, TaskStruct& t) {
   MmStruct* mm = t.mm;
   if (mm == nullptr) co_return;
   PerCpu& pc = s.cpu_of(t);
-  hw::Memory& m = s.k.mem();
-  co_await mm->mmap_lock.down_read(m, pc.cpu);
+  co_await mm->mmap_lock.down_read(pc);
   co_await mmgrab_lazy_tlb(pc, *mm);  // the task keeps mm as active_mm until its final context switch
   pc.cpu.local_irq_disable();
   t.mm = nullptr;
   s.k.events().set_user_context(pc.id, 0);
   co_await s.k.arch().enter_lazy_tlb(pc, *mm);
   co_await pc.cpu.local_irq_enable();
-  co_await mm->mmap_lock.up_read(m, pc.cpu);
+  co_await mm->mmap_lock.up_read(pc);
   co_await mmput(pc, *mm);
 }
 

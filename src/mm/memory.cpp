@@ -122,40 +122,63 @@ sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, co
   mm.pgd.set(v, Pte{copy, true, true, true});
 }
 
-// handle_mm_fault under mmap_lock (read) and the PTE lock.
-sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
+// The fault's work under the PTE lock, with the VMA held (by mmap_lock or by its own lock).
+sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr, bool write) {
   hw::Memory& m = self.k.mem();
-  ++self.k.counters().page_faults;
-  co_await self.cpu.delay(costs(self).page_fault);
-  co_await mm.mmap_lock.down_read(m, self.cpu);
-  const Vma* vma = mm.find_vma(addr);
-  if (vma == nullptr) {
-    // bad_area: mmap_lock is released before the signal is sent.
-    co_await mm.mmap_lock.up_read(m, self.cpu);
-    throw Sigsegv(fmt::format("SIGSEGV: cpu{} touched {:#x}, outside every mapping", self.id.get(), addr));
-  }
   const Vpn v = vpn_of(addr);
   Spinlock& ptl = mm.ptl(v);
   co_await ptl.lock(m, self.cpu);
   const auto pte = mm.pgd.lookup(v);
   if (!pte) {
-    if (vma->file == nullptr)
+    if (vma.file == nullptr)
       co_await do_anonymous_page(self, mm, v, write);
-    else if (write && vma->shared)
-      co_await do_shared_fault(self, mm, *vma, v);
+    else if (write && vma.shared)
+      co_await do_shared_fault(self, mm, vma, v);
     else if (write)
-      co_await do_cow_fault(self, mm, *vma, v);
+      co_await do_cow_fault(self, mm, vma, v);
     else
-      co_await do_read_fault(self, mm, *vma, v);
-  } else if (write && !pte->writable && vma->file != nullptr && vma->shared) {
+      co_await do_read_fault(self, mm, vma, v);
+  } else if (write && !pte->writable && vma.file != nullptr && vma.shared) {
     // wp_page_shared: a read-mapped page of a shared file becomes writable in place; an upgrade needs no flush.
     co_await self.cpu.delay(costs(self).pte_update);
     mm.pgd.set(v, Pte{pte->pfn, true, true, false});
   } else if (write && !pte->writable) {
-    co_await do_wp_page(self, mm, *vma, v, *pte);
+    co_await do_wp_page(self, mm, vma, v, *pte);
   }
   co_await ptl.unlock(m, self.cpu);
-  co_await mm.mmap_lock.up_read(m, self.cpu);
+}
+
+// do_user_addr_fault (arch/x86/mm/fault.c) -> handle_mm_fault, under the PTE lock and either the VMA's own lock or
+// mmap_lock (read). From v6.4 on x86 ("x86/mm: try VMA lock-based page fault handling first") and v6.5 on powerpc,
+// the fault first looks the VMA up without mmap_lock (lock_vma_under_rcu) and read-locks it alone
+// (vma_start_read: down_read_trylock of vma->vm_lock, failing while an mmap_lock writer has write-locked the VMA);
+// only when that fails does it take mmap_lock (lock_mm_and_find_vma).
+sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
+  hw::Memory& m = self.k.mem();
+  ++self.k.counters().page_faults;
+  co_await self.cpu.delay(costs(self).page_fault);
+  if (per_vma_lock(self.k.config().version, self.k.arch().arch())) {
+    if (const Vma* vma = mm.find_vma(addr)) {
+      const std::shared_ptr<VmaLock> lock = vma->vm_lock;  // rcu_read_lock keeps it
+      const int before = co_await m.rmw(self.cpu, lock->count, [](int c) { return c >= 0 ? c + 1 : c; });
+      if (before >= 0) {
+        // Held for read, the VMA cannot be removed (vma_start_write waits for its readers).
+        co_await handle_pte_fault(self, mm, *vma, addr, write);
+        co_await m.rmw(self.cpu, lock->count, [](int c) { return c - 1; });  // vma_end_read
+        self.k.events().on_syscall_return(self.id);
+        co_return;
+      }
+    }
+  }
+  co_await mm.mmap_lock.down_read(self);
+  const Vma* vma = mm.find_vma(addr);
+  if (vma == nullptr) {
+    // bad_area: mmap_lock is released before the signal is sent.
+    co_await mm.mmap_lock.up_read(self);
+    throw Sigsegv(fmt::format("SIGSEGV: cpu{} touched {:#x}, outside every mapping", self.id.get(), addr));
+  }
+  co_await handle_pte_fault(self, mm, *vma, addr, write);
+  co_await mm.mmap_lock.up_read(self);
   self.k.events().on_syscall_return(self.id);
 }
 
@@ -222,44 +245,90 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
   throw std::logic_error(fmt::format("cpu{}: access to {:#x} still faults after handling", self.id.get(), addr));
 }
 
+bool per_vma_lock(KernelVersion version, Arch arch) {
+  if (arch == Arch::kX86) return version >= KernelVersion{6, 4};
+  if (arch == Arch::kPowerpc) return version >= KernelVersion{6, 5};
+  return false;
+}
+
+std::uint64_t mmap_thp_align(KernelVersion version, bool anon, std::uint64_t len) {
+  constexpr std::uint64_t kPmdSize = kPtesPerTable * kPageSize;
+  if (!anon || version < KernelVersion{6, 8}) return kPageSize;
+  if (version < KernelVersion{6, 12}) return kPmdSize;
+  return len % kPmdSize == 0 ? kPmdSize : kPageSize;
+}
+
 sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len, bool shared, File* file,
                                   std::uint64_t pgoff) {
-  hw::Memory& m = self.k.mem();
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
-  co_await mm.mmap_lock.down_write(m, self.cpu);
-  const std::uint64_t addr = mm.get_unmapped_area(len);
-  mm.vmas.push_back(Vma{addr, addr + (len + kPageSize - 1) / kPageSize * kPageSize, true, shared, file, pgoff});
-  co_await mm.mmap_lock.up_write(m, self.cpu);
+  co_await mm.mmap_lock.down_write(self);
+  const std::uint64_t addr =
+      mm.get_unmapped_area(len, mmap_thp_align(self.k.config().version, file == nullptr && !shared, len));
+  mm.insert_vma(Vma{addr, addr + (len + kPageSize - 1) / kPageSize * kPageSize, true, shared, file, pgoff, nullptr});
+  co_await mm.mmap_lock.up_write(self);
   co_return addr;
 }
 
+// free_pgtables over an unmapped [start, end) whose neighbours end at `floor` and start at `ceiling` (0: none above,
+// USER_PGTABLES_CEILING): free_pgd_range frees a leaf table only when the 2 MiB it maps lies wholly within
+// [floor, ceiling), so a table that another VMA still uses stays (mm/memory.c, every modeled era). The freed tables
+// go into the gather (pte_free_tlb), freed after its flush, and set freed_tables.
+void free_pgtables(MmuGather& tlb, MmStruct& mm, std::uint64_t start, std::uint64_t end, std::uint64_t floor,
+                   std::uint64_t ceiling) {
+  constexpr std::uint64_t kPmdSize = kPtesPerTable * kPageSize;
+  for (std::uint64_t base = start & ~(kPmdSize - 1); base < end; base += kPmdSize) {
+    if (base < floor || (ceiling != 0 && base + kPmdSize > ceiling)) continue;
+    if (const auto frame = mm.pgd.detach_empty_table(vpn_of(base))) {
+      tlb.pages.push_back(*frame);
+      tlb.freed_tables = true;
+      tlb.adjust_range(std::max(base, start));
+    }
+  }
+}
+
 sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
-  hw::Memory& m = self.k.mem();
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
-  co_await mm.mmap_lock.down_write(m, self.cpu);
+  co_await mm.mmap_lock.down_write(self);
   const std::uint64_t end = addr + len;
-  std::erase_if(mm.vmas, [&](const Vma& v) { return v.start == addr && v.end == end; });  // detach_vmas_to_be_unmapped
-  co_await mm.mmap_lock.downgrade_write(m, self.cpu);
+  // detach_vmas_to_be_unmapped (vms_gather_munmap_vmas from v6.12): the neighbours bound free_pgtables.
+  const Vma* prev = mm.vma_below(addr);
+  const Vma* next = mm.vma_above(end);
+  const std::uint64_t floor = prev != nullptr ? prev->end : 0;   // FIRST_USER_ADDRESS
+  const std::uint64_t ceiling = next != nullptr ? next->start : 0;  // USER_PGTABLES_CEILING
+  if (const Vma* v = mm.find_vma(addr); v != nullptr && v->start == addr && v->end == end) {
+    // vma_start_write (v6.4+): wait for the faults that hold the VMA's lock, and keep new ones off it.
+    if (per_vma_lock(self.k.config().version, self.k.arch().arch())) {
+      VmaLock& lock = *v->vm_lock;
+      for (;;) {
+        const int before = co_await self.k.mem().rmw(self.cpu, lock.count, [](int c) { return c == 0 ? -1 : c; });
+        if (before == 0) break;
+        co_await self.k.mem().wait_for_write(self.cpu, lock.count.line);
+      }
+    }
+    mm.remove_vma(addr);
+  }
+  // From v4.20 ("mm: mmap: zap pages with read mmap_sem in munmap", dd2283f2605e) munmap downgrades mmap_lock to
+  // read once the VMAs are detached, and zaps and flushes under the read lock (__do_munmap's `downgrade`;
+  // vms_complete_munmap_vmas's mmap_write_downgrade in v6.12+); before it, the whole munmap holds it for write.
+  const bool downgrade = self.k.config().version >= KernelVersion{4, 20};
+  if (downgrade) co_await mm.mmap_lock.downgrade_write(self);
   // unmap_region: zap everything, then free_pgtables (the range's leaf tables are now empty), then finish.
   MmuGather tlb(mm);
   co_await tlb_gather_mmu(self, tlb);
   co_await zap_page_range_in(self, tlb, mm, addr, end);
-  for (std::uint64_t a = addr; a < end; a += kPtesPerTable * kPageSize) {
-    if (const auto frame = mm.pgd.detach_empty_table(vpn_of(a))) {
-      tlb.pages.push_back(*frame);  // pte_free_tlb: freed with the data pages, after the flush
-      tlb.freed_tables = true;
-      tlb.adjust_range(a);
-    }
-  }
+  free_pgtables(tlb, mm, addr, end, floor, ceiling);
   co_await tlb_finish_mmu(self, tlb);
-  co_await mm.mmap_lock.up_read(m, self.cpu);
+  if (downgrade) {
+    co_await mm.mmap_lock.up_read(self);
+  } else {
+    co_await mm.mmap_lock.up_write(self);
+  }
   self.k.events().on_syscall_return(self.id);
 }
 
 sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
-  hw::Memory& m = self.k.mem();
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
-  co_await mm.mmap_lock.down_read(m, self.cpu);
+  co_await mm.mmap_lock.down_read(self);
   // zap_page_range (zap_page_range_single from v6.3; mm/memory.c): one VMA here, so unmap_page_range's
   // tlb_start_vma / tlb_end_vma bracket it. tlb_end_vma flushes nothing on any modeled architecture, so the gathered
   // range is flushed once, by tlb_finish_mmu (the whole mm when another gather runs on it, mm_tlb_flush_nested), or
@@ -276,7 +345,7 @@ sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t a
   co_await tlb_gather_mmu(self, tlb);
   co_await zap_page_range_in(self, tlb, mm, addr, addr + len);
   co_await tlb_finish_mmu(self, tlb);
-  co_await mm.mmap_lock.up_read(m, self.cpu);
+  co_await mm.mmap_lock.up_read(self);
   self.k.events().on_syscall_return(self.id);
 }
 

@@ -14,6 +14,12 @@ namespace tlbsim::kernel {
 // is above 1 (mm/memory.c, from v3.15, "mm: introduce vm_ops->map_pages()"). x86's 4 KiB pages give 16; powerpc64's
 // 64 KiB pages give 1: no fault-around. None before v3.15.
 std::uint64_t fault_around_pages(KernelVersion version, std::uint64_t page_size);
+// CONFIG_PER_VMA_LOCK: whether page faults try the VMA's own lock before mmap_lock (x86 from v6.4, powerpc from v6.5).
+bool per_vma_lock(KernelVersion version, Arch arch);
+// __get_unmapped_area's alignment of a mapping without an address hint (mm/mmap.c): PMD_SIZE for an anonymous
+// private mapping from v6.8 ("mm: align larger anonymous mappings on THP boundaries", efa7df3e3bb5), only when its
+// length is a multiple of PMD_SIZE from v6.12 (d4148aeab412); a page otherwise.
+std::uint64_t mmap_thp_align(KernelVersion version, bool anon, std::uint64_t len);
 
 // A user access outside every mapping: the task would get SIGSEGV.
 class Sigsegv : public std::runtime_error {

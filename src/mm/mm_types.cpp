@@ -1,5 +1,9 @@
 #include "mm/mm_types.h"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+
 namespace tlbsim::kernel {
 
 MmStruct::MmStruct(std::uint32_t id, hw::CoherenceModel& model, std::uint32_t ncpus, FrameAllocator& frames,
@@ -9,7 +13,7 @@ MmStruct::MmStruct(std::uint32_t id, hw::CoherenceModel& model, std::uint32_t nc
       mm_count{1, mm_users.line},
       tlb_flush_pending{0, model.add_line("mm.tlb_flush_pending")},
       tlb_flush_batched{false, model.add_line("mm.tlb_flush_batched")},
-      mmap_lock(model, "mm.mmap_lock"),
+      mmap_lock(model, "mm.mmap_lock", lock_kind),
       pgd(frames),
       id_(id),
       is_init_mm_(is_init_mm),
@@ -17,16 +21,68 @@ MmStruct::MmStruct(std::uint32_t id, hw::CoherenceModel& model, std::uint32_t nc
       lock_kind_(lock_kind) {}
 
 const Vma* MmStruct::find_vma(std::uint64_t addr) const {
-  for (const Vma& v : vmas) {
-    if (v.contains(addr)) return &v;
-  }
-  return nullptr;
+  auto it = vmas.upper_bound(addr);
+  if (it == vmas.begin()) return nullptr;
+  --it;
+  return it->second.contains(addr) ? &it->second : nullptr;
 }
 
-std::uint64_t MmStruct::get_unmapped_area(std::uint64_t len) {
-  const std::uint64_t a = next_addr_;
-  // Keep mappings 2 MiB aligned and apart, so they never share a page-table page.
-  next_addr_ += (len + (kPtesPerTable * kPageSize) * 2 - 1) / (kPtesPerTable * kPageSize) * (kPtesPerTable * kPageSize);
+const Vma* MmStruct::vma_below(std::uint64_t start) const {
+  auto it = vmas.lower_bound(start);
+  if (it == vmas.begin()) return nullptr;
+  --it;
+  return &it->second;
+}
+
+const Vma* MmStruct::vma_above(std::uint64_t end) const {
+  const auto it = vmas.lower_bound(end);
+  return it == vmas.end() ? nullptr : &it->second;
+}
+
+Vma& MmStruct::insert_vma(const Vma& v) {
+  const Vma* below = vma_below(v.start);
+  const Vma* above = vma_above(v.start);
+  if (v.end <= v.start || (below != nullptr && below->end > v.start) || (above != nullptr && above->start < v.end)) {
+    throw std::logic_error(fmt::format("mm {}: VMA [{:#x}, {:#x}) is empty or overlaps a mapped one", id_, v.start, v.end));
+  }
+  Vma& added = vmas.emplace(v.start, v).first->second;
+  LineId line;
+  if (free_vma_lock_lines_.empty()) {
+    line = model_.add_line("vma.vm_lock");
+  } else {
+    line = free_vma_lock_lines_.back();
+    free_vma_lock_lines_.pop_back();
+  }
+  added.vm_lock = std::make_shared<VmaLock>(VmaLock{{0, line}});
+  return added;
+}
+
+bool MmStruct::remove_vma(std::uint64_t start) {
+  const auto it = vmas.find(start);
+  if (it == vmas.end()) return false;
+  if (it->second.vm_lock) free_vma_lock_lines_.push_back(it->second.vm_lock->count.line);
+  vmas.erase(it);
+  return true;
+}
+
+std::uint64_t MmStruct::get_unmapped_area(std::uint64_t len, std::uint64_t align) {
+  len = (len + kPageSize - 1) / kPageSize * kPageSize;
+  // unmapped_area_topdown: walk the gaps from mmap_base downwards and take the first (highest) that fits, placing the
+  // mapping at the gap's top, aligned down.
+  std::uint64_t gap_end = kMmapBase;
+  for (auto it = vmas.lower_bound(kMmapBase); it != vmas.begin();) {
+    --it;
+    const Vma& v = it->second;
+    if (v.end <= gap_end && gap_end - v.end >= len) {
+      const std::uint64_t a = (gap_end - len) & ~(align - 1);
+      if (a >= v.end) return a;
+    }
+    gap_end = std::min(gap_end, v.start);
+  }
+  const std::uint64_t a = (gap_end - len) & ~(align - 1);
+  if (gap_end < kMmapMin + len || a < kMmapMin) {
+    throw std::logic_error(fmt::format("mm {}: no room below mmap_base for {} bytes", id_, len));
+  }
   return a;
 }
 

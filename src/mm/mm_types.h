@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "hw/memory.h"
 #include "kernel/arch_mmu.h"
 #include "kernel/locking/locks.h"
+#include "kernel/locking/rwsem.h"
 #include "lib/cpumask.h"
 #include "mm/pgtable.h"
 
@@ -24,12 +26,21 @@ struct File {
   std::unordered_map<std::uint64_t, Pfn> pages;  // page offset -> frame
 };
 
+// vma->vm_lock (struct vma_lock, v6.4 "mm: introduce per-VMA lock"): the lock a page fault takes instead of
+// mmap_lock where the era has per-VMA locks. count > 0: faults hold it for read (vma_start_read's
+// down_read_trylock); -1: an mmap_lock writer has write-locked the VMA (vma_start_write) to change or remove it.
+// Shared by the VMA and any fault that found it, as RCU keeps a vm_area_struct alive for a fault that looked it up.
+struct VmaLock {
+  hw::Shared<int> count;
+};
+
 struct Vma {
   std::uint64_t start = 0, end = 0;  // [start, end), page aligned
   bool writable = false;
   bool shared = false;      // MAP_SHARED
   File* file = nullptr;     // nullptr: anonymous
   std::uint64_t pgoff = 0;  // file offset of start, in pages
+  std::shared_ptr<VmaLock> vm_lock;  // set by MmStruct::insert_vma
   bool contains(std::uint64_t a) const { return a >= start && a < end; }
 };
 
@@ -54,11 +65,28 @@ class MmStruct {
   hw::Shared<bool> tlb_flush_batched;  // mm->tlb_flush_batched (a reclaim flush is deferred in a batch)
   RwSem mmap_lock;
   PageTables pgd;
-  std::vector<Vma> vmas;
+  // The VMAs by start address (the kernel's maple tree, mm->mm_mt; a sorted list before v6.1). Contract: a Vma's
+  // address is stable while it is mapped (a fault holding a per-VMA lock keeps a pointer to it).
+  std::map<std::uint64_t, Vma> vmas;
 
   const Vma* find_vma(std::uint64_t addr) const;
-  // get_unmapped_area: a fresh range above the previous ones.
-  std::uint64_t get_unmapped_area(std::uint64_t len);
+  // The VMAs just below and just above [start, end) (find_vma_prev and the next one), nullptr where there is none.
+  const Vma* vma_below(std::uint64_t start) const;
+  const Vma* vma_above(std::uint64_t end) const;
+  // Inserts a VMA (vma_link); returns it.
+  Vma& insert_vma(const Vma& v);
+  // Removes the VMA that starts at `start` (detach_vmas_to_be_unmapped / vms_gather_munmap_vmas); false if none.
+  bool remove_vma(std::uint64_t start);
+  // get_unmapped_area for a mapping without an address hint, as x86-64's default top-down layout places it
+  // (arch_get_unmapped_area_topdown -> vm_unmapped_area -> unmapped_area_topdown, mm/mmap.c): the highest gap below
+  // mmap_base that holds `len`, its start aligned down to `align` (a power of two, at least a page; PMD_SIZE where
+  // __get_unmapped_area aligns for THP: mmap_thp_align).
+  std::uint64_t get_unmapped_area(std::uint64_t len, std::uint64_t align = kPageSize);
+  // mm->mmap_base: the top of the mmap area. No randomization (the model has no ASLR): TASK_SIZE's 47-bit top less
+  // the stack's gap, a 2 MiB-aligned address.
+  static constexpr std::uint64_t kMmapBase = 0x7ff000000000;
+  // mmap_min_addr's floor for the search (the model's mappings never come near it).
+  static constexpr std::uint64_t kMmapMin = std::uint64_t{1} << 32;
   // The page-table lock of the leaf table covering v (split PTE locks), created on first use.
   Spinlock& ptl(Vpn v);
 
@@ -67,8 +95,8 @@ class MmStruct {
   bool is_init_mm_;
   hw::CoherenceModel& model_;
   SpinlockKind lock_kind_;
-  std::uint64_t next_addr_ = std::uint64_t{1} << 32;
   std::unordered_map<std::uint64_t, std::unique_ptr<Spinlock>> ptls_;
+  std::vector<LineId> free_vma_lock_lines_;  // the lines of removed VMAs' locks, reused (vm_area_cachep's slab)
 };
 
 }  // namespace tlbsim::kernel

@@ -175,7 +175,7 @@ class LruFileMmapRead final : public Workload {
       r.npages = file_pages;
       // usemem: open(O_RDONLY), mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0), done before the run.
       r.addr = r.mm->get_unmapped_area(file_pages * kPageSize);
-      r.mm->vmas.push_back(kernel::Vma{r.addr, r.addr + file_pages * kPageSize, false, true, r.file, 0});
+      r.mm->insert_vma(kernel::Vma{r.addr, r.addr + file_pages * kPageSize, false, true, r.file, 0, nullptr});
       vmscan_->add_mapping(*r.file, *r.mm, r.addr, 0);
     }
     prefill(by_node);

@@ -4,18 +4,17 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "kernel/kernel.h"
+#include "kernel/sched/sched.h"
 #include "sim/task.h"
 #include "sim/time.h"
 #include "workloads/workload.h"
 
 namespace tlbsim::workloads {
-
-// The thread starts running on its CPU: switch_mm (switch_mm_irqs_off with interrupts off), then user mode.
-sim::Task<void> enter_user_thread(kernel::PerCpu& self, kernel::MmStruct& mm);
 
 // Maps `size` bytes MAP_PRIVATE, or MAP_SHARED when `shared` (of `file`, or anonymous when null) and, page by page,
 // writes 1, madvise(MADV_DONTNEED)s the page and reads it back, one iteration per page counted from
@@ -27,10 +26,13 @@ sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::
 // Task i's code: (its CPU, its mm, i, counted from, end, its iteration counter).
 using PinnedThreadBody = std::function<sim::Task<void>(kernel::PerCpu&, kernel::MmStruct&, std::uint32_t, sim::SimTime,
                                                        sim::SimTime, std::uint64_t&)>;
-// will-it-scale's tasks, task i pinned to core i % cores (main.c's affinity). Threads mode: one mm whose threads
-// each hold an mm_users reference (powerpc's flush_type_needed reads it); processes mode: each task forked with
-// its own mm. Throws InputError naming `workload` for more tasks than cores.
-void start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops,
-                          std::string_view workload, const PinnedThreadBody& body, WisMode mode = WisMode::kThreads);
+// will-it-scale's tasks, task i pinned to core i % cores (main.c's affinity; the model pins it to the core's first
+// hardware thread), as tasks of a scheduler that the caller keeps for the run: each first runs when its CPU's idle
+// task schedules it (context_switch loads its mm), may sleep (mmap_lock), and takes the scheduler tick. Threads
+// mode: one mm whose threads each hold an mm_users reference (powerpc's flush_type_needed reads it); processes
+// mode: each task forked with its own mm. Throws InputError naming `workload` for more tasks than cores.
+std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p,
+                                                   std::vector<std::uint64_t>& ops, std::string_view workload,
+                                                   const PinnedThreadBody& body, WisMode mode = WisMode::kThreads);
 
 }  // namespace tlbsim::workloads

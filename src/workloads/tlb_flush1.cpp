@@ -5,6 +5,7 @@
 // (tlb_flush1_processes): the same, each task a process with its own mm.
 #include <stdexcept>
 
+#include "kernel/sched/sched.h"
 #include "mm/memory.h"
 #include "trace/tracer.h"
 #include "util/registry.h"
@@ -18,13 +19,6 @@ namespace {
 constexpr std::uint64_t kFileSize = 128ull * 1024 * 1024;
 
 }  // namespace
-
-sim::Task<void> enter_user_thread(kernel::PerCpu& self, kernel::MmStruct& mm) {
-  self.cpu.local_irq_disable();
-  co_await self.k.arch().switch_mm_irqs_off(self, mm);
-  co_await self.cpu.local_irq_enable();
-  self.k.events().set_user_context(self.id, mm.id());
-}
 
 sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t size, kernel::File* file,
                                sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations, bool shared) {
@@ -41,14 +35,17 @@ sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::
   }
 }
 
-void start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops,
-                          std::string_view workload, const PinnedThreadBody& body, WisMode mode) {
+std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p,
+                                                   std::vector<std::uint64_t>& ops, std::string_view workload,
+                                                   const PinnedThreadBody& body, WisMode mode) {
   const auto& topo = k.sys().topology();
   const std::uint32_t cores = topo.params().sockets * topo.params().cores_per_socket;
   if (p.threads == 0 || p.threads > cores) {
     throw InputError("--threads: " + std::string(workload) + " pins one thread per core; this machine has " +
                      std::to_string(cores) + " cores");
   }
+  auto sched = std::make_unique<kernel::Sched>(k);
+  sched->start();
   kernel::MmStruct* shared = nullptr;
   if (mode == WisMode::kThreads) {
     shared = &k.new_mm();
@@ -60,17 +57,22 @@ void start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p, std::vecto
     const std::uint32_t core = i % cores;
     const CpuId cpu = topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
     kernel::PerCpu& pc = k.percpu(cpu);
-    if (k.tracer() != nullptr) k.tracer()->set_task(pc.cpu, workload, i + 1);  // no scheduler: pid i + 1, for the trace
-    kernel::MmStruct& mm = shared != nullptr ? *shared : k.new_mm();       // processes mode: fork()ed, its own mm
-    pc.cpu.start(body(pc, mm, i, from, end, ops[i]));
+    kernel::MmStruct& mm = shared != nullptr ? *shared : k.new_mm();  // processes mode: fork()ed, its own mm
+    std::uint64_t& n = ops[i];
+    kernel::TaskStruct& t = sched->create_task(std::string(workload), &mm, cpu, [&pc, &mm, i, from, end, &n, body](
+                                                                                      kernel::TaskStruct&) {
+      return body(pc, mm, i, from, end, n);
+    });
+    t.cpus_allowed = kernel::Cpumask(k.ncpus());
+    t.cpus_allowed.set(cpu);
   }
+  return sched;
 }
 
 namespace {
 
 sim::Task<void> tlb_flush1_thread(kernel::PerCpu& self, kernel::MmStruct& mm, kernel::File& file,
                                   sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations) {
-  co_await enter_user_thread(self, mm);
   co_await tlb_flush_loop(self, mm, kFileSize, &file, measure_from, end, iterations);
 }
 
@@ -80,7 +82,7 @@ class TlbFlush1 final : public Workload {
   std::string metric_name() const override { return "ops_per_sec"; }
   std::string unit() const override { return "ops/s"; }
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
-    start_pinned_threads(
+    sched_ = start_pinned_threads(
         k, p, ops, kMode == WisMode::kThreads ? "tlb_flush1" : "tlb_flush1_processes",
         [&k](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from, sim::SimTime end,
              std::uint64_t& n) {
@@ -94,6 +96,9 @@ class TlbFlush1 final : public Workload {
         },
         kMode);
   }
+
+ private:
+  std::unique_ptr<kernel::Sched> sched_;
 };
 
 TLBSIM_REGISTER(Workload, TlbFlush1<WisMode::kThreads>, "tlb_flush1",

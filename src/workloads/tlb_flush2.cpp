@@ -4,6 +4,7 @@
 // mmap/touch/munmap storm `tlbsim validate` runs natively: each thread maps 16 anonymous pages, writes each and
 // unmaps them, one iteration per cycle. Threads share one mm and are pinned one per core, as will-it-scale pins
 // thread i to core i % cores; in tlb_flush2_processes each task is a process with its own mm.
+#include "kernel/sched/sched.h"
 #include "mm/memory.h"
 #include "util/registry.h"
 #include "workloads/tlb_flush.h"
@@ -34,25 +35,21 @@ sim::Task<void> mmap_storm_thread(kernel::PerCpu& self, kernel::MmStruct& mm, si
 
 using ThreadBody = sim::Task<void> (*)(kernel::PerCpu&, kernel::MmStruct&, sim::SimTime, sim::SimTime, std::uint64_t&);
 
-// Threads of one process, one per core, each running `body` after switching to the shared mm.
-sim::Task<void> on_cpu(ThreadBody body, kernel::PerCpu& self, kernel::MmStruct& mm, sim::SimTime from, sim::SimTime end,
-                       std::uint64_t& iterations) {
-  co_await enter_user_thread(self, mm);
-  co_await body(self, mm, from, end, iterations);
-}
-
 template <ThreadBody kBody, WisMode kMode = WisMode::kThreads>
 class PinnedThreads final : public Workload {
  public:
   std::string metric_name() const override { return "ops_per_sec"; }
   std::string unit() const override { return "ops/s"; }
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
-    start_pinned_threads(
+    sched_ = start_pinned_threads(
         k, p, ops, "this workload",
         [](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from, sim::SimTime end,
-           std::uint64_t& n) { return on_cpu(kBody, pc, mm, from, end, n); },
+           std::uint64_t& n) { return kBody(pc, mm, from, end, n); },
         kMode);
   }
+
+ private:
+  std::unique_ptr<kernel::Sched> sched_;
 };
 
 TLBSIM_REGISTER(Workload, PinnedThreads<tlb_flush2_thread>, "tlb_flush2",

@@ -3,6 +3,7 @@
 // madvise(MADV_DONTNEED)s the page and reads it back (the page cache keeps the 1), counting one iteration per
 // page; then munmaps and maps again. Threads share one mm and are pinned one per core, as will-it-scale pins
 // thread i to core i % cores; in tlb_flush3_processes each task is a process with its own mm.
+#include "kernel/sched/sched.h"
 #include "mm/memory.h"
 #include "util/registry.h"
 #include "workloads/tlb_flush.h"
@@ -16,7 +17,6 @@ constexpr std::uint64_t kFileSize = 128ull * 1024 * 1024;  // FILESIZE
 
 sim::Task<void> tlb_flush3_thread(kernel::PerCpu& self, kernel::MmStruct& mm, kernel::File& file,
                                   sim::SimTime measure_from, sim::SimTime end, std::uint64_t& iterations) {
-  co_await enter_user_thread(self, mm);
   co_await tlb_flush_loop(self, mm, kFileSize, &file, measure_from, end, iterations, true);
 }
 
@@ -26,7 +26,7 @@ class TlbFlush3 final : public Workload {
   std::string metric_name() const override { return "ops_per_sec"; }
   std::string unit() const override { return "ops/s"; }
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
-    start_pinned_threads(
+    sched_ = start_pinned_threads(
         k, p, ops, kMode == WisMode::kThreads ? "tlb_flush3" : "tlb_flush3_processes",
         [&k](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from, sim::SimTime end,
              std::uint64_t& n) {
@@ -34,6 +34,9 @@ class TlbFlush3 final : public Workload {
         },
         kMode);
   }
+
+ private:
+  std::unique_ptr<kernel::Sched> sched_;
 };
 
 TLBSIM_REGISTER(Workload, TlbFlush3<WisMode::kProcesses>, "tlb_flush3_processes",

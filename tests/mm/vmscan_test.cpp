@@ -27,7 +27,7 @@ struct CachedFile {
   CachedFile(Scenario& s, Vmscan& vm, std::uint64_t pages, std::uint32_t node = 0)
       : mm(s.k.new_mm()), file(s.k.new_file(pages * kPageSize)) {
     const std::uint64_t addr = mm.get_unmapped_area(pages * kPageSize);
-    mm.vmas.push_back(Vma{addr, addr + pages * kPageSize, false, true, &file, 0});
+    mm.insert_vma(Vma{addr, addr + pages * kPageSize, false, true, &file, 0, nullptr});
     vm.add_mapping(file, mm, addr, 0);
     for (std::uint64_t i = 0; i < pages; ++i) vm.prefill(file, i, node, true);
   }

@@ -1,5 +1,5 @@
-// Kernel locks on modeled cache lines. Waiters spin on the lock's line (see docs/model.md: until the scheduler
-// model exists, a sleeping lock's waiter spins instead of sleeping).
+// Kernel spinlocks on modeled cache lines: waiters spin on the lock's line. The sleeping rw_semaphore is in
+// kernel/locking/rwsem.h.
 #pragma once
 
 #include <cstdint>
@@ -62,78 +62,6 @@ class Spinlock {
   hw::Shared<std::uint64_t> v_;
   std::unordered_map<std::uint32_t, std::unique_ptr<McsNode>> qnodes_;  // by node id
   std::unordered_map<std::uint32_t, std::uint32_t> nesting_;            // by CPU: qnodes in use (node->count)
-};
-
-// rw_semaphore (mmap_lock): count > 0 readers, -1 a writer, 0 free; a waiting writer blocks new readers
-// (RWSEM_FLAG_WAITERS with writer handoff), so readers that never drain cannot starve it.
-class RwSem {
- public:
-  struct State {
-    int count = 0;
-    int waiting_writers = 0;
-  };
-  RwSem(hw::CoherenceModel& model, const char* name) : v_{State{}, model.add_line(name)} {}
-
-  // Waiters watch the state with plain loads and try the atomic only when it looks free (test-and-test-and-set,
-  // as optimistic spinning does); see docs/model.md for why they spin rather than sleep.
-  sim::Task<void> down_read(hw::Memory& mem, sim::Cpu& cpu) {
-    for (;;) {
-      const State seen = co_await mem.read(cpu, v_);
-      if (seen.count < 0 || seen.waiting_writers > 0) {
-        co_await mem.wait_for_write(cpu, v_.line);
-        continue;
-      }
-      const State old = co_await mem.rmw(cpu, v_, [](State st) {
-        if (st.count >= 0 && st.waiting_writers == 0) ++st.count;
-        return st;
-      });
-      if (old.count >= 0 && old.waiting_writers == 0) co_return;
-    }
-  }
-  sim::Task<void> up_read(hw::Memory& mem, sim::Cpu& cpu) {
-    co_await mem.rmw(cpu, v_, [](State st) {
-      --st.count;
-      return st;
-    });
-  }
-  sim::Task<void> down_write(hw::Memory& mem, sim::Cpu& cpu) {
-    co_await mem.rmw(cpu, v_, [](State st) {
-      ++st.waiting_writers;
-      return st;
-    });
-    for (;;) {
-      const State seen = co_await mem.read(cpu, v_);
-      if (seen.count != 0) {
-        co_await mem.wait_for_write(cpu, v_.line);
-        continue;
-      }
-      const State old = co_await mem.rmw(cpu, v_, [](State st) {
-        if (st.count == 0) {
-          st.count = -1;
-          --st.waiting_writers;
-        }
-        return st;
-      });
-      if (old.count == 0) co_return;
-    }
-  }
-  sim::Task<void> up_write(hw::Memory& mem, sim::Cpu& cpu) {
-    co_await mem.rmw(cpu, v_, [](State st) {
-      st.count = 0;
-      return st;
-    });
-  }
-  // downgrade_write: the writer becomes one reader.
-  sim::Task<void> downgrade_write(hw::Memory& mem, sim::Cpu& cpu) {
-    co_await mem.rmw(cpu, v_, [](State st) {
-      st.count = 1;
-      return st;
-    });
-  }
-  int value() const { return v_.value.count; }
-
- private:
-  hw::Shared<State> v_;
 };
 
 }  // namespace tlbsim::kernel

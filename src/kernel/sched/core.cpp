@@ -205,7 +205,8 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
     const char* prev_state = current.is_idle                         ? "R"
                              : prev_runnable                         ? "R+"
                              : current.state == TaskState::TASK_DEAD ? "X"
-                                                                     : "S";
+                             : current.state == TaskState::TASK_UNINTERRUPTIBLE ? "D"
+                                                                                : "S";
     k.tracer()->sched_switch(pc.cpu, current.comm, current.pid, prev_state, next->comm, next->pid);
   }
   co_await context_switch(r, current, *next);

@@ -24,7 +24,7 @@ namespace tlbsim::kernel {
 
 class Sched;
 
-enum class TaskState : std::uint8_t { TASK_RUNNING, TASK_INTERRUPTIBLE, TASK_DEAD };
+enum class TaskState : std::uint8_t { TASK_RUNNING, TASK_INTERRUPTIBLE, TASK_UNINTERRUPTIBLE, TASK_DEAD };
 
 // Scheduling-domain levels around a CPU (Sched::sched_domains): SMT siblings, the LLC, the socket, the machine.
 inline constexpr std::size_t kSchedDomainLevels = 4;

@@ -1,0 +1,217 @@
+// Models kernel/locking/rwsem.c: the fast paths, rwsem_optimistic_spin (a writer's, v3.16+; on a reader-owned lock
+// from v5.3, "locking/rwsem: Enable time-based spinning on reader-owned rwsem"), rwsem_down_{read,write}_slowpath,
+// rwsem_wake and rwsem_downgrade_wake, as of v6.13 (read in Kingxukai/linux @0291023e), with the era differences the
+// header lists. Simplified (docs/model.md): woken waiters retry the lock themselves (rwsem_mark_wake hands it to
+// readers directly), there is no handoff bit and no reader lock stealing, the osq queue of spinners is not modeled,
+// and a spinner does not stop for need_resched or for an owner that sleeps (the model's mmap_lock holders never
+// sleep while holding it).
+#include "kernel/locking/rwsem.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "kernel/sched/sched.h"
+
+namespace tlbsim::kernel {
+
+RwSem::RwSem(hw::CoherenceModel& model, const char* name, SpinlockKind kind)
+    : v_{State{}, model.add_line(name)}, wait_lock_(model, "rwsem.wait_lock", kind) {}
+
+TaskStruct* RwSem::sleeper(PerCpu& self) {
+  Sched* s = self.k.sched();
+  if (s == nullptr) return nullptr;
+  TaskStruct& t = s->current(self.id);
+  if (t.is_idle || t.cpus_allowed.size() == 0 || t.cpus_allowed.weight() != 1 || !t.cpus_allowed.test(self.id)) {
+    return nullptr;
+  }
+  return &t;
+}
+
+sim::Task<bool> RwSem::try_lock(PerCpu& self, bool writer, bool queued) {
+  const auto may_take = [writer, queued](const State& st) {
+    if (!queued && st.waiters > 0) return false;
+    return writer ? st.count == 0 : st.count >= 0;
+  };
+  const State old = co_await self.k.mem().rmw(self.cpu, v_, [&](State st) {
+    if (may_take(st)) {
+      if (writer) {
+        st.count = -1;
+        st.nonspinnable = false;  // rwsem_set_owner
+      } else {
+        ++st.count;
+      }
+    }
+    return st;
+  });
+  co_return may_take(old);
+}
+
+// Today's waiter that cannot sleep: test-and-test-and-set on the word, a writer counted in `waiters` from the start
+// so that new readers stay out.
+sim::Task<void> RwSem::spin_until_taken(PerCpu& self, bool writer) {
+  hw::Memory& mem = self.k.mem();
+  if (writer) {
+    co_await mem.rmw(self.cpu, v_, [](State st) {
+      ++st.waiters;
+      return st;
+    });
+  }
+  for (;;) {
+    const State seen = co_await mem.read(self.cpu, v_);
+    if (writer ? seen.count != 0 : (seen.count < 0 || seen.waiters > 0)) {
+      co_await mem.wait_for_write(self.cpu, v_.line);
+      continue;
+    }
+    const State old = co_await mem.rmw(self.cpu, v_, [writer](State st) {
+      if (writer && st.count == 0) {
+        st.count = -1;
+        st.nonspinnable = false;
+        --st.waiters;
+      } else if (!writer && st.count >= 0 && st.waiters == 0) {
+        ++st.count;
+      }
+      return st;
+    });
+    if (writer ? old.count == 0 : (old.count >= 0 && old.waiters == 0)) co_return;
+  }
+}
+
+sim::Task<bool> RwSem::optimistic_spin_write(PerCpu& self) {
+  hw::Memory& mem = self.k.mem();
+  const bool spins_on_readers = self.k.config().version >= KernelVersion{5, 3};
+  std::optional<sim::SimTime> rspin_threshold;
+  for (;;) {
+    const State seen = co_await mem.read(self.cpu, v_);
+    if (seen.count == 0) {
+      // rwsem_try_write_lock_unqueued: a spinner may take a free lock ahead of queued waiters.
+      if (co_await try_lock(self, true, true)) co_return true;
+      continue;
+    }
+    if (seen.count < 0) {
+      // rwsem_spin_on_owner: a writer owns it and (in the model, always) runs: spin until the owner field changes.
+      rspin_threshold.reset();
+      co_await mem.wait_for_write(self.cpu, v_.line);
+      continue;
+    }
+    // Reader-owned. Before v5.3, rwsem_can_spin_on_owner gives up at once; from v5.3 the writer spins for
+    // rwsem_rspin_threshold, (20 + readers) / 2 us with readers capped at 30, unless an earlier writer already gave
+    // up (RWSEM_NONSPINNABLE); past it, it marks the lock nonspinnable and goes to sleep.
+    if (!spins_on_readers || seen.nonspinnable) co_return false;
+    if (!rspin_threshold) {
+      rspin_threshold = self.cpu.now() + sim::nanoseconds(500) * (20 + std::min(seen.count, 30));
+    }
+    if (self.cpu.now() >= *rspin_threshold) {
+      co_await mem.rmw(self.cpu, v_, [](State st) {
+        if (st.count > 0) st.nonspinnable = true;  // rwsem_set_nonspinnable: only while readers own it
+        return st;
+      });
+      co_return false;
+    }
+    co_await mem.wait_for_write_until(self.cpu, v_.line, *rspin_threshold);
+  }
+}
+
+sim::Task<void> RwSem::slowpath(PerCpu& self, TaskStruct& t, bool writer) {
+  hw::Memory& mem = self.k.mem();
+  Sched& s = *self.k.sched();
+  co_await wait_lock_.lock(mem, self.cpu);
+  wait_list_.push_back(Waiter{&t, writer});
+  co_await mem.rmw(self.cpu, v_, [](State st) {
+    ++st.waiters;  // RWSEM_FLAG_WAITERS
+    return st;
+  });
+  // The wait loop: try, and sleep in TASK_UNINTERRUPTIBLE until a release wakes this task.
+  while (!co_await try_lock(self, writer, true)) {
+    t.state = TaskState::TASK_UNINTERRUPTIBLE;
+    co_await wait_lock_.unlock(mem, self.cpu);
+    co_await s.schedule(t);
+    co_await wait_lock_.lock(mem, self.cpu);
+  }
+  t.state = TaskState::TASK_RUNNING;
+  std::erase_if(wait_list_, [&t](const Waiter& w) { return w.task == &t; });
+  co_await mem.rmw(self.cpu, v_, [](State st) {
+    --st.waiters;
+    return st;
+  });
+  co_await wait_lock_.unlock(mem, self.cpu);
+}
+
+sim::Task<void> RwSem::wake(PerCpu& self, bool readers_only) {
+  // The release saw RWSEM_FLAG_WAITERS: the wait list is read under wait_lock (rwsem_wake).
+  if (wait_list_.empty()) co_return;
+  hw::Memory& mem = self.k.mem();
+  Sched& s = *self.k.sched();
+  co_await wait_lock_.lock(mem, self.cpu);
+  std::vector<TaskStruct*> woken;
+  if (!wait_list_.empty()) {
+    if (wait_list_.front().writer) {
+      if (!readers_only) woken.push_back(wait_list_.front().task);  // RWSEM_WAKE_ANY: the writer at the head
+    } else {
+      for (const Waiter& w : wait_list_) {  // rwsem_mark_wake: the readers of the queue
+        if (!w.writer) woken.push_back(w.task);
+      }
+    }
+  }
+  co_await wait_lock_.unlock(mem, self.cpu);
+  TaskStruct& waker = s.current(self.id);
+  for (TaskStruct* t : woken) co_await s.try_to_wake_up(waker, *t);  // wake_up_q
+}
+
+sim::Task<void> RwSem::down_read(PerCpu& self) {
+  TaskStruct* t = sleeper(self);
+  if (t == nullptr) {
+    co_await spin_until_taken(self, false);
+    co_return;
+  }
+  hw::Memory& mem = self.k.mem();
+  const KernelVersion v = self.k.config().version;
+  const bool readers_spin = v >= KernelVersion{5, 3} && v < KernelVersion{5, 12};
+  for (;;) {
+    if (co_await try_lock(self, false, false)) co_return;  // rwsem_read_trylock
+    if (!readers_spin) break;
+    // v5.3-v5.11: a reader spins while a writer owns the lock (its optimistic spin), then tries again.
+    const State seen = co_await mem.read(self.cpu, v_);
+    if (seen.count >= 0) break;
+    co_await mem.wait_for_write(self.cpu, v_.line);
+  }
+  co_await slowpath(self, *t, false);
+}
+
+sim::Task<void> RwSem::up_read(PerCpu& self) {
+  const State old = co_await self.k.mem().rmw(self.cpu, v_, [](State st) {
+    --st.count;
+    return st;
+  });
+  if (old.count == 1) co_await wake(self, false);
+}
+
+sim::Task<void> RwSem::down_write(PerCpu& self) {
+  TaskStruct* t = sleeper(self);
+  if (t == nullptr) {
+    co_await spin_until_taken(self, true);
+    co_return;
+  }
+  if (co_await try_lock(self, true, false)) co_return;  // rwsem_write_trylock
+  if (self.k.config().version >= KernelVersion{3, 16} && co_await optimistic_spin_write(self)) co_return;
+  co_await slowpath(self, *t, true);
+}
+
+sim::Task<void> RwSem::up_write(PerCpu& self) {
+  co_await self.k.mem().rmw(self.cpu, v_, [](State st) {
+    st.count = 0;
+    return st;
+  });
+  co_await wake(self, false);
+}
+
+sim::Task<void> RwSem::downgrade_write(PerCpu& self) {
+  co_await self.k.mem().rmw(self.cpu, v_, [](State st) {
+    st.count = 1;
+    return st;
+  });
+  co_await wake(self, true);
+}
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,73 @@
+// struct rw_semaphore (kernel/locking/rwsem.c), the lock behind mmap_lock, with each era's optimistic spinning and
+// its sleeping slow paths.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+
+#include "hw/memory.h"
+#include "kernel/locking/locks.h"
+#include "model/config.h"
+#include "sim/task.h"
+
+namespace tlbsim::kernel {
+
+class PerCpu;
+class TaskStruct;
+
+// The lock word: count > 0 readers, -1 a writer, 0 free; `waiters` is RWSEM_FLAG_WAITERS's population (queued
+// sleepers and writers spinning for the lock), which keeps new readers out (writer preference: a waiting writer
+// blocks new readers, as RWSEM_FLAG_WAITERS with handoff does, so readers that never drain cannot starve it);
+// `nonspinnable` is the owner field's RWSEM_NONSPINNABLE bit, set by a writer that gave up spinning on a
+// reader-owned lock and cleared when a writer takes the lock (rwsem_set_owner overwrites the owner field).
+//
+// Contract: the waiter's era decides how it waits (v3.3 sleeps at once; v3.16+ writers spin while a writer owns
+// the lock; v5.3+ writers also spin on a reader-owned lock, for rwsem_rspin_threshold; v5.3-v5.11 readers spin
+// while a writer owns it). A waiter sleeps only when it is a task that the scheduler cannot move while it sleeps
+// (pinned to its CPU): the mm code that takes mmap_lock runs on one PerCpu throughout, as the kernel's would after
+// migrate_disable. Any other waiter (no scheduler, the idle task, a task free to migrate) keeps spinning
+// (docs/model.md, "S: mmap_lock").
+class RwSem {
+ public:
+  struct State {
+    int count = 0;
+    int waiters = 0;
+    bool nonspinnable = false;
+  };
+  RwSem(hw::CoherenceModel& model, const char* name, SpinlockKind kind);
+
+  sim::Task<void> down_read(PerCpu& self);
+  sim::Task<void> up_read(PerCpu& self);
+  sim::Task<void> down_write(PerCpu& self);
+  sim::Task<void> up_write(PerCpu& self);
+  // downgrade_write: the writer becomes one reader; queued readers at the head of the wait list are woken.
+  sim::Task<void> downgrade_write(PerCpu& self);
+  int value() const { return v_.value.count; }
+  // How many tasks sleep on the wait list (for tests and dumps).
+  std::size_t sleepers() const { return wait_list_.size(); }
+
+ private:
+  struct Waiter {
+    TaskStruct* task;
+    bool writer;
+  };
+  // The task on `self` that may sleep here (see the contract), or nullptr.
+  static TaskStruct* sleeper(PerCpu& self);
+  // One attempt to take the lock (rwsem_try_write_lock / rwsem_read_trylock): the word's rmw.
+  sim::Task<bool> try_lock(PerCpu& self, bool writer, bool queued);
+  // rwsem_optimistic_spin for a writer: returns true with the lock taken, false when spinning stopped.
+  sim::Task<bool> optimistic_spin_write(PerCpu& self);
+  // The spin of a waiter that cannot sleep: test-and-test-and-set until the lock is taken.
+  sim::Task<void> spin_until_taken(PerCpu& self, bool writer);
+  // rwsem_down_{read,write}_slowpath: queue on the wait list, sleep, retry on each wake-up.
+  sim::Task<void> slowpath(PerCpu& self, TaskStruct& t, bool writer);
+  // rwsem_wake / rwsem_downgrade_wake: wake the head waiter (and, for a reader at the head, the readers queued
+  // behind it) when the lock has become free, or only readers after a downgrade.
+  sim::Task<void> wake(PerCpu& self, bool readers_only);
+
+  hw::Shared<State> v_;
+  Spinlock wait_lock_;           // sem->wait_lock
+  std::deque<Waiter> wait_list_;  // sem->wait_list, FIFO
+};
+
+}  // namespace tlbsim::kernel
