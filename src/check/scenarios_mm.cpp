@@ -166,7 +166,9 @@ class CowVsMadvise final : public CheckScenario {
     run.prepare(0, switch_to(k.percpu(CpuId{0}), mm));
     run.prepare(1, switch_to(k.percpu(CpuId{1}), mm));
     run.prepare(0, map_private_file(k.percpu(CpuId{0}), mm, f, p_));
-    run.prepare(0, map(k.percpu(CpuId{0}), mm, kPageSize, q_));
+    // q_, the first page of a mapping a leaf table long, lies in another page table than p_ (the mapping just below
+    // p_'s ends there): the fault and the madvise take different page-table locks and can overlap.
+    run.prepare(0, map(k.percpu(CpuId{0}), mm, (kernel::kPtesPerTable + 1) * kPageSize, q_));
     for (std::uint32_t c = 0; c < 2; ++c) {
       run.prepare(c, touch(k.percpu(CpuId{c}), mm, p_, false));
       run.prepare(c, touch(k.percpu(CpuId{c}), mm, q_, true));

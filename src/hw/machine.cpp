@@ -149,6 +149,8 @@ void parse_kernel_costs(MachineParse& p) {
   m.kernel.rmap_update = lat.take(kern, "kernel", "rmap_update");
   m.kernel.fault_around_page = lat.take(kern, "kernel", "fault_around_page");
   m.kernel.fault_around_skip = lat.take(kern, "kernel", "fault_around_skip");
+  m.kernel.mmap_region = lat.take(kern, "kernel", "mmap_region");
+  m.kernel.munmap_vmas = lat.take(kern, "kernel", "munmap_vmas");
   m.kernel.unix_sendmsg = lat.take(kern, "kernel", "unix_sendmsg");
   m.kernel.unix_recvmsg = lat.take(kern, "kernel", "unix_recvmsg");
   kern.finish();
@@ -171,6 +173,7 @@ void parse_idle_states(MachineParse& p) {
     lat.record(key, "exit_latency", exit);
     lat.record(key, "target_residency", residency);
     is.flushes_tlb = st.boolean("flushes_tlb");
+    is.polls = st.optional_boolean("polls").value_or(true);
     st.finish();
     if (!m.idle_states.empty() && is.target_residency < m.idle_states.back().target_residency) {
       throw InputError(

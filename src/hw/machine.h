@@ -36,7 +36,12 @@ struct KernelCosts {
   sim::Duration lru_update{0};         // LRU insertion (pagevec) plus removal at free
   sim::Duration rmap_update{0};        // adding and later removing one page's reverse mapping
   sim::Duration fault_around_page{0};  // filemap_map_pages' work per page mapped around a fault
-  sim::Duration fault_around_skip{0};  // its work per cached page of the window whose PTE is already set
+  sim::Duration fault_around_skip{0};
+  // mmap's work on the VMAs under mmap_lock held for write (get_unmapped_area, mmap_region: the merge or the new
+  // VMA's insertion, accounting, perf_event_mmap), and munmap's before it downgrades the lock (the split and
+  // detach of do_vmi_munmap's gather).
+  sim::Duration mmap_region{0};
+  sim::Duration munmap_vmas{0};  // its work per cached page of the window whose PTE is already set
   // One small AF_UNIX stream message's write() and read() beyond the null system call and what the model charges
   // itself (the socket's locks, queue and sk_wmem_alloc, the wake-ups and the wait): skb allocation and free, copies.
   sim::Duration unix_sendmsg{0};
@@ -49,6 +54,10 @@ struct IdleState {
   sim::Duration exit_latency{0};
   sim::Duration target_residency{0};
   bool flushes_tlb = false;  // CPUIDLE_FLAG_TLB_FLUSHED: the kernel calls leave_mm() before entering it
+  // TIF_POLLING_NRFLAG while in it: MWAIT states (intel_idle) and POWER's snooze watch the thread flags, so a waker's
+  // write of TIF_NEED_RESCHED wakes the CPU; in HLT (x86 default_idle, a KVM guest without a cpuidle driver) the
+  // flag is clear and resched_curr sends a reschedule IPI (smp_send_reschedule).
+  bool polls = true;
 };
 
 struct Machine {

@@ -16,6 +16,7 @@ std::string_view irq_row(int vector) {
     case CALL_FUNCTION_VECTOR: return "Function call interrupts";
     case CALL_FUNCTION_SINGLE_VECTOR: return "Single function call interrupts";
     case LOCAL_TIMER_VECTOR: return "Local timer interrupts";
+    case RESCHEDULE_VECTOR: return "Rescheduling interrupts";
     default: return "TLB shootdowns";  // v3.3's INVALIDATE_TLB_VECTOR_START + n
   }
 }
@@ -135,6 +136,8 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
   if (vector == CALL_FUNCTION_VECTOR || vector == CALL_FUNCTION_SINGLE_VECTOR) {
     ++counters_.irq_call_count[cpu.id().get()];
     co_await flush_smp_call_function_queue(self);
+  } else if (vector == RESCHEDULE_VECTOR) {
+    // sysvec_reschedule_ipi -> scheduler_ipi: TIF_NEED_RESCHED is already set; the interrupt only woke the CPU.
   } else if (vector == LOCAL_TIMER_VECTOR && sched_ != nullptr) {
     ++counters_.irq_timer_count;
     co_await sched_->timer_interrupt(self);

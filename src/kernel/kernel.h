@@ -33,6 +33,7 @@ class PerCpu;
 inline constexpr int CALL_FUNCTION_VECTOR = 1;
 inline constexpr int CALL_FUNCTION_SINGLE_VECTOR = 2;
 inline constexpr int LOCAL_TIMER_VECTOR = 3;
+inline constexpr int RESCHEDULE_VECTOR = 4;
 // The /proc/interrupts row an interrupt vector counts in ("Function call interrupts", "TLB shootdowns", ...).
 std::string_view irq_row(int vector);
 

@@ -122,6 +122,21 @@ sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, co
   mm.pgd.set(v, Pte{copy, true, true, true});
 }
 
+// vma_start_read (include/linux/mm.h, v6.4+): fails while an mmap_lock writer has write-locked the VMA
+// (vm_lock_seq == mm_lock_seq) or holds its lock; otherwise read-locks it (down_read_trylock) and checks again.
+sim::Task<bool> vma_start_read(PerCpu& self, MmStruct& mm, VmaLock& lock) {
+  hw::Memory& m = self.k.mem();
+  const std::uint64_t seq = co_await m.read(self.cpu, mm.mm_lock_seq);
+  if (lock.vm_lock_seq == seq) co_return false;
+  const int before = co_await m.rmw(self.cpu, lock.count, [](int c) { return c >= 0 ? c + 1 : c; });
+  if (before < 0) co_return false;
+  if (lock.vm_lock_seq == mm.mm_lock_seq.value) {
+    co_await m.rmw(self.cpu, lock.count, [](int c) { return c - 1; });
+    co_return false;
+  }
+  co_return true;
+}
+
 // The fault's work under the PTE lock, with the VMA held (by mmap_lock or by its own lock).
 sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr, bool write) {
   hw::Memory& m = self.k.mem();
@@ -160,15 +175,15 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
   if (per_vma_lock(self.k.config().version, self.k.arch().arch())) {
     if (const Vma* vma = mm.find_vma(addr)) {
       const std::shared_ptr<VmaLock> lock = vma->vm_lock;  // rcu_read_lock keeps it
-      const int before = co_await m.rmw(self.cpu, lock->count, [](int c) { return c >= 0 ? c + 1 : c; });
-      if (before >= 0) {
-        // Held for read, the VMA cannot be removed (vma_start_write waits for its readers).
+      if (co_await vma_start_read(self, mm, *lock)) {
+        // Held for read, the VMA cannot change or go (vma_start_write waits for its readers).
         co_await handle_pte_fault(self, mm, *vma, addr, write);
         co_await m.rmw(self.cpu, lock->count, [](int c) { return c - 1; });  // vma_end_read
         self.k.events().on_syscall_return(self.id);
         co_return;
       }
     }
+    // lock_vma_under_rcu failed (VMA_LOCK_RETRY): take mmap_lock.
   }
   co_await mm.mmap_lock.down_read(self);
   const Vma* vma = mm.find_vma(addr);
@@ -258,14 +273,77 @@ std::uint64_t mmap_thp_align(KernelVersion version, bool anon, std::uint64_t len
   return len % kPmdSize == 0 ? kPmdSize : kPageSize;
 }
 
+sim::Task<void> vma_start_write(PerCpu& self, MmStruct& mm, Vma& vma) {
+  if (!per_vma_lock(self.k.config().version, self.k.arch().arch())) co_return;
+  VmaLock& lock = *vma.vm_lock;
+  const std::uint64_t seq = mm.mm_lock_seq.value;  // stable under mmap_lock held for write
+  if (lock.vm_lock_seq == seq) co_return;         // __is_vma_write_locked
+  hw::Memory& m = self.k.mem();
+  for (;;) {  // down_write(&vma->vm_lock->lock): wait for the faults that hold it
+    const int before = co_await m.rmw(self.cpu, lock.count, [](int c) { return c == 0 ? -1 : c; });
+    if (before == 0) break;
+    co_await m.wait_for_write(self.cpu, lock.count.line);
+  }
+  lock.vm_lock_seq = seq;
+  co_await m.rmw(self.cpu, lock.count, [](int) { return 0; });  // up_write
+}
+
+namespace {
+
+// vma_end_write_all: every VMA this writer write-locked is unlocked by one store.
+sim::Task<void> vma_end_write_all(PerCpu& self, MmStruct& mm) {
+  if (!per_vma_lock(self.k.config().version, self.k.arch().arch())) co_return;
+  co_await self.k.mem().write(self.cpu, mm.mm_lock_seq, mm.mm_lock_seq.value + 1);
+}
+
+// vma_merge's compatibility test (is_mergeable_vma, can_vma_merge_before/after): same flags and file, contiguous file
+// offsets. An anonymous MAP_SHARED mapping has its own shmem file and never merges.
+bool mergeable(const Vma& a, const Vma& b) {
+  if (a.end != b.start || a.writable != b.writable || a.shared != b.shared || a.file != b.file) return false;
+  if (a.file == nullptr) return !a.shared;
+  return a.pgoff + (a.end - a.start) / kPageSize == b.pgoff;
+}
+
+}  // namespace
+
+sim::Task<void> mmap_write_unlock(PerCpu& self, MmStruct& mm) {
+  co_await vma_end_write_all(self, mm);
+  co_await mm.mmap_lock.up_write(self);
+}
+
+sim::Task<void> mmap_write_downgrade(PerCpu& self, MmStruct& mm) {
+  co_await vma_end_write_all(self, mm);
+  co_await mm.mmap_lock.downgrade_write(self);
+}
+
 sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len, bool shared, File* file,
                                   std::uint64_t pgoff) {
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
   co_await mm.mmap_lock.down_write(self);
   const std::uint64_t addr =
       mm.get_unmapped_area(len, mmap_thp_align(self.k.config().version, file == nullptr && !shared, len));
-  mm.insert_vma(Vma{addr, addr + (len + kPageSize - 1) / kPageSize * kPageSize, true, shared, file, pgoff, nullptr});
-  co_await mm.mmap_lock.up_write(self);
+  const Vma vma{addr, addr + (len + kPageSize - 1) / kPageSize * kPageSize, true, shared, file, pgoff, nullptr};
+  // mmap_region's vma_merge (vma_merge_new_range from v6.12): the new range extends a compatible neighbour (both,
+  // when it fills the gap between them) instead of making a VMA of its own; each VMA changed is write-locked first.
+  Vma* prev = mm.vma_below(vma.start);
+  Vma* next = mm.vma_above(vma.end);
+  const bool merge_prev = prev != nullptr && mergeable(*prev, vma);
+  const bool merge_next = next != nullptr && next->start == vma.end && mergeable(vma, *next);
+  if (merge_prev) co_await vma_start_write(self, mm, *prev);
+  if (merge_next) co_await vma_start_write(self, mm, *next);
+  if (merge_prev && merge_next) {
+    const std::uint64_t end = next->end;
+    mm.remove_vma(next->start);
+    mm.resize_vma(*prev, prev->start, end);
+  } else if (merge_prev) {
+    mm.resize_vma(*prev, prev->start, vma.end);
+  } else if (merge_next) {
+    mm.resize_vma(*next, vma.start, next->end);
+  } else {
+    mm.insert_vma(vma);
+  }
+  co_await self.cpu.delay(self.k.machine().kernel.mmap_region);  // charged after the VMA change it stands for
+  co_await mmap_write_unlock(self, mm);
   co_return addr;
 }
 
@@ -290,28 +368,33 @@ sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
   co_await mm.mmap_lock.down_write(self);
   const std::uint64_t end = addr + len;
-  // detach_vmas_to_be_unmapped (vms_gather_munmap_vmas from v6.12): the neighbours bound free_pgtables.
-  const Vma* prev = mm.vma_below(addr);
-  const Vma* next = mm.vma_above(end);
-  const std::uint64_t floor = prev != nullptr ? prev->end : 0;   // FIRST_USER_ADDRESS
-  const std::uint64_t ceiling = next != nullptr ? next->start : 0;  // USER_PGTABLES_CEILING
-  if (const Vma* v = mm.find_vma(addr); v != nullptr && v->start == addr && v->end == end) {
-    // vma_start_write (v6.4+): wait for the faults that hold the VMA's lock, and keep new ones off it.
-    if (per_vma_lock(self.k.config().version, self.k.arch().arch())) {
-      VmaLock& lock = *v->vm_lock;
-      for (;;) {
-        const int before = co_await self.k.mem().rmw(self.cpu, lock.count, [](int c) { return c == 0 ? -1 : c; });
-        if (before == 0) break;
-        co_await self.k.mem().wait_for_write(self.cpu, lock.count.line);
-      }
-    }
-    mm.remove_vma(addr);
+  // do_vmi_munmap's gather (detach_vmas_to_be_unmapped before v6.1): the VMAs that straddle the range's ends are
+  // split (__split_vma), those inside it are detached; each is write-locked first (v6.4+).
+  if (Vma* first = mm.find_vma(addr); first != nullptr && first->start < addr) {
+    co_await vma_start_write(self, mm, *first);
+    mm.split_vma(*first, addr);
   }
+  if (Vma* last = mm.find_vma(end - 1); last != nullptr && last->end > end) {
+    co_await vma_start_write(self, mm, *last);
+    mm.split_vma(*last, end);
+  }
+  for (;;) {
+    Vma* v = mm.vma_above(addr);
+    if (v == nullptr || v->start >= end) break;
+    co_await vma_start_write(self, mm, *v);
+    mm.remove_vma(v->start);
+  }
+  // The neighbours bound free_pgtables.
+  const Vma* prev = std::as_const(mm).vma_below(addr);
+  const Vma* next = std::as_const(mm).vma_above(end);
+  const std::uint64_t floor = prev != nullptr ? prev->end : 0;      // FIRST_USER_ADDRESS
+  const std::uint64_t ceiling = next != nullptr ? next->start : 0;  // USER_PGTABLES_CEILING
   // From v4.20 ("mm: mmap: zap pages with read mmap_sem in munmap", dd2283f2605e) munmap downgrades mmap_lock to
   // read once the VMAs are detached, and zaps and flushes under the read lock (__do_munmap's `downgrade`;
   // vms_complete_munmap_vmas's mmap_write_downgrade in v6.12+); before it, the whole munmap holds it for write.
   const bool downgrade = self.k.config().version >= KernelVersion{4, 20};
-  if (downgrade) co_await mm.mmap_lock.downgrade_write(self);
+  co_await self.cpu.delay(self.k.machine().kernel.munmap_vmas);
+  if (downgrade) co_await mmap_write_downgrade(self, mm);
   // unmap_region: zap everything, then free_pgtables (the range's leaf tables are now empty), then finish.
   MmuGather tlb(mm);
   co_await tlb_gather_mmu(self, tlb);
@@ -321,7 +404,7 @@ sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::
   if (downgrade) {
     co_await mm.mmap_lock.up_read(self);
   } else {
-    co_await mm.mmap_lock.up_write(self);
+    co_await mmap_write_unlock(self, mm);
   }
   self.k.events().on_syscall_return(self.id);
 }

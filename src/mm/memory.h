@@ -20,6 +20,12 @@ bool per_vma_lock(KernelVersion version, Arch arch);
 // private mapping from v6.8 ("mm: align larger anonymous mappings on THP boundaries", efa7df3e3bb5), only when its
 // length is a multiple of PMD_SIZE from v6.12 (d4148aeab412); a page otherwise.
 std::uint64_t mmap_thp_align(KernelVersion version, bool anon, std::uint64_t len);
+// vma_start_write (v6.4+; nothing before): with mmap_lock held for write, wait for the faults holding `vma`'s lock
+// and mark the VMA write-locked until mmap_write_unlock or mmap_write_downgrade.
+sim::Task<void> vma_start_write(PerCpu& self, MmStruct& mm, Vma& vma);
+// mmap_write_unlock and mmap_write_downgrade (include/linux/mmap_lock.h): vma_end_write_all, then the rwsem's.
+sim::Task<void> mmap_write_unlock(PerCpu& self, MmStruct& mm);
+sim::Task<void> mmap_write_downgrade(PerCpu& self, MmStruct& mm);
 
 // A user access outside every mapping: the task would get SIGSEGV.
 class Sigsegv : public std::runtime_error {

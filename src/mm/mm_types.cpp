@@ -14,11 +14,16 @@ MmStruct::MmStruct(std::uint32_t id, hw::CoherenceModel& model, std::uint32_t nc
       tlb_flush_pending{0, model.add_line("mm.tlb_flush_pending")},
       tlb_flush_batched{false, model.add_line("mm.tlb_flush_batched")},
       mmap_lock(model, "mm.mmap_lock", lock_kind),
+      mm_lock_seq{0, model.add_line("mm.mm_lock_seq")},
       pgd(frames),
       id_(id),
       is_init_mm_(is_init_mm),
       model_(model),
       lock_kind_(lock_kind) {}
+
+void MmStruct::map_process_image() {
+  insert_vma(Vma{kMmapBase - kProcessImageSize, kMmapBase, false, false, nullptr, 0, nullptr});
+}
 
 const Vma* MmStruct::find_vma(std::uint64_t addr) const {
   auto it = vmas.upper_bound(addr);
@@ -63,6 +68,29 @@ bool MmStruct::remove_vma(std::uint64_t start) {
   if (it->second.vm_lock) free_vma_lock_lines_.push_back(it->second.vm_lock->count.line);
   vmas.erase(it);
   return true;
+}
+
+Vma& MmStruct::split_vma(Vma& v, std::uint64_t addr) {
+  if (addr <= v.start || addr >= v.end) {
+    throw std::logic_error(fmt::format("mm {}: split of [{:#x}, {:#x}) at {:#x}", id_, v.start, v.end, addr));
+  }
+  Vma upper = v;
+  upper.start = addr;
+  upper.pgoff = v.pgoff + (addr - v.start) / kPageSize;
+  upper.vm_lock = nullptr;
+  v.end = addr;
+  return insert_vma(upper);
+}
+
+void MmStruct::resize_vma(Vma& v, std::uint64_t start, std::uint64_t end) {
+  if (start != v.start) {
+    auto node = vmas.extract(v.start);
+    node.key() = start;
+    if (node.mapped().file != nullptr) node.mapped().pgoff -= (node.mapped().start - start) / kPageSize;
+    node.mapped().start = start;
+    vmas.insert(std::move(node));
+  }
+  v.end = end;
 }
 
 std::uint64_t MmStruct::get_unmapped_area(std::uint64_t len, std::uint64_t align) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "hw/memory.h"
@@ -32,6 +33,8 @@ struct File {
 // Shared by the VMA and any fault that found it, as RCU keeps a vm_area_struct alive for a fault that looked it up.
 struct VmaLock {
   hw::Shared<int> count;
+  // vma->vm_lock_seq: equal to the mm's mm_lock_seq while the VMA is write-locked (on the VMA's line, read with it).
+  std::uint64_t vm_lock_seq = ~std::uint64_t{0};
 };
 
 struct Vma {
@@ -64,6 +67,9 @@ class MmStruct {
   hw::Shared<int> tlb_flush_pending;   // mm->tlb_flush_pending (inc/dec_tlb_flush_pending)
   hw::Shared<bool> tlb_flush_batched;  // mm->tlb_flush_batched (a reclaim flush is deferred in a batch)
   RwSem mmap_lock;
+  // mm->mm_lock_seq (v6.4+): advanced by vma_end_write_all when mmap_lock's writer unlocks or downgrades, which
+  // unlocks every VMA it write-locked at once.
+  hw::Shared<std::uint64_t> mm_lock_seq;
   PageTables pgd;
   // The VMAs by start address (the kernel's maple tree, mm->mm_mt; a sorted list before v6.1). Contract: a Vma's
   // address is stable while it is mapped (a fault holding a per-VMA lock keeps a pointer to it).
@@ -73,10 +79,18 @@ class MmStruct {
   // The VMAs just below and just above [start, end) (find_vma_prev and the next one), nullptr where there is none.
   const Vma* vma_below(std::uint64_t start) const;
   const Vma* vma_above(std::uint64_t end) const;
+  Vma* find_vma(std::uint64_t addr) { return const_cast<Vma*>(std::as_const(*this).find_vma(addr)); }
+  Vma* vma_below(std::uint64_t start) { return const_cast<Vma*>(std::as_const(*this).vma_below(start)); }
+  Vma* vma_above(std::uint64_t end) { return const_cast<Vma*>(std::as_const(*this).vma_above(end)); }
   // Inserts a VMA (vma_link); returns it.
   Vma& insert_vma(const Vma& v);
   // Removes the VMA that starts at `start` (detach_vmas_to_be_unmapped / vms_gather_munmap_vmas); false if none.
   bool remove_vma(std::uint64_t start);
+  // __split_vma: `v` keeps [v.start, addr) and a new VMA (its own lock) gets [addr, v.end); returns the new one.
+  Vma& split_vma(Vma& v, std::uint64_t addr);
+  // vma_expand / vma_merge's adjustments: `v` now spans [start, end) (re-keyed when its start moves; the Vma object
+  // and its lock stay).
+  void resize_vma(Vma& v, std::uint64_t start, std::uint64_t end);
   // get_unmapped_area for a mapping without an address hint, as x86-64's default top-down layout places it
   // (arch_get_unmapped_area_topdown -> vm_unmapped_area -> unmapped_area_topdown, mm/mmap.c): the highest gap below
   // mmap_base that holds `len`, its start aligned down to `align` (a power of two, at least a page; PMD_SIZE where
@@ -85,6 +99,13 @@ class MmStruct {
   // mm->mmap_base: the top of the mmap area. No randomization (the model has no ASLR): TASK_SIZE's 47-bit top less
   // the stack's gap, a 2 MiB-aligned address.
   static constexpr std::uint64_t kMmapBase = 0x7ff000000000;
+  // Maps what lies just below mmap_base in a user process before its benchmark maps anything: the shared libraries
+  // and the threads' stacks, each stack with a PROT_NONE guard page at its low end (glibc's allocate_stack), which
+  // is the lowest of them. Modeled as one read-only VMA of a default 8 MiB stack (RLIMIT_STACK) and its guard page:
+  // the first anonymous mapping lands right below it, in the same leaf page table, as in a real process, so that
+  // unmapping it frees no page table. A bare mm (the checker's scenarios) has none.
+  void map_process_image();
+  static constexpr std::uint64_t kProcessImageSize = (std::uint64_t{8} << 20) + 4096;
   // mmap_min_addr's floor for the search (the model's mappings never come near it).
   static constexpr std::uint64_t kMmapMin = std::uint64_t{1} << 32;
   // The page-table lock of the leaf table covering v (split PTE locks), created on first use.

@@ -362,7 +362,8 @@ std::string file_kernel_tables(const CalibrationRun& r) {
   std::string f = "[kernel]\n";
   for (const char* k :
        {"syscall", "page_fault", "page_alloc", "page_copy", "page_zero", "pte_update", "memcg_charge", "lru_update",
-        "rmap_update", "fault_around_page", "fault_around_skip", "unix_sendmsg", "unix_recvmsg"}) {
+        "rmap_update", "fault_around_page", "fault_around_skip", "mmap_region", "munmap_vmas", "unix_sendmsg",
+        "unix_recvmsg"}) {
     f += fields.line(std::string("kernel.") + k);
   }
   const bool tag_none = !ppc && !r.info.pcid;

@@ -49,6 +49,7 @@ std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const Wor
   kernel::MmStruct* shared = nullptr;
   if (mode == WisMode::kThreads) {
     shared = &k.new_mm();
+    shared->map_process_image();
     shared->mm_users.value = p.threads;  // each thread (clone(CLONE_VM)) holds an mm_users reference
   }
   ops.assign(p.threads, 0);
@@ -57,7 +58,9 @@ std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const Wor
     const std::uint32_t core = i % cores;
     const CpuId cpu = topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
     kernel::PerCpu& pc = k.percpu(cpu);
-    kernel::MmStruct& mm = shared != nullptr ? *shared : k.new_mm();  // processes mode: fork()ed, its own mm
+    kernel::MmStruct* own = shared != nullptr ? nullptr : &k.new_mm();  // processes mode: fork()ed, its own mm
+    if (own != nullptr) own->map_process_image();
+    kernel::MmStruct& mm = shared != nullptr ? *shared : *own;
     std::uint64_t& n = ops[i];
     kernel::TaskStruct& t = sched->create_task(std::string(workload), &mm, cpu, [&pc, &mm, i, from, end, &n, body](
                                                                                       kernel::TaskStruct&) {

@@ -26,8 +26,9 @@ std::uint64_t rmws_on(Scenario& s, const std::string& name) {
 struct CachedFile {
   CachedFile(Scenario& s, Vmscan& vm, std::uint64_t pages, std::uint32_t node = 0)
       : mm(s.k.new_mm()), file(s.k.new_file(pages * kPageSize)) {
-    const std::uint64_t addr = mm.get_unmapped_area(pages * kPageSize);
-    mm.insert_vma(Vma{addr, addr + pages * kPageSize, false, true, &file, 0, nullptr});
+    const std::uint64_t mapped = std::max<std::uint64_t>(pages, 1) * kPageSize;  // mmap maps at least a page
+    const std::uint64_t addr = mm.get_unmapped_area(mapped);
+    mm.insert_vma(Vma{addr, addr + mapped, false, true, &file, 0, nullptr});
     vm.add_mapping(file, mm, addr, 0);
     for (std::uint64_t i = 0; i < pages; ++i) vm.prefill(file, i, node, true);
   }

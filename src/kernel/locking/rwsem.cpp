@@ -29,10 +29,20 @@ TaskStruct* RwSem::sleeper(PerCpu& self) {
   return &t;
 }
 
-sim::Task<bool> RwSem::try_lock(PerCpu& self, bool writer, bool queued) {
-  const auto may_take = [writer, queued](const State& st) {
+sim::Task<bool> RwSem::rwsem_trylock(PerCpu& self, bool writer, bool queued, const TaskStruct* queued_task) {
+  // A queued reader takes the lock only with no writer queued ahead of it: rwsem_down_read_slowpath queues a
+  // reader behind a sleeping writer when readers own the lock (no lock stealing then), and rwsem_mark_wake hands
+  // the lock to the readers at the head of the queue only.
+  bool writer_ahead = false;
+  if (queued && !writer) {
+    for (const Waiter& w : wait_list_) {
+      if (w.task == queued_task) break;
+      writer_ahead = writer_ahead || w.writer;
+    }
+  }
+  const auto may_take = [writer, queued, writer_ahead](const State& st) {
     if (!queued && st.waiters > 0) return false;
-    return writer ? st.count == 0 : st.count >= 0;
+    return writer ? st.count == 0 : st.count >= 0 && !writer_ahead;
   };
   const State old = co_await self.k.mem().rmw(self.cpu, v_, [&](State st) {
     if (may_take(st)) {
@@ -48,36 +58,6 @@ sim::Task<bool> RwSem::try_lock(PerCpu& self, bool writer, bool queued) {
   co_return may_take(old);
 }
 
-// Today's waiter that cannot sleep: test-and-test-and-set on the word, a writer counted in `waiters` from the start
-// so that new readers stay out.
-sim::Task<void> RwSem::spin_until_taken(PerCpu& self, bool writer) {
-  hw::Memory& mem = self.k.mem();
-  if (writer) {
-    co_await mem.rmw(self.cpu, v_, [](State st) {
-      ++st.waiters;
-      return st;
-    });
-  }
-  for (;;) {
-    const State seen = co_await mem.read(self.cpu, v_);
-    if (writer ? seen.count != 0 : (seen.count < 0 || seen.waiters > 0)) {
-      co_await mem.wait_for_write(self.cpu, v_.line);
-      continue;
-    }
-    const State old = co_await mem.rmw(self.cpu, v_, [writer](State st) {
-      if (writer && st.count == 0) {
-        st.count = -1;
-        st.nonspinnable = false;
-        --st.waiters;
-      } else if (!writer && st.count >= 0 && st.waiters == 0) {
-        ++st.count;
-      }
-      return st;
-    });
-    if (writer ? old.count == 0 : (old.count >= 0 && old.waiters == 0)) co_return;
-  }
-}
-
 sim::Task<bool> RwSem::optimistic_spin_write(PerCpu& self) {
   hw::Memory& mem = self.k.mem();
   const bool spins_on_readers = self.k.config().version >= KernelVersion{5, 3};
@@ -86,7 +66,7 @@ sim::Task<bool> RwSem::optimistic_spin_write(PerCpu& self) {
     const State seen = co_await mem.read(self.cpu, v_);
     if (seen.count == 0) {
       // rwsem_try_write_lock_unqueued: a spinner may take a free lock ahead of queued waiters.
-      if (co_await try_lock(self, true, true)) co_return true;
+      if (co_await rwsem_trylock(self, true, true)) co_return true;
       continue;
     }
     if (seen.count < 0) {
@@ -123,7 +103,8 @@ sim::Task<void> RwSem::slowpath(PerCpu& self, TaskStruct& t, bool writer) {
     return st;
   });
   // The wait loop: try, and sleep in TASK_UNINTERRUPTIBLE until a release wakes this task.
-  while (!co_await try_lock(self, writer, true)) {
+  for (;;) {
+    if (co_await rwsem_trylock(self, writer, true, &t)) break;
     t.state = TaskState::TASK_UNINTERRUPTIBLE;
     co_await wait_lock_.unlock(mem, self.cpu);
     co_await s.schedule(t);
@@ -160,16 +141,23 @@ sim::Task<void> RwSem::wake(PerCpu& self, bool readers_only) {
 }
 
 sim::Task<void> RwSem::down_read(PerCpu& self) {
+  hw::Memory& mem = self.k.mem();
   TaskStruct* t = sleeper(self);
   if (t == nullptr) {
-    co_await spin_until_taken(self, false);
-    co_return;
+    // A waiter that cannot sleep: test-and-test-and-set on the word while a writer holds or waits for it.
+    for (;;) {
+      const State seen = co_await mem.read(self.cpu, v_);
+      if (seen.count < 0 || seen.waiters > 0) {
+        co_await mem.wait_for_write(self.cpu, v_.line);
+        continue;
+      }
+      if (co_await rwsem_trylock(self, false, false)) co_return;
+    }
   }
-  hw::Memory& mem = self.k.mem();
   const KernelVersion v = self.k.config().version;
   const bool readers_spin = v >= KernelVersion{5, 3} && v < KernelVersion{5, 12};
   for (;;) {
-    if (co_await try_lock(self, false, false)) co_return;  // rwsem_read_trylock
+    if (co_await rwsem_trylock(self, false, false)) co_return;  // rwsem_read_trylock
     if (!readers_spin) break;
     // v5.3-v5.11: a reader spins while a writer owns the lock (its optimistic spin), then tries again.
     const State seen = co_await mem.read(self.cpu, v_);
@@ -190,10 +178,31 @@ sim::Task<void> RwSem::up_read(PerCpu& self) {
 sim::Task<void> RwSem::down_write(PerCpu& self) {
   TaskStruct* t = sleeper(self);
   if (t == nullptr) {
-    co_await spin_until_taken(self, true);
-    co_return;
+    // A waiter that cannot sleep: counted in `waiters` from the start, so that new readers stay out, it spins on
+    // the word until the lock is free and takes it.
+    hw::Memory& mem = self.k.mem();
+    co_await mem.rmw(self.cpu, v_, [](State st) {
+      ++st.waiters;
+      return st;
+    });
+    for (;;) {
+      const State seen = co_await mem.read(self.cpu, v_);
+      if (seen.count != 0) {
+        co_await mem.wait_for_write(self.cpu, v_.line);
+        continue;
+      }
+      const State old = co_await mem.rmw(self.cpu, v_, [](State st) {
+        if (st.count == 0) {
+          st.count = -1;
+          st.nonspinnable = false;
+          --st.waiters;
+        }
+        return st;
+      });
+      if (old.count == 0) co_return;
+    }
   }
-  if (co_await try_lock(self, true, false)) co_return;  // rwsem_write_trylock
+  if (co_await rwsem_trylock(self, true, false)) co_return;  // rwsem_write_trylock
   if (self.k.config().version >= KernelVersion{3, 16} && co_await optimistic_spin_write(self)) co_return;
   co_await slowpath(self, *t, true);
 }

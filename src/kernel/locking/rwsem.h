@@ -53,12 +53,11 @@ class RwSem {
   };
   // The task on `self` that may sleep here (see the contract), or nullptr.
   static TaskStruct* sleeper(PerCpu& self);
-  // One attempt to take the lock (rwsem_try_write_lock / rwsem_read_trylock): the word's rmw.
-  sim::Task<bool> try_lock(PerCpu& self, bool writer, bool queued);
+  // One attempt to take the lock (rwsem_try_write_lock / rwsem_read_trylock): the word's rmw. `queued`: by a waiter
+  // on the wait list (`queued_task`), which RWSEM_FLAG_WAITERS does not keep out.
+  sim::Task<bool> rwsem_trylock(PerCpu& self, bool writer, bool queued, const TaskStruct* queued_task = nullptr);
   // rwsem_optimistic_spin for a writer: returns true with the lock taken, false when spinning stopped.
   sim::Task<bool> optimistic_spin_write(PerCpu& self);
-  // The spin of a waiter that cannot sleep: test-and-test-and-set until the lock is taken.
-  sim::Task<void> spin_until_taken(PerCpu& self, bool writer);
   // rwsem_down_{read,write}_slowpath: queue on the wait list, sleep, retry on each wake-up.
   sim::Task<void> slowpath(PerCpu& self, TaskStruct& t, bool writer);
   // rwsem_wake / rwsem_downgrade_wake: wake the head waiter (and, for a reader at the head, the readers queued

@@ -146,7 +146,14 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
     const sim::SimTime start = pc.cpu.now();
     const sim::Duration exit_latency =
         pick >= 0 ? states[static_cast<std::size_t>(pick)].exit_latency : sim::Duration{0};
-    co_await mem.idle_poll(pc.cpu, r.need_resched.line, exit_latency);
+    if (pick >= 0 && !states[static_cast<std::size_t>(pick)].polls) {
+      // default_idle: clear TIF_POLLING_NRFLAG, test need_resched once more, then sti; hlt until an interrupt.
+      r.polling = false;
+      if (!co_await mem.read(pc.cpu, r.need_resched)) co_await pc.cpu.safe_halt(exit_latency);
+      r.polling = true;
+    } else {
+      co_await mem.idle_poll(pc.cpu, r.need_resched.line, exit_latency);
+    }
     if (k.tracer() != nullptr) k.tracer()->end(pc.cpu);
     r.last_idle = pc.cpu.now() - start;
   }
@@ -264,6 +271,15 @@ sim::Task<void> Sched::finish_task_switch(TaskStruct& current) {
   if (mm != nullptr) co_await mmdrop_lazy_tlb_sched(pc, *mm);
 }
 
+sim::Task<void> Sched::resched_idle(PerCpu& waker, CpuId target) {
+  Rq& r = rq(target);
+  co_await k.mem().write(waker.cpu, r.need_resched, true);
+  if (!r.polling && target != waker.id) {
+    const CpuId t[] = {target};
+    co_await k.sys().ipi().send(waker.cpu, t, RESCHEDULE_VECTOR);
+  }
+}
+
 sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned wake_flags) {
   PerCpu& w = cpu_of(waker);
   hw::Memory& mem = k.mem();
@@ -329,7 +345,11 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned
   } else if (!preempt) {
     preempt = !fork;
   }
-  if (preempt && (r.curr == r.idle || !r.need_resched.value)) co_await mem.write(w.cpu, r.need_resched, true);
+  if (preempt && r.curr == r.idle) {
+    co_await resched_idle(w, target);
+  } else if (preempt && !r.need_resched.value) {
+    co_await mem.write(w.cpu, r.need_resched, true);
+  }
   co_await r.lock.unlock(mem, w.cpu);
   co_await done();
 }

@@ -94,6 +94,7 @@ struct Rq {
   MmStruct* prev_mm = nullptr;      // dropped by finish_task_switch after a switch from a kernel thread
   TaskStruct* prev_task = nullptr;  // the task switched away from, for finish_task_switch
   hw::Shared<bool> need_resched;    // TIF_NEED_RESCHED of curr, on the idle task's polled thread_info line
+  bool polling = true;              // TIF_POLLING_NRFLAG of the idle task, on the same line (IdleState::polls)
   std::uint64_t nr_switches = 0;
   sim::Duration last_idle{0};  // how long the previous idle period lasted (the governor's prediction)
   sim::Duration avg_idle = sim::microseconds(1000);  // rq->avg_idle, starting at 2 * sysctl_sched_migration_cost
@@ -189,6 +190,9 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   // The local timer interrupt's work on `self`: wake the tasks whose sleep expired, then the scheduler tick if
   // one is due (hrtimer_interrupt -> tick_sched_timer -> scheduler_tick).
   sim::Task<void> timer_interrupt(PerCpu& self);
+  // resched_curr of an idle `target` from `waker`: set_nr_and_not_polling sets TIF_NEED_RESCHED, and when the idle
+  // task does not poll (it halted) smp_send_reschedule interrupts it.
+  sim::Task<void> resched_idle(PerCpu& waker, CpuId target);
   // need_resched(): TIF_NEED_RESCHED of the task running on `t`'s CPU, tested where a preemptible task would
   // take a preemption (the return to user mode of the tick or of a reschedule).
   bool need_resched(TaskStruct& t) { return rq(t.cpu).need_resched.value; }

@@ -157,7 +157,7 @@ sim::Task<bool> Sched::pull_one_task(PerCpu& pc, Rq& busiest, CpuId to) {
   attach_task(target, *pulled);
   ++stats.sched_migrations;
   // attach_task -> check_preempt_curr: an idle target polls need_resched.
-  if (target.curr == target.idle && to != pc.id) co_await mem.write(pc.cpu, target.need_resched, true);
+  if (target.curr == target.idle && to != pc.id) co_await resched_idle(pc, to);
   co_await target.lock.unlock(mem, pc.cpu);
   if (irqs_were_on) co_await pc.cpu.local_irq_enable();
   co_return true;
