@@ -138,6 +138,7 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
     co_await flush_smp_call_function_queue(self);
   } else if (vector == RESCHEDULE_VECTOR) {
     // sysvec_reschedule_ipi -> scheduler_ipi: TIF_NEED_RESCHED is already set; the interrupt only woke the CPU.
+    ++counters_.irq_resched_count;
   } else if (vector == LOCAL_TIMER_VECTOR && sched_ != nullptr) {
     ++counters_.irq_timer_count;
     co_await sched_->timer_interrupt(self);

@@ -76,7 +76,9 @@ void KernelCounters::register_stats(Stats& stats) const {
              ipis_call_function_single)
       .count("page_faults", "page faults handled (handle_mm_fault)", page_faults, kStatSummary)
       .count("mm_freed", "mm_structs freed (__mmdrop)", mm_freed)
-      .count("Local timer interrupts", "/proc/interrupts LOC row: hrtimer expiries", irq_timer_count);
+      .count("Local timer interrupts", "/proc/interrupts LOC row: hrtimer expiries", irq_timer_count)
+      .count("Rescheduling interrupts", "/proc/interrupts RES row: reschedule IPIs handled (by a CPU that halted)",
+             irq_resched_count);
   for (std::size_t i = 0; i < tlb_flush.size(); ++i) {
     r.count("tlb:tlb_flush/" + std::string(to_string(static_cast<TlbFlushReason>(i))),
             "tlb:tlb_flush trace events with this reason", tlb_flush[i], kStatSummary);

@@ -48,6 +48,7 @@ struct KernelCounters {
   std::array<std::uint64_t, static_cast<std::size_t>(TlbFlushReason::kCount)> tlb_flush{};  // trace events
   std::vector<std::uint64_t> irq_tlb_count;     // /proc/interrupts "TLB shootdowns" (TLB), per CPU
   std::vector<std::uint64_t> irq_call_count;    // /proc/interrupts "Function call interrupts" (CAL), per CPU
+  std::uint64_t irq_resched_count = 0;          // reschedule IPIs handled (/proc/interrupts RES)
   std::uint64_t ipis_sent = 0;                  // IPIs actually sent (llist_add found the queue empty)
   std::uint64_t ipis_call_function = 0;         // ... of them by CALL_FUNCTION_VECTOR (several targets)
   std::uint64_t ipis_call_function_single = 0;  // ... by CALL_FUNCTION_SINGLE_VECTOR (one target)

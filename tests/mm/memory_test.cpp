@@ -199,5 +199,115 @@ TEST(MmOps, OverlappingMadvisesMakeOneFlushRequestEach) {
   }
 }
 
+// ---- munmap: VMA merging and splitting, free_pgtables' bounds and lazy CPUs; faults under per-VMA locks.
+
+namespace mmap_paths {
+
+sim::Task<void> munmap_range(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await sys_munmap(self, mm, addr, len);
+}
+sim::Task<void> map_and_write(PerCpu& self, MmStruct& mm, std::uint64_t pages, std::uint64_t& addr) {
+  addr = co_await sys_mmap(self, mm, pages * kPageSize, false, nullptr, 0);
+  for (std::uint64_t i = 0; i < pages; ++i) co_await user_access(self, mm, addr + i * kPageSize, true);
+}
+sim::Task<void> enter_mm(PerCpu& self, MmStruct& mm) {
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+}
+// The CPU runs the mm, then a kernel thread: it keeps the mm loaded, lazily (enter_lazy_tlb).
+sim::Task<void> run_mm_then_go_lazy(PerCpu& self, MmStruct& mm) {
+  co_await enter_mm(self, mm);
+  co_await self.k.arch().enter_lazy_tlb(self, mm);
+}
+
+TEST(MmOps, AnonymousMappingsPackTopDownMergeAndMunmapSplitsThemAgain) {
+  // unmapped_area_topdown places each mapping at the top of the highest gap below mmap_base; mmap_region's
+  // vma_merge extends the neighbour instead of making a second VMA; munmap of one of the two splits it again
+  // (__split_vma), and the next mapping reuses the highest gap.
+  for (const char* profile : {"linux-3.3", "linux-5.17", "linux-6.13"}) {
+    Scenario s(load_kernel_profile(profile).config);
+    MmStruct& mm = s.k.new_mm();
+    std::uint64_t a = 0, b = 0, c = 0;
+    s.run_on(0, mmap_pages(s.cpu(0), mm, 16, a));
+    s.run_on(0, mmap_pages(s.cpu(0), mm, 16, b));
+    EXPECT_EQ(a, MmStruct::kMmapBase - 16 * kPageSize) << profile;
+    EXPECT_EQ(b, a - 16 * kPageSize) << profile;
+    ASSERT_EQ(mm.vmas.size(), 1u) << profile;
+    EXPECT_EQ(mm.vmas.begin()->second.start, b) << profile;
+    EXPECT_EQ(mm.vmas.begin()->second.end, a + 16 * kPageSize) << profile;
+    s.run_on(0, munmap_range(s.cpu(0), mm, a, 16 * kPageSize));
+    ASSERT_EQ(mm.vmas.size(), 1u) << profile;
+    EXPECT_EQ(mm.vmas.begin()->second.end, a) << profile;
+    s.run_on(0, mmap_pages(s.cpu(0), mm, 16, c));
+    EXPECT_EQ(c, a) << profile;
+  }
+}
+
+TEST(MmOps, OnlyAnonymousMappingsOfWholePmdsAreThpAlignedFromV612) {
+  // __get_unmapped_area: efa7df3e3bb5 (v6.8) aligns every anonymous mapping to PMD_SIZE; d4148aeab412 (v6.12) only
+  // those whose length is a multiple of it.
+  constexpr std::uint64_t kPmd = kPtesPerTable * kPageSize;
+  EXPECT_EQ(mmap_thp_align({5, 17}, true, kPmd), kPageSize);
+  EXPECT_EQ(mmap_thp_align({6, 8}, true, 16 * kPageSize), kPmd);
+  EXPECT_EQ(mmap_thp_align({6, 13}, true, 16 * kPageSize), kPageSize);
+  EXPECT_EQ(mmap_thp_align({6, 13}, true, 2 * kPmd), kPmd);
+  EXPECT_EQ(mmap_thp_align({6, 13}, false, 2 * kPmd), kPageSize);
+}
+
+TEST(MmOps, ALazyCpuGetsAFlushIpiFromMunmapOnlyWhenItFreesAPageTable) {
+  // free_pgtables frees a leaf table only when no VMA lies within the 2 MiB it maps (floor and ceiling). A flush
+  // that frees no table skips lazy CPUs (v5.17 tlb_is_not_lazy, v6.13 should_flush_tlb); one that does interrupts
+  // every CPU of mm_cpumask (native_flush_tlb_multi).
+  for (const char* profile : {"linux-5.17", "linux-6.13"}) {
+    Scenario s(load_kernel_profile(profile).config);
+    MmStruct& mm = s.k.new_mm();
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    std::uint64_t a = 0, b = 0;
+    s.run_on(0, enter_mm(s.cpu(0), mm));
+    s.run_on(0, map_and_write(s.cpu(0), mm, 16, a));
+    s.run_on(0, map_and_write(s.cpu(0), mm, 16, b));
+    s.run_on(1, run_mm_then_go_lazy(s.cpu(1), mm));
+    s.run_on(0, munmap_range(s.cpu(0), mm, a, 16 * kPageSize));  // b's part of the VMA keeps the table
+    EXPECT_EQ(s.k.counters().irq_tlb_count[1], 0u) << profile;
+    s.run_on(0, munmap_range(s.cpu(0), mm, b, 16 * kPageSize));  // the last VMA: its table is freed
+    EXPECT_EQ(s.k.counters().irq_tlb_count[1], 1u) << profile;
+    EXPECT_TRUE(s.oracle().violations().empty()) << profile;
+  }
+}
+
+sim::Task<void> hold_mmap_lock_for_write(PerCpu& self, MmStruct& mm, sim::Duration hold) {
+  co_await mm.mmap_lock.down_write(self);
+  co_await self.cpu.delay(hold);
+  co_await mmap_write_unlock(self, mm);
+}
+sim::Task<void> write_fault_after(PerCpu& self, MmStruct& mm, std::uint64_t addr, sim::Duration wait,
+                                  sim::SimTime& done) {
+  co_await self.cpu.delay(wait);
+  co_await user_access(self, mm, addr, true);
+  done = self.cpu.now();
+}
+
+TEST(MmOps, AFaultTakesItsVmaLockRatherThanMmapLockFromV64) {
+  // x86 v6.4 ("x86/mm: try VMA lock-based page fault handling first"): a fault on a VMA that no writer has
+  // write-locked runs under the VMA's own lock, while another CPU holds mmap_lock for write; before, it waits.
+  for (const auto& [profile, waits] : {std::pair{"linux-5.17", true}, std::pair{"linux-6.13", false}}) {
+    Scenario s(load_kernel_profile(profile).config);
+    MmStruct& mm = s.k.new_mm();
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    std::uint64_t addr = 0;
+    s.run_on(0, enter_mm(s.cpu(0), mm));
+    s.run_on(0, mmap_pages(s.cpu(0), mm, 16, addr));
+    const sim::SimTime start = s.sys.scheduler().now();
+    const sim::Duration hold = sim::microseconds(50);
+    sim::SimTime done{};
+    s.cpu(1).cpu.start(hold_mmap_lock_for_write(s.cpu(1), mm, hold));
+    s.run_on(0, write_fault_after(s.cpu(0), mm, addr, sim::microseconds(1), done));
+    EXPECT_EQ(done - start > hold, waits) << profile << ": fault done after " << sim::format_duration(done - start);
+  }
+}
+
+}  // namespace mmap_paths
+
 }  // namespace
 }  // namespace tlbsim::kernel

@@ -55,13 +55,19 @@ TEST(RealIpis, TwoThreadsFlushAsOftenAsTheGuestKernel) {
   const PerOp f2 = simulate_on_guest("tlb_flush2", 2);
   expect_within(f2.requests, 1.00, 0.25, "tlb_flush2 requests/op");
   expect_within(f2.ipis, 0.97, 0.25, "tlb_flush2 IPIs/op");
+  // mmap_storm: one request per munmap (README: 1.00). Its IPIs (real 0.24-0.29 a munmap: the other CPU is mostly
+  // lazy, asleep in mmap_lock or in a fault that fell back to it) are not pinned: the model's threads lock into a
+  // fixed phase whose IPI count swings between 0.3 and 1.0 with the guest's unmeasured wake-up latency
+  // (docs/fidelity-notes.md, "Validation").
+  expect_within(simulate_on_guest("mmap_storm", 2).requests, 1.00, 0.25, "mmap_storm requests/op");
 }
 
-// One thread: the guest's flushes per op (validate-table.txt: 1.985 and 1.004). Its remote requests are not
+// One thread: the guest's flushes per op (validate-table.txt: 1.985, 1.004 and 1.000). Its remote requests are not
 // compared: the measuring process's sleeping main thread keeps the mm in mm_cpumask there, and the model has none.
 TEST(RealIpis, OneThreadFlushesWithinFivePercentOfTheGuestKernel) {
   expect_within(simulate_on_guest("tlb_flush1", 1).flushes, 1.985, 0.05, "tlb_flush1 flushes/op");
   expect_within(simulate_on_guest("tlb_flush2", 1).flushes, 1.004, 0.05, "tlb_flush2 flushes/op");
+  expect_within(simulate_on_guest("mmap_storm", 1).flushes, 1.000, 0.05, "mmap_storm flushes/op");
 }
 
 }  // namespace

@@ -333,5 +333,31 @@ TEST(Sched, AWokenSleeperPreemptsItsWakerWhereTheSystemCallReturnsToUserMode) {
   EXPECT_TRUE(ran_unchecked == sim::SimTime{} || past_unchecked < ran_unchecked);
 }
 
+// Two tasks on CPUs 0 and 2 wake each other 20 times through pipes; each sleeps in between, so its CPU idles.
+std::uint64_t resched_ipis_of_ping_pong(hw::Machine m) {
+  Scenario s(std::move(m), KernelConfig{});
+  PingPong p(s);
+  MmStruct& a = s.k.new_mm();
+  MmStruct& b = s.k.new_mm();
+  p.sched.start();
+  pin(p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 20); }),
+      s.k.ncpus());
+  pin(p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return waker(p.sched, t, p.to_a, p.to_b, 20); }),
+      s.k.ncpus());
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  return s.k.counters().irq_resched_count;
+}
+
+TEST(Sched, AnIdleCpuThatHaltsIsWokenByARescheduleIpi) {
+  // An idle state that polls (MWAIT, snooze) is woken by the waker's write of TIF_NEED_RESCHED; in HLT (x86
+  // default_idle) TIF_POLLING_NRFLAG is clear, so resched_curr sends a reschedule IPI (smp_send_reschedule).
+  hw::Machine polling = hw::load_machine("small-2s2c");
+  polling.idle_states.clear();
+  EXPECT_EQ(resched_ipis_of_ping_pong(polling), 0u);
+  hw::Machine halting = hw::load_machine("small-2s2c");
+  halting.idle_states = {hw::IdleState{"HLT", sim::microseconds(1), sim::nanoseconds(1), false, false}};
+  EXPECT_GE(resched_ipis_of_ping_pong(halting), 20u);
+}
+
 }  // namespace
 }  // namespace tlbsim::kernel

@@ -1,0 +1,112 @@
+// Scenario tests of the rw_semaphore (src/kernel/locking/rwsem.cpp): each era's optimistic spinning, the sleeping
+// slow paths and their wake-ups, on the small test machine with the scheduler.
+#include "kernel/locking/rwsem.h"
+
+#include <gtest/gtest.h>
+
+#include "kernel/scenario.h"
+#include "kernel/sched/sched.h"
+#include "model/profile.h"
+
+namespace tlbsim::kernel {
+namespace {
+
+using testing::Scenario;
+
+sim::Task<void> hold_for_read(Sched& s, TaskStruct& t, RwSem& sem, sim::Duration hold, sim::SimTime& released) {
+  PerCpu& pc = s.cpu_of(t);
+  co_await sem.down_read(pc);
+  co_await pc.cpu.delay(hold);
+  released = pc.cpu.now();
+  co_await sem.up_read(pc);
+}
+
+sim::Task<void> take(Sched& s, TaskStruct& t, RwSem& sem, bool writer, sim::Duration after, sim::SimTime& acquired) {
+  PerCpu& pc = s.cpu_of(t);
+  co_await pc.cpu.delay(after);
+  if (writer) {
+    co_await sem.down_write(pc);
+    acquired = pc.cpu.now();
+    co_await pc.cpu.delay(sim::microseconds(5));
+    co_await sem.up_write(pc);
+  } else {
+    co_await sem.down_read(pc);
+    acquired = pc.cpu.now();
+    co_await sem.up_read(pc);
+  }
+}
+
+void pin(TaskStruct& t, std::uint32_t ncpus) {
+  t.cpus_allowed = Cpumask(ncpus);
+  t.cpus_allowed.set(t.cpu);
+}
+
+TEST(Rwsem, AWriterSpinsOnAReaderOwnedLockForItsEraThenSleepsUntilTheReaderLeaves) {
+  // The reader holds the lock 100 us; the writer comes 1 us later. v3.3 has no optimistic spinning and sleeps at
+  // once; v5.17 and v6.13 spin on the reader-owned lock for rwsem_rspin_threshold, (20 + 1 reader) / 2 = 10.5 us,
+  // then sleep. The up_read that frees the lock wakes the writer.
+  for (const auto& [profile, spin_us] : {std::pair{"linux-3.3", 0.0}, std::pair{"linux-5.17", 10.5},
+                                         std::pair{"linux-6.13", 10.5}}) {
+    Scenario s(load_kernel_profile(profile).config);
+    Sched sched(s.k, false);
+    RwSem sem(s.sys.coherence(), "test.rwsem", s.k.arch().spinlock_kind());
+    sched.start();
+    sim::SimTime released{}, acquired{};
+    pin(sched.create_task("reader", nullptr, CpuId{0},
+                          [&](TaskStruct& t) { return hold_for_read(sched, t, sem, sim::microseconds(100), released); }),
+        s.k.ncpus());
+    TaskStruct& w = sched.create_task(
+        "writer", nullptr, CpuId{2}, [&](TaskStruct& t) { return take(sched, t, sem, true, sim::microseconds(1), acquired); });
+    pin(w, s.k.ncpus());
+    s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+    EXPECT_GE(acquired, released) << profile;
+    EXPECT_EQ(w.nvcsw, 2u) << profile << ": it slept once (and switched away once more when it ended)";
+    // The writer's CPU idled from the end of its spin to the wake-up.
+    const double idle_us = static_cast<double>(sched.rq(CpuId{2}).last_idle.count()) / 1e6;
+    EXPECT_NEAR(idle_us, 100.0 - 1.0 - spin_us, 2.0) << profile;
+    EXPECT_EQ(sem.value(), 0) << profile;
+  }
+}
+
+TEST(Rwsem, AWaiterThatMayMigrateSpinsInsteadOfSleeping) {
+  // The model's mm code runs on one CPU throughout, so only a task pinned to its CPU sleeps in the lock.
+  Scenario s(load_kernel_profile("linux-6.13").config);
+  Sched sched(s.k, false);
+  RwSem sem(s.sys.coherence(), "test.rwsem", s.k.arch().spinlock_kind());
+  sched.start();
+  sim::SimTime released{}, acquired{};
+  pin(sched.create_task("reader", nullptr, CpuId{0},
+                        [&](TaskStruct& t) { return hold_for_read(sched, t, sem, sim::microseconds(100), released); }),
+      s.k.ncpus());
+  TaskStruct& w = sched.create_task(
+      "writer", nullptr, CpuId{2}, [&](TaskStruct& t) { return take(sched, t, sem, true, sim::microseconds(1), acquired); });
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  EXPECT_GE(acquired, released);
+  EXPECT_EQ(w.nvcsw, 1u);  // only its exit's switch
+}
+
+TEST(Rwsem, AReaderQueuesBehindASleepingWriterWhileReadersOwnTheLock) {
+  // rwsem_down_read_slowpath: with readers owning the lock and a writer asleep in the queue, a new reader does not
+  // steal the lock but queues behind the writer, so a stream of readers cannot starve it.
+  Scenario s(load_kernel_profile("linux-6.13").config);
+  Sched sched(s.k, false);
+  RwSem sem(s.sys.coherence(), "test.rwsem", s.k.arch().spinlock_kind());
+  sched.start();
+  sim::SimTime released{}, writer_in{}, reader_in{};
+  pin(sched.create_task("reader", nullptr, CpuId{0},
+                        [&](TaskStruct& t) { return hold_for_read(sched, t, sem, sim::microseconds(100), released); }),
+      s.k.ncpus());
+  pin(sched.create_task("writer", nullptr, CpuId{1},
+                        [&](TaskStruct& t) { return take(sched, t, sem, true, sim::microseconds(1), writer_in); }),
+      s.k.ncpus());
+  pin(sched.create_task("reader2", nullptr, CpuId{2},
+                        [&](TaskStruct& t) { return take(sched, t, sem, false, sim::microseconds(30), reader_in); }),
+      s.k.ncpus());
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  EXPECT_GE(writer_in, released);
+  EXPECT_GT(reader_in, writer_in);
+  EXPECT_EQ(sem.value(), 0);
+}
+
+}  // namespace
+}  // namespace tlbsim::kernel
