@@ -355,6 +355,30 @@ std::string file_hardware_tables(const CalibrationRun& r) {
   return f;
 }
 
+// The idle loop: /sys/devices/system/cpu/cpuidle/current_driver. Without a cpuidle driver ("none", or no cpuidle
+// directory, as in a KVM guest without ACPI _CST or haltpoll) x86's default_idle halts with TIF_POLLING_NRFLAG
+// clear, so every wake-up of an idle CPU is a reschedule IPI: written as one non-polling HLT state. A driver's
+// own states are not read (the modeled idle loop then polls).
+std::string idle_states(bool ppc) {
+  std::string driver;
+  if (std::ifstream in("/sys/devices/system/cpu/cpuidle/current_driver"); in) std::getline(in, driver);
+  if (ppc || (!driver.empty() && driver != "none")) {
+    return fmt::format("\n# No [[idle.states]]: the states of cpuidle driver '{}' are not read; the modeled idle loop "
+                       "polls.\n",
+                       driver.empty() ? "?" : driver);
+  }
+  return fmt::format(
+      "\n# cpuidle driver: {}. x86 default_idle halts with TIF_POLLING_NRFLAG clear, so a wake-up of an idle CPU\n"
+      "# is a reschedule IPI (delivered as ipi.deliver_socket).\n"
+      "[[idle.states]]\nname = \"HLT\"\n"
+      "exit_latency = {{ ns = 1000.0, source = \"ESTIMATE: the C1 (HLT) exit latency the kernel assumes when no "
+      "firmware table gives one (ACPI C1 worst-case latency 1 us); the wake-up's interrupt delivery is charged apart "
+      "(ipi.deliver_socket)\" }}\n"
+      "target_residency = {{ ns = 1.0, source = \"default_idle has no residency target: it halts whenever the CPU has "
+      "nothing to run\" }}\nflushes_tlb = false\npolls = false\n",
+      driver.empty() ? "none (no /sys/devices/system/cpu/cpuidle/current_driver)" : driver);
+}
+
 // The file's [kernel] and [tlb] tables and its closing note.
 std::string file_kernel_tables(const CalibrationRun& r) {
   const Fields& fields = r.fields;
@@ -381,7 +405,7 @@ std::string file_kernel_tables(const CalibrationRun& r) {
     f += fields.line(std::string("tlb.") + k);
   }
   if (ppc) f += fields.line("tlb.tlbie");
-  f += "\n# No [[idle.states]]: cpuidle states are not read; the modeled idle loop polls.\n";
+  f += idle_states(ppc);
   return f;
 }
 

@@ -318,6 +318,19 @@ void compare_runs(Validation& v, const hw::Machine& machine) {
     if (w.starts_with("tlb_flush") && t > 1 && row.real.ipis_per_op && *row.real.ipis_per_op < 0.01) tlb_silent = true;
     v.rep.rows.push_back(std::move(row));
   }
+  // How idle CPUs wake decides how often a flush finds the other CPUs of the mm lazy (asleep in mmap_lock or a
+  // fault): say when the machine's idle loop halts (a guest without a cpuidle driver), as bare metal's MWAIT idle
+  // does not.
+  const bool halts = std::any_of(machine.idle_states.begin(), machine.idle_states.end(),
+                                 [](const hw::IdleState& st) { return !st.polls; });
+  if (halts) {
+    v.rep.notes.push_back(fmt::format(
+        "the machine's idle CPUs halt ({}): each wake-up of a sleeping thread is a reschedule IPI ({} to deliver "
+        "here), so threads that sleep in mmap_lock stay idle, and lazy, longer than on bare metal, whose MWAIT or "
+        "snooze idle wakes at the waker's write; a workload's IPIs/op (mmap_storm's above all) depends on it",
+        v.qemu ? "a QEMU guest" : cpu_has_hypervisor_flag() ? "a guest: cpuinfo flag 'hypervisor'" : "HLT idle",
+        sim::format_duration(machine.ipi.deliver_socket)));
+  }
   if (tlb_silent) {
     v.rep.notes.push_back(fmt::format(
         "the TLB row did not count the remote flushes of multi-threaded tlb_flush runs{}: a paravirtual remote "
