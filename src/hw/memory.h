@@ -9,11 +9,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "sim/source_site.h"
-
 #include "hw/coherence.h"
 #include "sim/cpu.h"
 #include "sim/scheduler.h"
+#include "sim/source_site.h"
 
 namespace tlbsim::hw {
 

@@ -16,7 +16,8 @@ std::string_view irq_row(int vector) {
     case CALL_FUNCTION_VECTOR: return "Function call interrupts";
     case CALL_FUNCTION_SINGLE_VECTOR: return "Single function call interrupts";
     case LOCAL_TIMER_VECTOR: return "Local timer interrupts";
-    case RESCHEDULE_VECTOR: return "Rescheduling interrupts";
+    case RESCHEDULE_VECTOR:
+      return "Rescheduling interrupts";
     default: return "TLB shootdowns";  // v3.3's INVALIDATE_TLB_VECTOR_START + n
   }
 }

@@ -277,7 +277,7 @@ sim::Task<void> vma_start_write(PerCpu& self, MmStruct& mm, Vma& vma) {
   if (!per_vma_lock(self.k.config().version, self.k.arch().arch())) co_return;
   VmaLock& lock = *vma.vm_lock;
   const std::uint64_t seq = mm.mm_lock_seq.value;  // stable under mmap_lock held for write
-  if (lock.vm_lock_seq == seq) co_return;         // __is_vma_write_locked
+  if (lock.vm_lock_seq == seq) co_return;          // __is_vma_write_locked
   hw::Memory& m = self.k.mem();
   for (;;) {  // down_write(&vma->vm_lock->lock): wait for the faults that hold it
     const int before = co_await m.rmw(self.cpu, lock.count, [](int c) { return c == 0 ? -1 : c; });

@@ -48,7 +48,8 @@ Vma& MmStruct::insert_vma(const Vma& v) {
   const Vma* below = vma_below(v.start);
   const Vma* above = vma_above(v.start);
   if (v.end <= v.start || (below != nullptr && below->end > v.start) || (above != nullptr && above->start < v.end)) {
-    throw std::logic_error(fmt::format("mm {}: VMA [{:#x}, {:#x}) is empty or overlaps a mapped one", id_, v.start, v.end));
+    throw std::logic_error(
+        fmt::format("mm {}: VMA [{:#x}, {:#x}) is empty or overlaps a mapped one", id_, v.start, v.end));
   }
   Vma& added = vmas.emplace(v.start, v).first->second;
   LineId line;

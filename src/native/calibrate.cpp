@@ -363,9 +363,10 @@ std::string idle_states(bool ppc) {
   std::string driver;
   if (std::ifstream in("/sys/devices/system/cpu/cpuidle/current_driver"); in) std::getline(in, driver);
   if (ppc || (!driver.empty() && driver != "none")) {
-    return fmt::format("\n# No [[idle.states]]: the states of cpuidle driver '{}' are not read; the modeled idle loop "
-                       "polls.\n",
-                       driver.empty() ? "?" : driver);
+    return fmt::format(
+        "\n# No [[idle.states]]: the states of cpuidle driver '{}' are not read; the modeled idle loop "
+        "polls.\n",
+        driver.empty() ? "?" : driver);
   }
   return fmt::format(
       "\n# cpuidle driver: {}. x86 default_idle halts with TIF_POLLING_NRFLAG clear, so a wake-up of an idle CPU\n"
@@ -384,10 +385,9 @@ std::string file_kernel_tables(const CalibrationRun& r) {
   const Fields& fields = r.fields;
   const bool ppc = r.ppc;
   std::string f = "[kernel]\n";
-  for (const char* k :
-       {"syscall", "page_fault", "page_alloc", "page_copy", "page_zero", "pte_update", "memcg_charge", "lru_update",
-        "rmap_update", "fault_around_page", "fault_around_skip", "mmap_region", "munmap_vmas", "unix_sendmsg",
-        "unix_recvmsg"}) {
+  for (const char* k : {"syscall", "page_fault", "page_alloc", "page_copy", "page_zero", "pte_update", "memcg_charge",
+                        "lru_update", "rmap_update", "fault_around_page", "fault_around_skip", "mmap_region",
+                        "munmap_vmas", "unix_sendmsg", "unix_recvmsg"}) {
     f += fields.line(std::string("kernel.") + k);
   }
   const bool tag_none = !ppc && !r.info.pcid;

@@ -328,7 +328,9 @@ void compare_runs(Validation& v, const hw::Machine& machine) {
         "the machine's idle CPUs halt ({}): each wake-up of a sleeping thread is a reschedule IPI ({} to deliver "
         "here), so threads that sleep in mmap_lock stay idle, and lazy, longer than on bare metal, whose MWAIT or "
         "snooze idle wakes at the waker's write; a workload's IPIs/op (mmap_storm's above all) depends on it",
-        v.qemu ? "a QEMU guest" : cpu_has_hypervisor_flag() ? "a guest: cpuinfo flag 'hypervisor'" : "HLT idle",
+        v.qemu                      ? "a QEMU guest"
+        : cpu_has_hypervisor_flag() ? "a guest: cpuinfo flag 'hypervisor'"
+                                    : "HLT idle",
         sim::format_duration(machine.ipi.deliver_socket)));
   }
   if (tlb_silent) {

@@ -32,7 +32,7 @@ using PinnedThreadBody = std::function<sim::Task<void>(kernel::PerCpu&, kernel::
 // mode: one mm whose threads each hold an mm_users reference (powerpc's flush_type_needed reads it); processes
 // mode: each task forked with its own mm. Throws InputError naming `workload` for more tasks than cores.
 std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p,
-                                                   std::vector<std::uint64_t>& ops, std::string_view workload,
-                                                   const PinnedThreadBody& body, WisMode mode = WisMode::kThreads);
+                                                    std::vector<std::uint64_t>& ops, std::string_view workload,
+                                                    const PinnedThreadBody& body, WisMode mode = WisMode::kThreads);
 
 }  // namespace tlbsim::workloads

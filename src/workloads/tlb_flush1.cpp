@@ -36,8 +36,8 @@ sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::
 }
 
 std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p,
-                                                   std::vector<std::uint64_t>& ops, std::string_view workload,
-                                                   const PinnedThreadBody& body, WisMode mode) {
+                                                    std::vector<std::uint64_t>& ops, std::string_view workload,
+                                                    const PinnedThreadBody& body, WisMode mode) {
   const auto& topo = k.sys().topology();
   const std::uint32_t cores = topo.params().sockets * topo.params().cores_per_socket;
   if (p.threads == 0 || p.threads > cores) {
@@ -62,10 +62,9 @@ std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const Wor
     if (own != nullptr) own->map_process_image();
     kernel::MmStruct& mm = shared != nullptr ? *shared : *own;
     std::uint64_t& n = ops[i];
-    kernel::TaskStruct& t = sched->create_task(std::string(workload), &mm, cpu, [&pc, &mm, i, from, end, &n, body](
-                                                                                      kernel::TaskStruct&) {
-      return body(pc, mm, i, from, end, n);
-    });
+    kernel::TaskStruct& t = sched->create_task(
+        std::string(workload), &mm, cpu,
+        [&pc, &mm, i, from, end, &n, body](kernel::TaskStruct&) { return body(pc, mm, i, from, end, n); });
     t.cpus_allowed = kernel::Cpumask(k.ncpus());
     t.cpus_allowed.set(cpu);
   }

@@ -168,8 +168,8 @@ TEST(HostileInput, ARunWhoseSeedDecidedNothingSaysSo) {
   const auto j = nlohmann::json::parse(one.out);
   EXPECT_EQ(j["seeded_tie_sets"], 0);
   EXPECT_TRUE(j["seed_changes_nothing"].get<bool>());
-  const Result table = run({"run", "--machine", "small-2s2c", "--workload", "lru_file_mmap_read", "--threads", "1",
-                            "--duration", "200us"});
+  const Result table = run(
+      {"run", "--machine", "small-2s2c", "--workload", "lru_file_mmap_read", "--threads", "1", "--duration", "200us"});
   EXPECT_NE(table.out.find("every --seed gives this run"), std::string::npos) << table.out;
   // Many threads meet at the same instants: the seed orders them, and the run says nothing.
   const Result many = run({"run", "--machine", "small-2s2c", "--workload", "context_switch1", "--threads", "8",

@@ -65,7 +65,7 @@ class RwSem {
   sim::Task<void> wake(PerCpu& self, bool readers_only);
 
   hw::Shared<State> v_;
-  Spinlock wait_lock_;           // sem->wait_lock
+  Spinlock wait_lock_;            // sem->wait_lock
   std::deque<Waiter> wait_list_;  // sem->wait_list, FIFO
 };
 

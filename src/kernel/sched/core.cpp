@@ -209,9 +209,9 @@ sim::Task<void> Sched::schedule(TaskStruct& current) {
   ++stats.context_switches;
   if (k.tracer() != nullptr) {
     // sched:sched_switch, with prev_state as ftrace prints it (R+: preempted while runnable).
-    const char* prev_state = current.is_idle                         ? "R"
-                             : prev_runnable                         ? "R+"
-                             : current.state == TaskState::TASK_DEAD ? "X"
+    const char* prev_state = current.is_idle                                    ? "R"
+                             : prev_runnable                                    ? "R+"
+                             : current.state == TaskState::TASK_DEAD            ? "X"
                              : current.state == TaskState::TASK_UNINTERRUPTIBLE ? "D"
                                                                                 : "S";
     k.tracer()->sched_switch(pc.cpu, current.comm, current.pid, prev_state, next->comm, next->pid);

@@ -45,18 +45,20 @@ TEST(Rwsem, AWriterSpinsOnAReaderOwnedLockForItsEraThenSleepsUntilTheReaderLeave
   // The reader holds the lock 100 us; the writer comes 1 us later. v3.3 has no optimistic spinning and sleeps at
   // once; v5.17 and v6.13 spin on the reader-owned lock for rwsem_rspin_threshold, (20 + 1 reader) / 2 = 10.5 us,
   // then sleep. The up_read that frees the lock wakes the writer.
-  for (const auto& [profile, spin_us] : {std::pair{"linux-3.3", 0.0}, std::pair{"linux-5.17", 10.5},
-                                         std::pair{"linux-6.13", 10.5}}) {
+  for (const auto& [profile, spin_us] :
+       {std::pair{"linux-3.3", 0.0}, std::pair{"linux-5.17", 10.5}, std::pair{"linux-6.13", 10.5}}) {
     Scenario s(load_kernel_profile(profile).config);
     Sched sched(s.k, false);
     RwSem sem(s.sys.coherence(), "test.rwsem", s.k.arch().spinlock_kind());
     sched.start();
     sim::SimTime released{}, acquired{};
-    pin(sched.create_task("reader", nullptr, CpuId{0},
-                          [&](TaskStruct& t) { return hold_for_read(sched, t, sem, sim::microseconds(100), released); }),
+    pin(sched.create_task(
+            "reader", nullptr, CpuId{0},
+            [&](TaskStruct& t) { return hold_for_read(sched, t, sem, sim::microseconds(100), released); }),
         s.k.ncpus());
-    TaskStruct& w = sched.create_task(
-        "writer", nullptr, CpuId{2}, [&](TaskStruct& t) { return take(sched, t, sem, true, sim::microseconds(1), acquired); });
+    TaskStruct& w = sched.create_task("writer", nullptr, CpuId{2}, [&](TaskStruct& t) {
+      return take(sched, t, sem, true, sim::microseconds(1), acquired);
+    });
     pin(w, s.k.ncpus());
     s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
     EXPECT_GE(acquired, released) << profile;
@@ -78,8 +80,9 @@ TEST(Rwsem, AWaiterThatMayMigrateSpinsInsteadOfSleeping) {
   pin(sched.create_task("reader", nullptr, CpuId{0},
                         [&](TaskStruct& t) { return hold_for_read(sched, t, sem, sim::microseconds(100), released); }),
       s.k.ncpus());
-  TaskStruct& w = sched.create_task(
-      "writer", nullptr, CpuId{2}, [&](TaskStruct& t) { return take(sched, t, sem, true, sim::microseconds(1), acquired); });
+  TaskStruct& w = sched.create_task("writer", nullptr, CpuId{2}, [&](TaskStruct& t) {
+    return take(sched, t, sem, true, sim::microseconds(1), acquired);
+  });
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
   EXPECT_GE(acquired, released);
   EXPECT_EQ(w.nvcsw, 1u);  // only its exit's switch

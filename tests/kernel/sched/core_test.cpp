@@ -46,17 +46,23 @@ void pin(TaskStruct& t, std::uint32_t ncpus) {
   t.cpus_allowed.set(t.cpu);
 }
 
-TEST(Sched, UserToIdleToSameUserLoadsNoCr3AndFlushesNothing) {
-  Scenario s;
-  PingPong p(s);
-  MmStruct& a = s.k.new_mm();
-  MmStruct& b = s.k.new_mm();
+// Task a (mm `a`, CPU 0) and task b (mm `b`, CPU 2), pinned, wake each other 20 times through the pipes, each
+// sleeping in between; then 1 ms of simulated time has passed.
+void run_20_round_trips(Scenario& s, PingPong& p, MmStruct& a, MmStruct& b) {
   p.sched.start();
   pin(p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 20); }),
       s.k.ncpus());
   pin(p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return waker(p.sched, t, p.to_a, p.to_b, 20); }),
       s.k.ncpus());
   s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+}
+
+TEST(Sched, UserToIdleToSameUserLoadsNoCr3AndFlushesNothing) {
+  Scenario s;
+  PingPong p(s);
+  MmStruct& a = s.k.new_mm();
+  MmStruct& b = s.k.new_mm();
+  run_20_round_trips(s, p, a, b);
   // Each CPU loaded its task's mm once (from init_mm); the 20 trips through idle reloaded nothing.
   EXPECT_EQ(x86::mm_stats(s.k).cr3_loads[0], 1u);
   EXPECT_EQ(x86::mm_stats(s.k).cr3_loads[2], 1u);
@@ -339,12 +345,7 @@ std::uint64_t resched_ipis_of_ping_pong(hw::Machine m) {
   PingPong p(s);
   MmStruct& a = s.k.new_mm();
   MmStruct& b = s.k.new_mm();
-  p.sched.start();
-  pin(p.sched.create_task("a", &a, CpuId{0}, [&](TaskStruct& t) { return sleeper(p.sched, t, p.to_a, p.to_b, 20); }),
-      s.k.ncpus());
-  pin(p.sched.create_task("b", &b, CpuId{2}, [&](TaskStruct& t) { return waker(p.sched, t, p.to_a, p.to_b, 20); }),
-      s.k.ncpus());
-  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  run_20_round_trips(s, p, a, b);
   return s.k.counters().irq_resched_count;
 }
 
