@@ -145,6 +145,7 @@ struct CalibrationRun {
   bool ppc;
   std::string reps;  // "over N repetitions"
   std::uint32_t cpu0;
+  std::optional<Spread> wakeup;  // the wake-up of a thread asleep on another CPU of the package (wakeup_ns)
 
   // Records a figure for the file's header and prints it.
   Spread note(const std::string& what, const Spread& sp) {
@@ -297,6 +298,11 @@ void measure_remote_shootdowns(CalibrationRun& r, const TransferPairs& pairs, co
     if (auto mb = in_thread([&, p = *pair] { return membarrier_ns(p.first, p.second, s); })) {
       r.note(fmt::format("membarrier(PRIVATE_EXPEDITED), thread on CPU {} (IPI round trip)", pair->second), *mb);
     }
+    if (key == std::string("ipi.deliver_socket")) {
+      r.wakeup = r.note(fmt::format("wake-up of a thread asleep 1 ms on CPU {} (pipe write to read's return)",
+                                    pair->second),
+                        in_thread([&, p = *pair] { return wakeup_ns(p.first, p.second, s); }));
+    }
   }
   if (auto mb = in_thread([&] { return membarrier_ns(r.cpu0, std::nullopt, s); })) {
     r.note("membarrier(PRIVATE_EXPEDITED), no other thread", *mb);
@@ -359,25 +365,34 @@ std::string file_hardware_tables(const CalibrationRun& r) {
 // directory, as in a KVM guest without ACPI _CST or haltpoll) x86's default_idle halts with TIF_POLLING_NRFLAG
 // clear, so every wake-up of an idle CPU is a reschedule IPI: written as one non-polling HLT state. A driver's
 // own states are not read (the modeled idle loop then polls).
-std::string idle_states(bool ppc) {
+std::string idle_states(const CalibrationRun& r) {
   std::string driver;
   if (std::ifstream in("/sys/devices/system/cpu/cpuidle/current_driver"); in) std::getline(in, driver);
-  if (ppc || (!driver.empty() && driver != "none")) {
-    return fmt::format(
-        "\n# No [[idle.states]]: the states of cpuidle driver '{}' are not read; the modeled idle loop "
-        "polls.\n",
-        driver.empty() ? "?" : driver);
+  if (r.ppc || (!driver.empty() && driver != "none")) {
+    return fmt::format("\n# No [[idle.states]]: the states of cpuidle driver '{}' are not read; the modeled idle loop "
+                       "polls.\n",
+                       driver.empty() ? "?" : driver);
+  }
+  // The halted CPU's exit: the measured wake-up less the reschedule IPI's delivery (ipi.deliver_socket), which the
+  // model charges apart; the pipe and scheduler work of the wake-up, which the model also charges, is left in.
+  std::string exit = "{ ns = 1000.0, source = \"ESTIMATE: the C1 (HLT) exit latency the kernel assumes when no firmware "
+                     "table gives one (ACPI C1 worst-case latency 1 us); the wake-up's interrupt delivery is charged "
+                     "apart (ipi.deliver_socket)\" }";
+  if (r.wakeup && r.fields.ns("ipi.deliver_socket") > 0) {
+    const double deliver = r.fields.ns("ipi.deliver_socket");
+    const double e = std::max(1.0, r.wakeup->median - deliver);
+    exit = fmt::format("{{ ns = {:.1f}, source = \"{}\" }}", e,
+                       r.from(*r.wakeup, fmt::format("wake-up of a thread asleep 1 ms on another CPU ({:.1f} ns) less "
+                                                     "ipi.deliver_socket ({:.1f} ns){}; figure is the whole wake-up",
+                                                     r.wakeup->median, deliver, e == 1.0 ? ", clamped to 1 ns" : "")));
   }
   return fmt::format(
       "\n# cpuidle driver: {}. x86 default_idle halts with TIF_POLLING_NRFLAG clear, so a wake-up of an idle CPU\n"
       "# is a reschedule IPI (delivered as ipi.deliver_socket).\n"
-      "[[idle.states]]\nname = \"HLT\"\n"
-      "exit_latency = {{ ns = 1000.0, source = \"ESTIMATE: the C1 (HLT) exit latency the kernel assumes when no "
-      "firmware table gives one (ACPI C1 worst-case latency 1 us); the wake-up's interrupt delivery is charged apart "
-      "(ipi.deliver_socket)\" }}\n"
+      "[[idle.states]]\nname = \"HLT\"\nexit_latency = {}\n"
       "target_residency = {{ ns = 1.0, source = \"default_idle has no residency target: it halts whenever the CPU has "
       "nothing to run\" }}\nflushes_tlb = false\npolls = false\n",
-      driver.empty() ? "none (no /sys/devices/system/cpu/cpuidle/current_driver)" : driver);
+      driver.empty() ? "none (no /sys/devices/system/cpu/cpuidle/current_driver)" : driver, exit);
 }
 
 // The file's [kernel] and [tlb] tables and its closing note.
@@ -405,7 +420,7 @@ std::string file_kernel_tables(const CalibrationRun& r) {
     f += fields.line(std::string("tlb.") + k);
   }
   if (ppc) f += fields.line("tlb.tlbie");
-  f += idle_states(ppc);
+  f += idle_states(r);
   return f;
 }
 
@@ -435,7 +450,7 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   const hw::Machine base = hw::load_machine(cal.base_machine);
   Fields fields(base);
   const std::string reps = fmt::format("over {} repetitions", o.scale.repetitions);
-  CalibrationRun r{o, progress, cal, info, base, fields, ppc, reps, cal.host.cpus.front().cpu};
+  CalibrationRun r{o, progress, cal, info, base, fields, ppc, reps, cal.host.cpus.front().cpu, std::nullopt};
   const TransferPairs pairs = measure_coherence(r);
   measure_kernel_costs(r);
   // TLB shootdown round trips: madvise(MADV_DONTNEED) of one page with and without a remote CPU in the mm.

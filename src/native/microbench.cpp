@@ -210,8 +210,52 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
   });
 }
 
+Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s) {
+  int to[2], back[2];
+  if (pipe(to) != 0) throw std::runtime_error("calibrate: pipe failed");
+  if (pipe(back) != 0) {
+    close(to[0]);
+    close(to[1]);
+    throw std::runtime_error("calibrate: pipe failed");
+  }
+  std::atomic<std::int64_t> woke{0};
+  const auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  };
+  std::thread b([&] {
+    (void)pin_this_thread(sleeper);  // unpinned, the figure is still a cross-CPU wake-up most of the time
+    char c = 0;
+    while (read(to[0], &c, 1) == 1 && c != 'q') {
+      woke.store(now_ns(), std::memory_order_release);
+      if (write(back[1], &c, 1) != 1) break;
+    }
+  });
+  pin_or_throw(waker);
+  std::vector<double> out;
+  const std::uint64_t n = std::max<std::uint64_t>(2, iters(s, 20));
+  for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
+    double total = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      char c = 'x';
+      const std::int64_t t0 = now_ns();
+      if (write(to[1], &c, 1) != 1 || read(back[0], &c, 1) != 1) break;
+      total += static_cast<double>(woke.load(std::memory_order_acquire) - t0);
+    }
+    if (r > 0) out.push_back(total / static_cast<double>(n));
+  }
+  const char q = 'q';
+  if (write(to[1], &q, 1) != 1) close(to[1]);
+  b.join();
+  for (int fd : {to[0], to[1], back[0], back[1]}) close(fd);
+  return spread_of(std::move(out));
+}
+
 #else
 
+Spread wakeup_ns(std::uint32_t, std::uint32_t, const BenchScale&) {
+  throw std::runtime_error("calibrate runs on Linux only");
+}
 Spread syscall_ns(const BenchScale&) { throw std::runtime_error("calibrate runs on Linux only"); }
 Spread page_fault_ns(bool, const BenchScale&) { throw std::runtime_error("calibrate runs on Linux only"); }
 Spread madvise_dontneed_ns(std::uint32_t, std::optional<std::uint32_t>, const BenchScale&, bool) {

@@ -38,5 +38,9 @@ Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remot
 // membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) on `cpu`, with or without a thread of the process running on
 // `remote` (then the kernel IPIs it and waits); nullopt when the kernel lacks it.
 std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s);
+// The wake-up of an idle CPU: a thread pinned on `sleeper` blocks in read() on a pipe; one on `waker`, every 1 ms
+// (long enough for the sleeper's CPU to enter its idle state), writes a byte; the figure is the time from just
+// before the write to the sleeper's return from read(), in ns.
+Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s);
 
 }  // namespace tlbsim::native
