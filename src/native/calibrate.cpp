@@ -299,9 +299,9 @@ void measure_remote_shootdowns(CalibrationRun& r, const TransferPairs& pairs, co
       r.note(fmt::format("membarrier(PRIVATE_EXPEDITED), thread on CPU {} (IPI round trip)", pair->second), *mb);
     }
     if (key == std::string("ipi.deliver_socket")) {
-      r.wakeup = r.note(fmt::format("wake-up of a thread asleep 1 ms on CPU {} (pipe write to read's return)",
-                                    pair->second),
-                        in_thread([&, p = *pair] { return wakeup_ns(p.first, p.second, s); }));
+      r.wakeup =
+          r.note(fmt::format("wake-up of a thread asleep 1 ms on CPU {} (pipe write to read's return)", pair->second),
+                 in_thread([&, p = *pair] { return wakeup_ns(p.first, p.second, s); }));
     }
   }
   if (auto mb = in_thread([&] { return membarrier_ns(r.cpu0, std::nullopt, s); })) {
@@ -369,15 +369,17 @@ std::string idle_states(const CalibrationRun& r) {
   std::string driver;
   if (std::ifstream in("/sys/devices/system/cpu/cpuidle/current_driver"); in) std::getline(in, driver);
   if (r.ppc || (!driver.empty() && driver != "none")) {
-    return fmt::format("\n# No [[idle.states]]: the states of cpuidle driver '{}' are not read; the modeled idle loop "
-                       "polls.\n",
-                       driver.empty() ? "?" : driver);
+    return fmt::format(
+        "\n# No [[idle.states]]: the states of cpuidle driver '{}' are not read; the modeled idle loop "
+        "polls.\n",
+        driver.empty() ? "?" : driver);
   }
   // The halted CPU's exit: the measured wake-up less the reschedule IPI's delivery (ipi.deliver_socket), which the
   // model charges apart; the pipe and scheduler work of the wake-up, which the model also charges, is left in.
-  std::string exit = "{ ns = 1000.0, source = \"ESTIMATE: the C1 (HLT) exit latency the kernel assumes when no firmware "
-                     "table gives one (ACPI C1 worst-case latency 1 us); the wake-up's interrupt delivery is charged "
-                     "apart (ipi.deliver_socket)\" }";
+  std::string exit =
+      "{ ns = 1000.0, source = \"ESTIMATE: the C1 (HLT) exit latency the kernel assumes when no firmware "
+      "table gives one (ACPI C1 worst-case latency 1 us); the wake-up's interrupt delivery is charged "
+      "apart (ipi.deliver_socket)\" }";
   if (r.wakeup && r.fields.ns("ipi.deliver_socket") > 0) {
     const double deliver = r.fields.ns("ipi.deliver_socket");
     const double e = std::max(1.0, r.wakeup->median - deliver);
