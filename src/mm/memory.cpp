@@ -351,7 +351,7 @@ sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len,
 // USER_PGTABLES_CEILING): free_pgd_range frees a leaf table only when the 2 MiB it maps lies wholly within
 // [floor, ceiling), so a table that another VMA still uses stays (mm/memory.c, every modeled era). The freed tables
 // go into the gather (pte_free_tlb), freed after its flush, and set freed_tables.
-void free_pgtables(MmuGather& tlb, MmStruct& mm, std::uint64_t start, std::uint64_t end, std::uint64_t floor,
+static void free_pgtables(MmuGather& tlb, MmStruct& mm, std::uint64_t start, std::uint64_t end, std::uint64_t floor,
                    std::uint64_t ceiling) {
   constexpr std::uint64_t kPmdSize = kPtesPerTable * kPageSize;
   for (std::uint64_t base = start & ~(kPmdSize - 1); base < end; base += kPmdSize) {
