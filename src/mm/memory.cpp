@@ -352,7 +352,7 @@ sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len,
 // [floor, ceiling), so a table that another VMA still uses stays (mm/memory.c, every modeled era). The freed tables
 // go into the gather (pte_free_tlb), freed after its flush, and set freed_tables.
 static void free_pgtables(MmuGather& tlb, MmStruct& mm, std::uint64_t start, std::uint64_t end, std::uint64_t floor,
-                   std::uint64_t ceiling) {
+                          std::uint64_t ceiling) {
   constexpr std::uint64_t kPmdSize = kPtesPerTable * kPageSize;
   for (std::uint64_t base = start & ~(kPmdSize - 1); base < end; base += kPmdSize) {
     if (base < floor || (ceiling != 0 && base + kPmdSize > ceiling)) continue;
