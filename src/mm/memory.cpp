@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "kernel/sched/sched.h"
 #include "mm/mmu_gather.h"
 #include "mm/rmap.h"
 
@@ -122,16 +123,23 @@ sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, co
   mm.pgd.set(v, Pte{copy, true, true, true});
 }
 
-// vma_start_read (include/linux/mm.h, v6.4+): fails while an mmap_lock writer has write-locked the VMA
-// (vm_lock_seq == mm_lock_seq) or holds its lock; otherwise read-locks it (down_read_trylock) and checks again.
+// vm_refcnt (v6.15+, "mm: replace vm_lock and detached flag with a reference count"): the VMA lock's era.
+bool vma_refcount(KernelVersion version) { return version >= KernelVersion{6, 15}; }
+
+// vma_start_read (include/linux/mm.h v6.4-v6.14, include/linux/mmap_lock.h v6.15+): fails while an mmap_lock writer
+// has write-locked the VMA (vm_lock_seq == mm_lock_seq) or holds its lock; otherwise read-locks it and checks again.
+// v6.4-v6.14: down_read_trylock of vma->vm_lock. v6.15+: __refcount_inc_not_zero_limited_acquire of vm_refcnt,
+// which fails while a writer's VMA_LOCK_OFFSET is in it.
 sim::Task<bool> vma_start_read(PerCpu& self, MmStruct& mm, VmaLock& lock) {
   hw::Memory& m = self.k.mem();
   const std::uint64_t seq = co_await m.read(self.cpu, mm.mm_lock_seq);
   if (lock.vm_lock_seq == seq) co_return false;
-  const int before = co_await m.rmw(self.cpu, lock.count, [](int c) { return c >= 0 ? c + 1 : c; });
-  if (before < 0) co_return false;
+  const bool refcnt = vma_refcount(self.k.config().version);
+  const auto may_read = [refcnt](int c) { return refcnt ? c < VmaLock::kVmaLockOffset : c >= 0; };
+  const int before = co_await m.rmw(self.cpu, lock.count, [&](int c) { return may_read(c) ? c + 1 : c; });
+  if (!may_read(before)) co_return false;
   if (lock.vm_lock_seq == mm.mm_lock_seq.value) {
-    co_await m.rmw(self.cpu, lock.count, [](int c) { return c - 1; });
+    co_await vma_end_read(self, mm, lock);
     co_return false;
   }
   co_return true;
@@ -169,7 +177,6 @@ sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std
 // (vma_start_read: down_read_trylock of vma->vm_lock, failing while an mmap_lock writer has write-locked the VMA);
 // only when that fails does it take mmap_lock (lock_mm_and_find_vma).
 sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
-  hw::Memory& m = self.k.mem();
   ++self.k.counters().page_faults;
   co_await self.cpu.delay(costs(self).page_fault);
   if (per_vma_lock(self.k.config().version, self.k.arch().arch())) {
@@ -178,7 +185,7 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
       if (co_await vma_start_read(self, mm, *lock)) {
         // Held for read, the VMA cannot change or go (vma_start_write waits for its readers).
         co_await handle_pte_fault(self, mm, *vma, addr, write);
-        co_await m.rmw(self.cpu, lock->count, [](int c) { return c - 1; });  // vma_end_read
+        co_await vma_end_read(self, mm, *lock);
         self.k.events().on_syscall_return(self.id);
         co_return;
       }
@@ -273,19 +280,55 @@ std::uint64_t mmap_thp_align(KernelVersion version, bool anon, std::uint64_t len
   return len % kPmdSize == 0 ? kPmdSize : kPageSize;
 }
 
+sim::Task<void> vma_end_read(PerCpu& self, MmStruct& mm, VmaLock& lock) {
+  const int before = co_await self.k.mem().rmw(self.cpu, lock.count, [](int c) { return c - 1; });
+  // vma_refcount_put (v6.15+): the last reader before a waiting writer (is_vma_writer_only) wakes it, by
+  // rcuwait_wake_up(&mm->vma_writer_wait).
+  if (!vma_refcount(self.k.config().version) || before - 1 != VmaLock::kVmaLockOffset) co_return;
+  if (TaskStruct* writer = mm.vma_writer_wait; writer != nullptr) {
+    Sched& s = *self.k.sched();
+    co_await s.try_to_wake_up(s.current(self.id), *writer);
+  }
+}
+
 sim::Task<void> vma_start_write(PerCpu& self, MmStruct& mm, Vma& vma) {
   if (!per_vma_lock(self.k.config().version, self.k.arch().arch())) co_return;
   VmaLock& lock = *vma.vm_lock;
   const std::uint64_t seq = mm.mm_lock_seq.value;  // stable under mmap_lock held for write
   if (lock.vm_lock_seq == seq) co_return;          // __is_vma_write_locked
   hw::Memory& m = self.k.mem();
-  for (;;) {  // down_write(&vma->vm_lock->lock): wait for the faults that hold it
-    const int before = co_await m.rmw(self.cpu, lock.count, [](int c) { return c == 0 ? -1 : c; });
-    if (before == 0) break;
-    co_await m.wait_for_write(self.cpu, lock.count.line);
+  if (!vma_refcount(self.k.config().version)) {
+    for (;;) {  // down_write(&vma->vm_lock->lock): wait for the faults that hold it
+      const int before = co_await m.rmw(self.cpu, lock.count, [](int c) { return c == 0 ? -1 : c; });
+      if (before == 0) break;
+      co_await m.wait_for_write(self.cpu, lock.count.line);
+    }
+    lock.vm_lock_seq = seq;
+    co_await m.rmw(self.cpu, lock.count, [](int) { return 0; });  // up_write
+    co_return;
   }
-  lock.vm_lock_seq = seq;
-  co_await m.rmw(self.cpu, lock.count, [](int) { return 0; });  // up_write
+  // __vma_start_write (mm/mmap_lock.c, v6.15+): __vma_enter_locked adds VMA_LOCK_OFFSET, which fails new readers,
+  // and waits in rcuwait_wait_event(TASK_UNINTERRUPTIBLE) until the readers have left; no spinning. A task that
+  // cannot sleep here (RwSem::sleeper) waits on the line instead.
+  co_await m.rmw(self.cpu, lock.count, [](int c) { return c + VmaLock::kVmaLockOffset; });
+  TaskStruct* t = RwSem::sleeper(self);
+  if (t != nullptr) mm.vma_writer_wait = t;  // prepare_to_rcuwait
+  for (;;) {
+    if (t != nullptr) t->state = TaskState::TASK_UNINTERRUPTIBLE;  // set_current_state
+    const int c = co_await m.read(self.cpu, lock.count);
+    if (c == VmaLock::kVmaLockOffset) break;
+    if (t != nullptr) {
+      co_await self.k.sched()->schedule(*t);
+    } else {
+      co_await m.wait_for_write(self.cpu, lock.count.line);
+    }
+  }
+  if (t != nullptr) {
+    mm.vma_writer_wait = nullptr;  // finish_rcuwait
+    t->state = TaskState::TASK_RUNNING;
+  }
+  lock.vm_lock_seq = seq;  // WRITE_ONCE(vma->vm_lock_seq, mm_lock_seq)
+  co_await m.rmw(self.cpu, lock.count, [](int c) { return c - VmaLock::kVmaLockOffset; });  // __vma_exit_locked
 }
 
 namespace {

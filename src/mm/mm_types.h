@@ -28,10 +28,15 @@ struct File {
 };
 
 // vma->vm_lock (struct vma_lock, v6.4 "mm: introduce per-VMA lock"): the lock a page fault takes instead of
-// mmap_lock where the era has per-VMA locks. count > 0: faults hold it for read (vma_start_read's
-// down_read_trylock); -1: an mmap_lock writer has write-locked the VMA (vma_start_write) to change or remove it.
-// Shared by the VMA and any fault that found it, as RCU keeps a vm_area_struct alive for a fault that looked it up.
+// mmap_lock where the era has per-VMA locks. v6.4-v6.14, a rw_semaphore: count > 0: faults hold it for read
+// (vma_start_read's down_read_trylock); -1: an mmap_lock writer holds it (vma_start_write's down_write). v6.15+
+// ("mm: replace vm_lock and detached flag with a reference count"), vma->vm_refcnt: count is the readers, plus
+// kVmaLockOffset while a writer waits for them to leave (__vma_enter_locked), which makes new readers fail; the
+// attached VMA's own reference is left out. Shared by the VMA and any fault that found it, as RCU keeps a
+// vm_area_struct alive for a fault that looked it up.
 struct VmaLock {
+  // VMA_LOCK_OFFSET (include/linux/mm_types.h, v6.15+): the writer's bias, above VMA_REF_LIMIT.
+  static constexpr int kVmaLockOffset = 0x40000000;
   hw::Shared<int> count;
   // vma->vm_lock_seq: equal to the mm's mm_lock_seq while the VMA is write-locked (on the VMA's line, read with it).
   std::uint64_t vm_lock_seq = ~std::uint64_t{0};
@@ -70,6 +75,9 @@ class MmStruct {
   // mm->mm_lock_seq (v6.4+): advanced by vma_end_write_all when mmap_lock's writer unlocks or downgrades, which
   // unlocks every VMA it write-locked at once.
   hw::Shared<std::uint64_t> mm_lock_seq;
+  // mm->vma_writer_wait (v6.15+, an rcuwait): the task in vma_start_write waiting for a VMA's readers, woken by the
+  // last reader's vma_refcount_put. One writer at a time (it holds mmap_lock for write).
+  TaskStruct* vma_writer_wait = nullptr;
   PageTables pgd;
   // The VMAs by start address (the kernel's maple tree, mm->mm_mt; a sorted list before v6.1). Contract: a Vma's
   // address is stable while it is mapped (a fault holding a per-VMA lock keeps a pointer to it).

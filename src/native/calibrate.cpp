@@ -363,12 +363,16 @@ std::string file_hardware_tables(const CalibrationRun& r) {
 
 // The idle loop: /sys/devices/system/cpu/cpuidle/current_driver. Without a cpuidle driver ("none", or no cpuidle
 // directory, as in a KVM guest without ACPI _CST or haltpoll) x86's default_idle halts with TIF_POLLING_NRFLAG
-// clear, so every wake-up of an idle CPU is a reschedule IPI: written as one non-polling HLT state. A driver's
-// own states are not read (the modeled idle loop then polls).
+// clear, so every wake-up of an idle CPU is an IPI: written as one non-polling HLT state. So is a KVM guest's
+// cpuidle-haltpoll driver whose poll window (/sys/module/haltpoll/parameters/guest_halt_poll_ns) is 0: the haltpoll
+// governor then never grows its poll limit and always picks the halting state. Any other driver's states are not
+// read (the modeled idle loop then polls).
 std::string idle_states(const CalibrationRun& r) {
-  std::string driver;
+  std::string driver, halt_poll_ns;
   if (std::ifstream in("/sys/devices/system/cpu/cpuidle/current_driver"); in) std::getline(in, driver);
-  if (r.ppc || (!driver.empty() && driver != "none")) {
+  if (std::ifstream in("/sys/module/haltpoll/parameters/guest_halt_poll_ns"); in) std::getline(in, halt_poll_ns);
+  if (driver == "haltpoll" && halt_poll_ns == "0") driver = "haltpoll with guest_halt_poll_ns = 0 (never polls)";
+  if (r.ppc || (!driver.empty() && driver != "none" && !driver.starts_with("haltpoll with"))) {
     return fmt::format(
         "\n# No [[idle.states]]: the states of cpuidle driver '{}' are not read; the modeled idle loop "
         "polls.\n",

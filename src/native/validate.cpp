@@ -325,9 +325,10 @@ void compare_runs(Validation& v, const hw::Machine& machine) {
                                  [](const hw::IdleState& st) { return !st.polls; });
   if (halts) {
     v.rep.notes.push_back(fmt::format(
-        "the machine's idle CPUs halt ({}): each wake-up of a sleeping thread is a reschedule IPI ({} to deliver "
-        "here), so threads that sleep in mmap_lock stay idle, and lazy, longer than on bare metal, whose MWAIT or "
-        "snooze idle wakes at the waker's write; a workload's IPIs/op (mmap_storm's above all) depends on it",
+        "the machine's idle CPUs halt ({}): each wake-up of a sleeping thread is an IPI ({} to deliver here), so "
+        "threads that sleep in mmap_lock or vma_start_write (v6.15+) stay idle, and lazy, longer than on bare "
+        "metal, whose MWAIT or snooze idle wakes at the waker's write; a workload's IPIs/op (mmap_storm's above "
+        "all) depends on it",
         v.qemu                      ? "a QEMU guest"
         : cpu_has_hypervisor_flag() ? "a guest: cpuinfo flag 'hypervisor'"
                                     : "HLT idle",

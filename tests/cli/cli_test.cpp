@@ -183,10 +183,11 @@ TEST(Cli, BadOptionsAreRefusedWithWhereAndWhat) {
   const std::vector<BadInput> cases = {
       {{"run", "--option", "no_such_option=on"}, "--option no_such_option=on: unknown option 'no_such_option'"},
       {{"run", "--option", "lazy_mm_cpumask=on"},
-       "option 'lazy_mm_cpumask' is modeled for Linux 6.13..6.13, not for this kernel's version 5.17"},
+       "option 'lazy_mm_cpumask' is modeled for Linux 6.13..6.18, not for this kernel's version 5.17"},
       {{"run", "--option", "avoid_mm_tlb_gen_read=maybe"}, "value 'maybe' is not on or off"},
       {{"run", "--option", "avoid_mm_tlb_gen_read"}, "expected NAME=on or NAME=off"},
-      {{"run", "--option", "ignore_invalid_tlb_gen=on"}, "option 'ignore_invalid_tlb_gen' needs option 'avoid_mm_tlb_gen_read' on"},
+      {{"run", "--option", "ignore_invalid_tlb_gen=on"},
+       "option 'ignore_invalid_tlb_gen' needs option 'avoid_mm_tlb_gen_read' on"},
       {{"run", "--kernel", "/nonexistent/k.toml"}, "cannot read '/nonexistent/k.toml': No such file or directory"},
       {{"reproduce", "007"}, "unknown seed '007'"},
       {{"reproduce", "--jobs", "1000"}, "--jobs: 1000 is outside 1..256"},

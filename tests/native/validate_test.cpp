@@ -25,7 +25,8 @@ int run_cli_status(std::vector<std::string> args, std::string* err = nullptr, st
 
 TEST(Validate, ChoosesTheNewestX86ProfileNotNewerThanTheKernel) {
   std::string why;
-  EXPECT_EQ(closest_x86_profile("6.18.44-fc-v782", why), "linux-6.13");
+  EXPECT_EQ(closest_x86_profile("6.18.44-fc-v782", why), "linux-6.18");
+  EXPECT_EQ(closest_x86_profile("6.14.2", why), "linux-6.13");
   EXPECT_EQ(closest_x86_profile("6.1.0-18-amd64", why), "linux-5.17");
   EXPECT_EQ(closest_x86_profile("5.17.0", why), "linux-5.17");
   EXPECT_EQ(closest_x86_profile("4.19.0", why), "linux-3.3");

@@ -30,27 +30,27 @@ inline constexpr OptionDecl<Option> kOptions[] = {
      .doc = "v5.13-v5.17 commit 6035152d8eeb: native_flush_tlb_multi filters lazy CPUs into a cpumask first"},
     // Seed 000 (v5.17/5.18), "x86/mm/tlb: avoid reading mm_tlb_gen when possible" (v2, as posted): flush_tlb_func
     // returns early when f->new_tlb_gen <= local_tlb_gen and reads mm->context.tlb_gen after that test.
-    {TLBSIM_ID(Option, avoid_mm_tlb_gen_read), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 13}, .seed = "000",
+    {TLBSIM_ID(Option, avoid_mm_tlb_gen_read), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 18}, .seed = "000",
      .doc = "flush_tlb_func returns early if f->new_tlb_gen <= local_tlb_gen, reading mm tlb_gen only after"},
     // Its later fix, "x86/mm/tlb: Ignore f->new_tlb_gen when zero": no early return for TLB_GENERATION_INVALID.
-    {TLBSIM_ID(Option, ignore_invalid_tlb_gen), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 13}, .seed = "000",
+    {TLBSIM_ID(Option, ignore_invalid_tlb_gen), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 18}, .seed = "000",
      .depends_on = "avoid_mm_tlb_gen_read",
      .doc = "later fix: no early return for f->new_tlb_gen == TLB_GENERATION_INVALID (batched flushes)"},
     // Seed 002 (v6.13), "x86,tlb: update mm_cpumask lazily" (patch 1/3 as posted): switch_mm_irqs_off leaves the CPU
     // in prev's mm_cpumask and sets next's bit only if clear; flush_tlb_func on a CPU that no longer runs f->mm
     // clears its bit there.
-    {TLBSIM_ID(Option, lazy_mm_cpumask), .arch = Arch::kX86, .since = {6, 13}, .until = {6, 13}, .seed = "002",
+    {TLBSIM_ID(Option, lazy_mm_cpumask), .arch = Arch::kX86, .since = {6, 13}, .until = {6, 18}, .seed = "002",
      .doc = "switch_mm_irqs_off keeps prev's mm_cpumask bit; the first flush IPI to a non-user clears it"},
     // Its later fix, "x86,mm: only trim the mm_cpumask once a second" (Rik van Riel, v4 as posted 2024-12-04, merged
     // for v6.14): flush_tlb_mm_range sets info->trim_cpumask once per HZ per mm (should_trim_cpumask), and
     // native_flush_tlb_multi's filter (should_flush_tlb) IPIs a CPU that no longer runs the mm only then.
-    {TLBSIM_ID(Option, should_trim_cpumask), .arch = Arch::kX86, .since = {6, 13}, .until = {6, 13}, .seed = "002",
+    {TLBSIM_ID(Option, should_trim_cpumask), .arch = Arch::kX86, .since = {6, 13}, .until = {6, 18}, .seed = "002",
      .depends_on = "lazy_mm_cpumask",
      .doc = "later fix (v6.14): flushes reach CPUs that left the mm once a second per mm (should_flush_tlb)"},
     // The fix of that fix, "x86/mm: Eliminate window where TLB flushes may be inadvertently skipped" (Dave Hansen,
     // fea4e317f9e7, 2025): switch_mm_irqs_off writes LOADED_MM_SWITCHING before it sets next's mm_cpumask bit and
     // reads tlb_gen, and should_flush_tlb IPIs a CPU in that state (docs/findings.md, F5).
-    {TLBSIM_ID(Option, should_flush_tlb_switching), .arch = Arch::kX86, .since = {6, 13}, .until = {6, 13},
+    {TLBSIM_ID(Option, should_flush_tlb_switching), .arch = Arch::kX86, .since = {6, 13}, .until = {6, 18},
      .seed = "002", .depends_on = "should_trim_cpumask",
      .doc = "fix of that fix (fea4e317f9e7): LOADED_MM_SWITCHING set first; should_flush_tlb IPIs it"},
     // Seed 003 (v3.3), "x86, tlb: switch cr3 in leave_mm() only when needed", as first posted: leave_mm does
@@ -62,7 +62,7 @@ inline constexpr OptionDecl<Option> kOptions[] = {
      .seed = "003", .conflicts_with = "leave_mm_cr3_when_needed",
      .doc = "as merged (a6fca40f1d7f): read-only cpumask_test_cpu first; clear + load_cr3 only if set"},
     // An experiment, no posted change: flush_tlb_func never takes the ranged path, so every flush is a full one.
-    {TLBSIM_ID(Option, flush_tlb_func_always_full), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 13},
+    {TLBSIM_ID(Option, flush_tlb_func_always_full), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 18},
      .doc = "experiment: flush_tlb_func always flushes the whole TLB (what the ranged flush saves)"},
 };
 

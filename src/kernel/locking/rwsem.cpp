@@ -1,10 +1,10 @@
 // Models kernel/locking/rwsem.c: the fast paths, rwsem_optimistic_spin (a writer's, v3.16+; on a reader-owned lock
 // from v5.3, "locking/rwsem: Enable time-based spinning on reader-owned rwsem"), rwsem_down_{read,write}_slowpath,
 // rwsem_wake and rwsem_downgrade_wake, as of v6.13 (read in Kingxukai/linux @0291023e), with the era differences the
-// header lists. Simplified (docs/model.md): woken waiters retry the lock themselves (rwsem_mark_wake hands it to
-// readers directly), there is no handoff bit and no reader lock stealing, the osq queue of spinners is not modeled,
-// and a spinner does not stop for need_resched or for an owner that sleeps (the model's mmap_lock holders never
-// sleep while holding it).
+// header lists. rwsem_mark_wake hands the lock to the readers it wakes; a woken writer retries it itself. A writer
+// spinning on a writer owner stops when that owner leaves its CPU (it sleeps holding the lock, as a v6.15+
+// vma_start_write does). Simplified (docs/model.md): there is no handoff bit and no reader lock stealing, the osq
+// queue of spinners is not modeled, and a spinner does not stop for need_resched.
 #include "kernel/locking/rwsem.h"
 
 #include <algorithm>
@@ -27,6 +27,11 @@ TaskStruct* RwSem::sleeper(PerCpu& self) {
     return nullptr;
   }
   return &t;
+}
+
+TaskStruct* RwSem::current_task(PerCpu& self) {
+  Sched* s = self.k.sched();
+  return s == nullptr ? nullptr : &s->current(self.id);
 }
 
 sim::Task<bool> RwSem::rwsem_trylock(PerCpu& self, bool writer, bool queued, const TaskStruct* queued_task) {
@@ -55,6 +60,7 @@ sim::Task<bool> RwSem::rwsem_trylock(PerCpu& self, bool writer, bool queued, con
     }
     return st;
   });
+  if (writer && may_take(old)) owner_ = current_task(self);  // rwsem_set_owner
   co_return may_take(old);
 }
 
@@ -70,9 +76,17 @@ sim::Task<bool> RwSem::optimistic_spin_write(PerCpu& self) {
       continue;
     }
     if (seen.count < 0) {
-      // rwsem_spin_on_owner: a writer owns it and (in the model, always) runs: spin until the owner field changes.
+      // rwsem_spin_on_owner: a writer owns it; spin while that owner runs (owner_on_cpu), until the owner field
+      // changes. An owner that is not on its CPU (it sleeps holding the lock) ends the spin (OWNER_NONSPINNABLE),
+      // and the writer goes to sleep.
       rspin_threshold.reset();
-      co_await mem.wait_for_write(self.cpu, v_.line);
+      TaskStruct* owner = owner_;
+      if (owner == nullptr) {
+        co_await mem.wait_for_write(self.cpu, v_.line);
+        continue;
+      }
+      if (!co_await mem.read(self.cpu, owner->on_cpu)) co_return false;
+      co_await mem.wait_for_write_either(self.cpu, v_.line, owner->on_cpu.line);
       continue;
     }
     // Reader-owned. Before v5.3, rwsem_can_spin_on_owner gives up at once; from v5.3 the writer spins for
@@ -102,8 +116,14 @@ sim::Task<void> RwSem::slowpath(PerCpu& self, TaskStruct& t, bool writer) {
     ++st.waiters;  // RWSEM_FLAG_WAITERS
     return st;
   });
-  // The wait loop: try, and sleep in TASK_UNINTERRUPTIBLE until a release wakes this task.
+  // The wait loop: try, and sleep in TASK_UNINTERRUPTIBLE until a release wakes this task. A reader may find that
+  // the waker has already granted it the lock (rwsem_mark_wake took it off the list: waiter.task == NULL).
   for (;;) {
+    if (!writer && std::erase(granted_, &t) > 0) {
+      t.state = TaskState::TASK_RUNNING;
+      co_await wait_lock_.unlock(mem, self.cpu);
+      co_return;
+    }
     if (co_await rwsem_trylock(self, writer, true, &t)) break;
     t.state = TaskState::TASK_UNINTERRUPTIBLE;
     co_await wait_lock_.unlock(mem, self.cpu);
@@ -130,8 +150,32 @@ sim::Task<void> RwSem::wake(PerCpu& self, bool readers_only) {
     if (wait_list_.front().writer) {
       if (!readers_only) woken.push_back(wait_list_.front().task);  // RWSEM_WAKE_ANY: the writer at the head
     } else {
-      for (const Waiter& w : wait_list_) {  // rwsem_mark_wake: the readers of the queue
-        if (!w.writer) woken.push_back(w.task);
+      // rwsem_mark_wake: the readers of the queue are granted the lock here, on their behalf (the count's reader
+      // bias is added for each and each is taken off the list), unless a writer took the lock in the meantime
+      // (RWSEM_WAKE_ANY only; after a downgrade the lock is this CPU's, reader-owned). From v5.3 ("locking/rwsem:
+      // Wake up almost all readers in wait queue", d3681e269fff) every reader of the queue, past queued writers;
+      // before, the readers at its head, up to the first writer.
+      const bool all_readers = self.k.config().version >= KernelVersion{5, 3};
+      std::size_t end = 0;
+      while (end < wait_list_.size() && (all_readers || !wait_list_[end].writer)) ++end;
+      for (std::size_t i = 0; i < end; ++i) {
+        if (!wait_list_[i].writer) woken.push_back(wait_list_[i].task);
+      }
+      const int n = static_cast<int>(woken.size());
+      const State old = co_await mem.rmw(self.cpu, v_, [n](State st) {
+        if (st.count >= 0) {
+          st.count += n;
+          st.waiters -= n;
+        }
+        return st;
+      });
+      if (old.count >= 0) {
+        std::erase_if(wait_list_, [&woken](const Waiter& w) {
+          return std::find(woken.begin(), woken.end(), w.task) != woken.end();
+        });
+        granted_.insert(granted_.end(), woken.begin(), woken.end());
+      } else {
+        woken.clear();
       }
     }
   }
@@ -199,7 +243,10 @@ sim::Task<void> RwSem::down_write(PerCpu& self) {
         }
         return st;
       });
-      if (old.count == 0) co_return;
+      if (old.count == 0) {
+        owner_ = current_task(self);
+        co_return;
+      }
     }
   }
   if (co_await rwsem_trylock(self, true, false)) co_return;  // rwsem_write_trylock
@@ -208,6 +255,7 @@ sim::Task<void> RwSem::down_write(PerCpu& self) {
 }
 
 sim::Task<void> RwSem::up_write(PerCpu& self) {
+  owner_ = nullptr;  // rwsem_clear_owner
   co_await self.k.mem().rmw(self.cpu, v_, [](State st) {
     st.count = 0;
     return st;
@@ -216,6 +264,7 @@ sim::Task<void> RwSem::up_write(PerCpu& self) {
 }
 
 sim::Task<void> RwSem::downgrade_write(PerCpu& self) {
+  owner_ = nullptr;  // __rwsem_set_reader_owned: reader-owned from here
   co_await self.k.mem().rmw(self.cpu, v_, [](State st) {
     st.count = 1;
     return st;

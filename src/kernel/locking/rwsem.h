@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 #include "hw/memory.h"
 #include "kernel/locking/locks.h"
@@ -45,14 +46,14 @@ class RwSem {
   int value() const { return v_.value.count; }
   // How many tasks sleep on the wait list (for tests and dumps).
   std::size_t sleepers() const { return wait_list_.size(); }
+  // The task on `self` that may sleep in a lock's wait (see the contract), or nullptr.
+  static TaskStruct* sleeper(PerCpu& self);
 
  private:
   struct Waiter {
     TaskStruct* task;
     bool writer;
   };
-  // The task on `self` that may sleep here (see the contract), or nullptr.
-  static TaskStruct* sleeper(PerCpu& self);
   // One attempt to take the lock (rwsem_try_write_lock / rwsem_read_trylock): the word's rmw. `queued`: by a waiter
   // on the wait list (`queued_task`), which RWSEM_FLAG_WAITERS does not keep out.
   sim::Task<bool> rwsem_trylock(PerCpu& self, bool writer, bool queued, const TaskStruct* queued_task = nullptr);
@@ -64,9 +65,15 @@ class RwSem {
   // behind it) when the lock has become free, or only readers after a downgrade.
   sim::Task<void> wake(PerCpu& self, bool readers_only);
 
+  static TaskStruct* current_task(PerCpu& self);
+
   hw::Shared<State> v_;
+  // sem->owner's task while a writer holds the lock (nullptr: free, reader-owned, or no scheduler); kept beside the
+  // word, as the kernel's owner field shares its line.
+  TaskStruct* owner_ = nullptr;
   Spinlock wait_lock_;            // sem->wait_lock
   std::deque<Waiter> wait_list_;  // sem->wait_list, FIFO
+  std::vector<TaskStruct*> granted_;  // readers that rwsem_mark_wake gave the lock to, not yet back from sleep
 };
 
 }  // namespace tlbsim::kernel

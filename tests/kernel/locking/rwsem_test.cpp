@@ -111,5 +111,80 @@ TEST(Rwsem, AReaderQueuesBehindASleepingWriterWhileReadersOwnTheLock) {
   EXPECT_EQ(sem.value(), 0);
 }
 
+// Takes the lock for write, holds it `hold`, and releases it; `after_release` is the lock's count just after.
+sim::Task<void> write_then_release(Sched& s, TaskStruct& t, RwSem& sem, sim::Duration hold, int& after_release) {
+  PerCpu& pc = s.cpu_of(t);
+  co_await sem.down_write(pc);
+  co_await pc.cpu.delay(hold);
+  co_await sem.up_write(pc);
+  after_release = sem.value();
+}
+
+TEST(Rwsem, TheReadersAReleaseWakesAlreadyHoldTheLock) {
+  // rwsem_mark_wake grants the lock to the readers it wakes (the count's reader bias is added on their behalf) before
+  // any of them runs, so a writer arriving between the release and the wake-ups finds the lock reader-owned.
+  Scenario s(load_kernel_profile("linux-6.13").config);
+  Sched sched(s.k, false);
+  RwSem sem(s.sys.coherence(), "test.rwsem", s.k.arch().spinlock_kind());
+  sched.start();
+  int after_release = -2;
+  sim::SimTime reader_in{};
+  pin(sched.create_task(
+          "writer", nullptr, CpuId{0},
+          [&](TaskStruct& t) { return write_then_release(sched, t, sem, sim::microseconds(20), after_release); }),
+      s.k.ncpus());
+  pin(sched.create_task("reader", nullptr, CpuId{1},
+                        [&](TaskStruct& t) { return take(sched, t, sem, false, sim::microseconds(1), reader_in); }),
+      s.k.ncpus());
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  EXPECT_EQ(after_release, 1) << "the sleeping reader holds the lock once the writer's release has woken it";
+  EXPECT_GT(reader_in, sim::kTimeZero + sim::microseconds(20));
+  EXPECT_EQ(sem.value(), 0);
+  EXPECT_EQ(sem.sleepers(), 0u);
+}
+
+// Takes `outer` for write, then sleeps on `inner` (which another task holds for write) while holding it.
+sim::Task<void> sleep_holding(Sched& s, TaskStruct& t, RwSem& outer, RwSem& inner, sim::SimTime& released) {
+  PerCpu& pc = s.cpu_of(t);
+  co_await outer.down_write(pc);
+  co_await pc.cpu.delay(sim::microseconds(2));
+  co_await inner.down_read(pc);
+  co_await inner.up_read(pc);
+  released = pc.cpu.now();
+  co_await outer.up_write(pc);
+}
+
+TEST(Rwsem, AWriterStopsSpinningWhenTheOwnerSleepsHoldingTheLock) {
+  // rwsem_spin_on_owner spins only while the writer that owns the lock is on its CPU (owner_on_cpu): once the owner
+  // sleeps holding the lock (as a v6.15+ vma_start_write does under mmap_lock), the spinner goes to sleep too, and
+  // its CPU idles until the owner's release wakes it.
+  Scenario s(load_kernel_profile("linux-6.13").config);
+  Sched sched(s.k, false);
+  RwSem outer(s.sys.coherence(), "test.outer", s.k.arch().spinlock_kind());
+  RwSem inner(s.sys.coherence(), "test.inner", s.k.arch().spinlock_kind());
+  sched.start();
+  sim::SimTime released{}, acquired{}, unused{};
+  int after = 0;
+  pin(sched.create_task(
+          "inner_holder", nullptr, CpuId{2},
+          [&](TaskStruct& t) { return write_then_release(sched, t, inner, sim::microseconds(100), after); }),
+      s.k.ncpus());
+  pin(sched.create_task("owner", nullptr, CpuId{0},
+                        [&](TaskStruct& t) { return sleep_holding(sched, t, outer, inner, released); }),
+      s.k.ncpus());
+  TaskStruct& w = sched.create_task("writer", nullptr, CpuId{1}, [&](TaskStruct& t) {
+    return take(sched, t, outer, true, sim::microseconds(1), acquired);
+  });
+  pin(w, s.k.ncpus());
+  s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+  (void)unused;
+  EXPECT_GE(acquired, released);
+  EXPECT_GE(w.nvcsw, 2u) << "the writer slept (and switched away once more when it ended)";
+  // It spun from 1 us until the owner slept (about 2 us in), then idled until about 100 us.
+  const double idle_us = static_cast<double>(sched.rq(CpuId{1}).last_idle.count()) / 1e6;
+  EXPECT_GT(idle_us, 80.0);
+  EXPECT_EQ(outer.value(), 0);
+}
+
 }  // namespace
 }  // namespace tlbsim::kernel

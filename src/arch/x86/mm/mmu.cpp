@@ -12,7 +12,7 @@ namespace {
 class X86TlbGenMmu final : public X86Mmu {
  public:
   kernel::KernelVersion since() const override { return {5, 17}; }
-  kernel::KernelVersion until() const override { return {6, 13}; }
+  kernel::KernelVersion until() const override { return {6, 18}; }
   // qspinlock from v4.2 ("locking/qspinlock, x86: Enable x86-64 to use queued spinlocks").
   kernel::SpinlockKind spinlock_kind() const override { return kernel::SpinlockKind::kQueued; }
 
@@ -75,7 +75,7 @@ class X86TlbGenMmu final : public X86Mmu {
 };
 
 TLBSIM_REGISTER(kernel::ArchMmu, X86TlbGenMmu, "x86-tlb-gen",
-                "x86 PCID + tlb_gen era: arch/x86/mm/tlb.c of v5.17, with v6.13's differences by version");
+                "x86 PCID + tlb_gen era: arch/x86/mm/tlb.c of v5.17, with the differences of v6.13-v6.18 by version");
 
 }  // namespace
 
