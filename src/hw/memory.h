@@ -166,10 +166,14 @@ class Memory {
     sim::SourceSite site;
     bool idle = false;
     sim::Duration wake_latency{0};
+    // A second line whose write also ends the spin (a loop that reads two variables); a stale entry left on the
+    // line that did not end it finds a newer park generation and has no effect.
+    std::optional<LineId> also{};
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
       const std::uint32_t gen = cpu.park(h, line, site, idle, wake_latency);
       mem.model_.add_waiter(line, LineWaiter{cpu.id(), gen});
+      if (also) mem.model_.add_waiter(*also, LineWaiter{cpu.id(), gen});
     }
     void await_resume() const noexcept {}
   };
@@ -181,22 +185,9 @@ class Memory {
   }
   // wait_for_write on two lines at once: a spin loop that reads two variables (rwsem_spin_on_owner reads the lock's
   // owner field and the owner's on_cpu); a write to either ends it. The caller re-reads both.
-  struct SpinEitherAwaiter {
-    Memory& mem;
-    sim::Cpu& cpu;
-    LineId a, b;
-    sim::SourceSite site;
-    bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) {
-      const std::uint32_t gen = cpu.park(h, a, site, false, sim::Duration{0});
-      mem.model_.add_waiter(a, LineWaiter{cpu.id(), gen});
-      mem.model_.add_waiter(b, LineWaiter{cpu.id(), gen});  // a stale entry finds a newer generation: no effect
-    }
-    void await_resume() const noexcept {}
-  };
-  SpinEitherAwaiter wait_for_write_either(sim::Cpu& cpu, LineId a, LineId b,
-                                          sim::SourceSite site = sim::SourceSite::current()) {
-    return {*this, cpu, a, b, site};
+  SpinAwaiter wait_for_write_either(sim::Cpu& cpu, LineId a, LineId b,
+                                    sim::SourceSite site = sim::SourceSite::current()) {
+    return {*this, cpu, a, site, false, sim::Duration{0}, b};
   }
   // An idle CPU monitoring a flag for work (mwait on x86, snooze on POWER): the same wait, but quiescent, and
   // the CPU resumes `exit_latency` after the write or interrupt that wakes it.
