@@ -14,6 +14,7 @@
 #include "native/host.h"
 
 #if defined(__linux__)
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -251,9 +252,69 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
   return spread_of(std::move(out));
 }
 
+std::optional<Spread> wake_call_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s) {
+  // `word` is the futex: 0 while the sleeper should sleep. `ready` is set by the sleeper just before it waits.
+  alignas(64) std::atomic<std::uint32_t> word{0};
+  std::atomic<bool> ready{false}, quit{false}, pinned{true};
+  const auto futex = [&word](int op, std::uint32_t val) {
+    return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), op, val, nullptr, nullptr, 0);
+  };
+  std::thread b([&] {
+    pinned.store(pin_this_thread(sleeper));
+    while (!quit.load()) {
+      ready.store(true, std::memory_order_release);
+      while (word.load(std::memory_order_acquire) == 0) futex(FUTEX_WAIT_PRIVATE, 0);
+      word.store(0, std::memory_order_relaxed);
+    }
+  });
+  const auto stop = [&] {
+    quit.store(true);
+    word.store(1);
+    futex(FUTEX_WAKE_PRIVATE, 1);
+    b.join();
+  };
+  if (!pin_this_thread(waker)) {
+    stop();
+    throw std::runtime_error(fmt::format("calibrate: cannot pin a thread to CPU {}", waker));
+  }
+  std::vector<double> out;
+  const std::uint64_t n = iters(s, 200);
+  for (std::uint32_t r = 0; r <= s.repetitions && pinned.load(); ++r) {
+    double total = 0;
+    std::uint64_t woken = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      while (!ready.exchange(false, std::memory_order_acquire)) std::this_thread::yield();
+      // Let the sleeper reach FUTEX_WAIT: on its own CPU it runs when this thread yields; on another, 50 us.
+      if (sleeper == waker) {
+        std::this_thread::yield();
+      } else {
+        const auto until = Clock::now() + std::chrono::microseconds(50);
+        while (Clock::now() < until) cpu_relax();
+      }
+      word.store(1, std::memory_order_release);
+      const auto t0 = Clock::now();
+      const long got = futex(FUTEX_WAKE_PRIVATE, 1);
+      const double ns = ns_since(t0);
+      if (got == 1) {  // only the wakes that found the sleeper asleep
+        total += ns;
+        ++woken;
+      }
+      if (sleeper == waker) std::this_thread::yield();
+    }
+    if (r > 0 && woken > 0) out.push_back(total / static_cast<double>(woken));
+  }
+  stop();
+  if (!pinned.load()) throw std::runtime_error(fmt::format("calibrate: cannot pin a thread to CPU {}", sleeper));
+  if (out.empty()) return std::nullopt;
+  return spread_of(std::move(out));
+}
+
 #else
 
 Spread wakeup_ns(std::uint32_t, std::uint32_t, const BenchScale&) {
+  throw std::runtime_error("calibrate runs on Linux only");
+}
+std::optional<Spread> wake_call_ns(std::uint32_t, std::uint32_t, const BenchScale&) {
   throw std::runtime_error("calibrate runs on Linux only");
 }
 Spread syscall_ns(const BenchScale&) { throw std::runtime_error("calibrate runs on Linux only"); }

@@ -42,5 +42,11 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
 // (long enough for the sleeper's CPU to enter its idle state), writes a byte; the figure is the time from just
 // before the write to the sleeper's return from read(), in ns.
 Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s);
+// The waker's side of a wake-up: a thread pinned on `sleeper` blocks in FUTEX_WAIT; one on `waker` times its own
+// FUTEX_WAKE system call, which finds the sleeper asleep (50 us after it last ran, so that an idle CPU has halted).
+// With `sleeper` == `waker` the wake-up is local (an enqueue on the waker's own runqueue, no IPI); with another,
+// idle CPU, v5.x+ try_to_wake_up queues the task on that CPU's wake list and sends it an IPI. In ns; nullopt when
+// no FUTEX_WAKE of a sample found the sleeper asleep.
+std::optional<Spread> wake_call_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s);
 
 }  // namespace tlbsim::native
