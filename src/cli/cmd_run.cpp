@@ -16,6 +16,7 @@
 #include "model/profile.h"
 #include "util/atomic_file.h"
 #include "util/registry.h"
+#include "workloads/file/workload_file.h"
 #include "workloads/run.h"
 #include "workloads/workload.h"
 
@@ -60,7 +61,21 @@ class EraListing final : public Listing {
     return out;
   }
 };
-using WorkloadListing = RegistryListing<workloads::Workload, Registry<workloads::Workload>>;
+// The C++ workloads, then the workload files built in (configs/workloads; run as NAME.toml), with their parameters.
+class WorkloadListing final : public Listing {
+ public:
+  std::vector<std::pair<std::string, std::string>> rows() const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& e : Registry<workloads::Workload>::list()) out.emplace_back(e.name, e.description);
+    for (const auto& f : workloads::builtin_workload_files()) {
+      const workloads::WorkloadFile w = workloads::parse_workload_file(f.text, fmt::format("builtin:{}.toml", f.name));
+      std::string params;
+      for (const auto& p : w.params) params += fmt::format(" [--param {}={}: {}]", p.name, p.fallback, p.doc);
+      out.emplace_back(fmt::format("{}.toml", f.name), fmt::format("(file) {}{}", w.description, params));
+    }
+    return out;
+  }
+};
 TLBSIM_REGISTER(Listing, KernelListing, "kernels", "kernel profiles (configs/kernels): arch, release, options");
 TLBSIM_REGISTER(Listing, OptionListing, "options", "kernel options: each seed's change, its variants and fixes");
 TLBSIM_REGISTER(Listing, EraListing, "eras", "the architecture code modeled for each kernel era");
@@ -75,7 +90,9 @@ class RunCommand final : public Command {
                                 "Kernel profile name or .toml file (see `tlbsim list kernels`; default: linux-5.17 on "
                                 "x86_64 machines, linux-6.2-ppc on powerpc64)");
     c->add_option("--option", spec_.options, "Override a profile option: NAME=on|off (repeatable; `tlbsim list options`)");
-    c->add_option("--workload", spec_.workload, "Workload (see `tlbsim list workloads`)")->capture_default_str();
+    c->add_option("--workload", spec_.workload,
+                  "Workload: a name (`tlbsim list workloads`) or a workload .toml file (docs/usage.md)")
+        ->capture_default_str();
     c->add_option("--threads", spec_.threads, "Benchmark threads")
         ->check(non_negative_integer())
         ->capture_default_str();

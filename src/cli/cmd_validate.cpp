@@ -17,6 +17,7 @@
 #include "util/error.h"
 #include "util/int_list.h"
 #include "util/registry.h"
+#include "workloads/file/workload_file.h"
 
 namespace tlbsim::cli {
 
@@ -33,8 +34,10 @@ class ValidateCommand final : public Command {
  public:
   CLI::App* define(CLI::App& parent) override {
     CLI::App* c = parent.add_subcommand("validate", "Run native benchmarks on this host and the same in the simulator");
-    c->add_option("--workloads", workloads_, "Comma-separated native workloads (`tlbsim list native`)")
-        ->capture_default_str();
+    workloads_opt_ = c->add_option("--workloads", workloads_, "Comma-separated native workloads (`tlbsim list native`)")
+                         ->capture_default_str();
+    c->add_option("--workload", files_,
+                  "A workload .toml file, run natively and simulated (repeatable; replaces the default --workloads)");
     c->add_option("--threads", threads_, "Thread counts, e.g. 1,2 (default: 1 and the online CPUs)");
     c->add_option("--seconds", o_.seconds, "Measured wall time per native run")->capture_default_str();
     c->add_option("--machine", o_.machine, "Machine name or file (default: calibrate this host in-process)");
@@ -56,7 +59,15 @@ class ValidateCommand final : public Command {
     std::stringstream ws(workloads_);
     for (std::string w; std::getline(ws, w, ',');) {
       if (w.empty()) throw InputError(fmt::format("--workloads: empty name in '{}'", workloads_));
+      if (!files_.empty() && workloads_opt_->count() == 0) break;  // --workload alone: only the files
       o_.workloads.push_back(w);
+    }
+    for (const std::string& f : files_) {
+      if (!workloads::is_workload_file_name(f)) {
+        throw InputError(fmt::format("--workload: '{}' is not a .toml file (native names go in --workloads)", f));
+      }
+      if (qemu_) throw InputError("--workload: workload files run on this host's kernel, not with --qemu");
+      o_.workloads.push_back(f);
     }
     const std::uint32_t ncpus = qemu_ ? smp_ : static_cast<std::uint32_t>(native::read_host_topology().cpus.size());
     if (threads_.empty()) threads_ = ncpus > 1 ? fmt::format("1,{}", ncpus) : "1";
@@ -80,6 +91,8 @@ class ValidateCommand final : public Command {
  private:
   native::ValidateOptions o_;
   std::string workloads_ = "tlb_flush1,tlb_flush2,context_switch1,context_switch1_processes,mmap_storm";
+  CLI::Option* workloads_opt_ = nullptr;
+  std::vector<std::string> files_;
   std::string threads_;
   std::string format_ = "table";
   std::string output_;

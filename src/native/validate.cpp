@@ -10,12 +10,14 @@
 #include "hw/machine.h"
 #include "model/profile.h"
 #include "native/calibrate.h"
+#include "native/file_workload.h"
 #include "native/host.h"
 #include "native/qemu.h"
 #include "native/workloads.h"
 #include "sim/time.h"
 #include "util/error.h"
 #include "util/registry.h"
+#include "workloads/file/workload_file.h"
 #include "workloads/run.h"
 #include "workloads/workload.h"
 
@@ -185,6 +187,10 @@ void check_workload_options(const ValidateOptions& o) {
   if (o.workloads.empty() || o.threads.empty()) throw InputError("--workloads and --threads need at least one entry");
   const auto natives = native_workloads();
   for (const std::string& w : o.workloads) {
+    if (workloads::is_workload_file_name(w)) {
+      workloads::resolve_values(*workloads::load_workload_file(w), nullptr);  // a bad file fails before any run
+      continue;
+    }
     if (std::none_of(natives.begin(), natives.end(), [&](const auto& n) { return n.first == w; })) {
       std::string known;
       for (const auto& n : natives) known += (known.empty() ? "" : ", ") + n.first;
@@ -252,7 +258,9 @@ void run_real_side(Validation& v) {
     if (!trace.available()) rep.notes.push_back("tlb:tlb_flush tracepoint not counted: " + trace.why());
     for (const auto& [w, t] : v.plan) {
       v.progress << fmt::format("validate: native {} with {} threads for {:.2f} s\n", w, t, o.seconds) << std::flush;
-      v.real.push_back(run_native_workload(w, t, o.warmup, o.seconds, v.host, &trace));
+      v.real.push_back(workloads::is_workload_file_name(w)
+                           ? run_native_file_workload(w, t, o.warmup, o.seconds, v.host, &trace)
+                           : run_native_workload(w, t, o.warmup, o.seconds, v.host, &trace));
     }
   }
   const KernelCounters& probe = v.real.front().before;
@@ -290,7 +298,7 @@ ValidateRow compare_run(Validation& v, const hw::Machine& machine, std::size_t i
   row.workload = w;
   row.threads = t;
   row.real = real_figures(v.real[i], v.rep.flush_source);
-  if (Registry<workloads::Workload>::find(w) == nullptr) {
+  if (!workloads::is_workload_file_name(w) && Registry<workloads::Workload>::find(w) == nullptr) {
     row.simulated_missing = "the simulator has no workload " + w;
     return row;
   }
@@ -422,8 +430,11 @@ std::string to_table(const ValidateReport& r) {
       r.flush_source == "tracepoint" ? "the tlb:tlb_flush tracepoint, all reasons but TLB_REMOTE_SEND_IPI"
       : r.flush_source == "vmstat"   ? "/proc/vmstat nr_tlb_local_flush_* + nr_tlb_remote_flush_received"
                                      : "nowhere: not available");
+  std::size_t width = 26;  // a workload file's path may be longer than the built-in names
+  for (const ValidateRow& row : r.rows) width = std::max(width, row.workload.size());
   const std::string row_format =
-      "{:<26} {:>3} | {:>9} {:>9} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} {:>5}\n";
+      "{:<" + std::to_string(width) +
+      "} {:>3} | {:>9} {:>9} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} {:>5}\n";
   t += fmt::format(fmt::runtime(row_format), "workload", "thr", "ops/s", "sim", "ratio", "IPI/op", "sim", "ratio",
                    "rfl/op", "sim", "ratio", "fl/op", "sim", "ratio");
   for (const ValidateRow& row : r.rows) {
@@ -437,7 +448,7 @@ std::string to_table(const ValidateReport& r) {
                      cell(a.remote_flushes_per_op), sim_cell(b.remote_flushes_per_op),
                      s ? ratio(a.remote_flushes_per_op, b.remote_flushes_per_op) : "-", cell(a.flushes_per_op),
                      sim_cell(b.flushes_per_op), s ? ratio(a.flushes_per_op, b.flushes_per_op) : "-");
-    if (!s) t += fmt::format("{:<26}       simulated: none ({})\n", "", row.simulated_missing);
+    if (!s) t += fmt::format("{:<{}}       simulated: none ({})\n", "", width, row.simulated_missing);
   }
   for (const std::string& n : r.notes) t += "note: " + n + "\n";
   return t;

@@ -194,6 +194,17 @@ NativeRun run_native_workload(std::string_view name, std::uint32_t threads, doub
     known += (known.empty() ? "" : ", ") + std::string(x.name);
   }
   if (w == nullptr) throw InputError(fmt::format("unknown native workload '{}' (known: {})", name, known));
+  const TaskBody body = w->body;
+  return run_native_tasks(
+      name, threads, w->processes,
+      [body](const TaskSlot& s, std::uint32_t i, const std::vector<std::uint32_t>& cpus) {
+        body(*static_cast<Control*>(s.control), i, cpus);
+      },
+      warmup, seconds, host, trace);
+}
+
+NativeRun run_native_tasks(std::string_view name, std::uint32_t threads, bool processes, const NativeTaskBody& body,
+                           double warmup, double seconds, const HostTopology& host, const TlbFlushTracepoint* trace) {
   if (threads == 0 || threads > kMaxTasks) {
     throw InputError(fmt::format("--threads: {} is outside 1..{}", threads, kMaxTasks));
   }
@@ -223,12 +234,12 @@ NativeRun run_native_workload(std::string_view name, std::uint32_t threads, doub
   };
   try {
     for (std::uint32_t i = 0; i < threads; ++i) {
-      if (w->processes) {
+      if (processes) {
         const pid_t pid = fork();
         if (pid < 0) fail("fork");
         if (pid == 0) {
           try {
-            w->body(c, i, sets[i]);
+            body(TaskSlot{c.stop, c.ready, c.tasks[i].ops, &c}, i, sets[i]);
           } catch (...) {
             _exit(1);
           }
@@ -236,9 +247,9 @@ NativeRun run_native_workload(std::string_view name, std::uint32_t threads, doub
         }
         procs.push_back(pid);
       } else {
-        tasks.emplace_back([&c, i, &sets, w, &error, &error_mu] {
+        tasks.emplace_back([&c, i, &sets, &body, &error, &error_mu] {
           try {
-            w->body(c, i, sets[i]);
+            body(TaskSlot{c.stop, c.ready, c.tasks[i].ops, &c}, i, sets[i]);
           } catch (const std::exception& e) {
             const std::lock_guard lock(error_mu);
             error = e.what();
@@ -272,7 +283,7 @@ NativeRun run_native_workload(std::string_view name, std::uint32_t threads, doub
   r.seconds = std::chrono::duration<double>(t1 - t0).count();
   return r;
 #else
-  (void)warmup, (void)seconds, (void)host, (void)trace;
+  (void)name, (void)processes, (void)body, (void)warmup, (void)seconds, (void)host, (void)trace;
   throw std::runtime_error("native benchmarks run on Linux only");
 #endif
 }

@@ -4,7 +4,9 @@
 // measured interval.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +27,22 @@ struct NativeRun {
 
 // (name, one-line description) of every native workload; names match the simulator's workloads where one exists.
 std::vector<std::pair<std::string, std::string>> native_workloads();
+
+// What each task of a native run gets: when to stop, the count of tasks done with their set-up (the warm-up starts
+// when all are), its own operation counter, and the runner's control block.
+struct TaskSlot {
+  std::atomic<bool>& stop;
+  std::atomic<std::uint32_t>& ready;
+  std::atomic<std::uint64_t>& ops;
+  void* control;
+};
+using NativeTaskBody = std::function<void(const TaskSlot&, std::uint32_t task, const std::vector<std::uint32_t>& cpus)>;
+
+// Runs `threads` tasks of `body` (threads, or forked processes when `processes`), task i bound where will-it-scale
+// binds it, for `warmup` then `seconds` of wall time; counts ops and reads the kernel's counters around the
+// measured interval. Throws InputError for threads == 0 or too many, std::runtime_error when a task fails.
+NativeRun run_native_tasks(std::string_view name, std::uint32_t threads, bool processes, const NativeTaskBody& body,
+                           double warmup, double seconds, const HostTopology& host, const TlbFlushTracepoint* trace);
 
 // Runs `name` with `threads` tasks for `warmup` then `seconds` of wall time. Throws InputError for an unknown
 // name or threads == 0, and std::runtime_error when the host refuses (not Linux, mmap or fork failing).

@@ -14,6 +14,7 @@
 #include "util/int_list.h"
 #include "util/json_reader.h"
 #include "util/registry.h"
+#include "workloads/file/workload_file.h"
 #include "workloads/workload.h"
 
 namespace tlbsim::sweep {
@@ -39,7 +40,7 @@ void validate_grid(const Grid& g) {
   const hw::Machine m = hw::load_machine(g.machine);
   if (g.kernels.empty()) throw InputError("--kernel: no kernels given");
   for (const std::string& k : g.kernels) kernel::load_kernel_profile(k);
-  Registry<workloads::Workload>::make("workload", g.workload);
+  workloads::make_workload(g.workload);
   for (std::uint32_t t : g.threads) {
     if (t < 1 || t > m.cpu_count()) {
       throw InputError(fmt::format("--threads: {} is outside 1..{} (the CPUs of {})", t, m.cpu_count(), m.name));

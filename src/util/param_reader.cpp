@@ -207,6 +207,11 @@ std::optional<Latency> ParamReader::optional_latency(std::string_view key, doubl
   return latency(key, max_ns);
 }
 
+bool ParamReader::is_string(std::string_view key) const {
+  const toml::node* n = table_.get(key);
+  return n != nullptr && n->is_string();
+}
+
 std::vector<std::string> ParamReader::keys() const {
   std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::string>> ordered;
   for (const auto& [k, v] : table_) ordered.push_back({{v.source().begin.line, v.source().begin.column}, std::string(k.str())});

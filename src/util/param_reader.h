@@ -71,6 +71,9 @@ class ParamReader {
   Latency latency(std::string_view key, double max_ns = 1e7);
   std::optional<Latency> optional_latency(std::string_view key, double max_ns = 1e7);
 
+  // Whether `key` is present and a string (reads nothing: a value that may be a number or a name asks first).
+  bool is_string(std::string_view key) const;
+
   // The keys of this table, in file order (for tables whose keys are names, such as a profile's [options]).
   std::vector<std::string> keys() const;
   // Where `key` is (origin:line:column), for messages about a valid value that is wrong in context.

@@ -13,6 +13,7 @@
 #include "sim/timed_scheduler.h"
 #include "trace/tracer.h"
 #include "util/registry.h"
+#include "workloads/file/workload_file.h"
 #include "workloads/workload.h"
 
 namespace tlbsim::workloads {
@@ -44,7 +45,7 @@ kernel::KernelConfig checked_config(const RunSpec& spec) {
   kernel::validate_options(cfg, "--option");
   // Validate the name before building anything, and the thread count by one rule; each workload then states its
   // upper bound against the machine.
-  if (const auto w = Registry<Workload>::make("workload", spec.workload); spec.threads < w->min_threads()) {
+  if (const auto w = make_workload(spec.workload); spec.threads < w->min_threads()) {
     throw InputError(
         fmt::format("--threads: {}; {} runs at least {} thread", spec.threads, spec.workload, w->min_threads()));
   }
@@ -170,7 +171,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
     tracer->set_coherence(&sys.coherence());
   }
   // Made after the kernel so that it (and any scheduler it owns) is destroyed before the kernel.
-  const auto workload = Registry<Workload>::make("workload", spec.workload);
+  const auto workload = make_workload(spec.workload);
   TraceCloser closer(tracer, sys);
   std::vector<std::uint64_t> ops;
   const sim::Duration warmup = spec.warmup.count() < 0 ? spec.duration / 10 : spec.warmup;

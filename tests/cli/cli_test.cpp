@@ -215,6 +215,14 @@ TEST(Cli, RunTlbFlush1Table) {
   EXPECT_NE(all.out.find("tlb lookups "), std::string::npos) << all.out;
 }
 
+// A workload file runs as a built-in workload does: its own name in the header, its parameter echoed.
+TEST(Cli, RunWorkloadFileTable) {
+  const Result r = run({"run", "--machine", "small-2s2c", "--workload", "madvise_own_pages.toml", "--param", "pages=16",
+                        "--threads", "2", "--duration", "200us", "--counters", "summary"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_golden("run_madvise_own_pages_file.txt", r.out);
+}
+
 TEST(Cli, RunJsonIsReproducible) {
   const std::vector<std::string> args = {"run", "--machine", "small-2s2c", "--threads", "3", "--duration", "200us",
                                          "--format", "json", "--seed", "5"};

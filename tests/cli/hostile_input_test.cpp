@@ -51,6 +51,40 @@ TEST(HostileInput, AMachineWhoseLatenciesRoundToZeroIsRefused) {
   fs::remove_all(dir);
 }
 
+// Workload files: a missing file, a file that is not TOML, and one whose loop touches a region it never mapped.
+TEST(HostileInput, BadWorkloadFilesAreLocatedErrors) {
+  const fs::path dir = scratch("workload_file");
+  expect_refused(run({"run", "--machine", "small-2s2c", "--workload", (dir / "none.toml").string()}), "none.toml");
+  expect_refused(run({"run", "--machine", "small-2s2c", "--workload", "nonesuch.toml"}),
+                 "no built-in workload file of that name");
+  const std::string junk = (dir / "junk.toml").string();
+  write_file_atomic(junk, "[workload\nname = 1\n");
+  expect_refused(run({"run", "--machine", "small-2s2c", "--workload", junk}), "junk.toml:1:");
+  const std::string unmapped = (dir / "unmapped.toml").string();
+  write_file_atomic(unmapped, R"([workload]
+name = "u"
+[tasks]
+mode = "processes"
+placement = "pinned"
+[[regions]]
+backing = "anonymous"
+pages = 1
+name = "r"
+[[loop]]
+op = "touch"
+region = "r"
+access = "read"
+[[loop]]
+op = "count"
+)");
+  expect_refused(run({"run", "--machine", "small-2s2c", "--workload", unmapped}),
+                 "unmapped.toml:11:6: workload file: loop[0].op: region 'r' is used before it is mapped");
+  expect_refused(
+      run({"run", "--machine", "small-2s2c", "--workload", "madvise_own_pages.toml", "--param", "pages=999999999"}),
+      "pages");
+  fs::remove_all(dir);
+}
+
 // Item 4: `--out /abs/dir/cx.json` with several scenarios built "scenario./abs/dir/cx.json".
 TEST(HostileInput, CheckOutWithADirectoryPutsTheScenarioBeforeTheFileName) {
   const fs::path dir = scratch("check_out");

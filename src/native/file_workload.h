@@ -1,0 +1,40 @@
+// The native executor of a workload file (workloads/file/workload_file.h): the file's operations as real system
+// calls and loads and stores on this host's kernel, for `tlbsim validate --workload FILE.toml`.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "native/workloads.h"
+#include "workloads/file/workload_file.h"
+
+namespace tlbsim::native {
+
+// The files of a workload's `per = "workload"` regions, made once before the tasks start (threads share the
+// descriptors; processes inherit them). Closes them when destroyed. Throws std::runtime_error when the host
+// refuses.
+class WorkloadFds {
+ public:
+  WorkloadFds(const workloads::WorkloadFile& f, const workloads::ResolvedValues& v);
+  ~WorkloadFds();
+  WorkloadFds(const WorkloadFds&) = delete;
+  WorkloadFds& operator=(const WorkloadFds&) = delete;
+  int operator[](std::size_t region) const { return fds_[region]; }
+
+ private:
+  std::vector<int> fds_;  // -1 for regions that are not workload-wide files
+};
+
+// Task i's body: binds to `cpus`, makes its own files, runs the set-up, reports ready, then runs the loop until
+// `stop` (checked at each pass and each count), adding one to `ops` per count. Throws std::runtime_error when a
+// system call fails.
+void run_file_task(const workloads::WorkloadFile& f, const workloads::ResolvedValues& v, const WorkloadFds& shared,
+                   const TaskSlot& c, const std::vector<std::uint32_t>& cpus);
+
+// Runs the workload file `name` (workloads::load_workload_file) natively with its default parameters, as
+// run_native_workload runs a built-in one.
+NativeRun run_native_file_workload(std::string_view name, std::uint32_t threads, double warmup, double seconds,
+                                   const HostTopology& host, const TlbFlushTracepoint* trace);
+
+}  // namespace tlbsim::native

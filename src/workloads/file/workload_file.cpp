@@ -1,0 +1,322 @@
+// The workload-file reader: strict as the machine files are (every unknown key, wrong type or bad value is a
+// located error), then a walk of the operations that proves each region mapped where it is used.
+#include "workloads/file/workload_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/param_reader.h"
+#include "util/registry.h"
+#include "workloads/workload_args.h"
+
+namespace tlbsim::workloads {
+
+std::span<const EmbeddedFile> builtin_workload_files_data();
+
+namespace {
+
+constexpr std::int64_t kMaxValue = std::int64_t{1} << 40;  // bounds every literal: no sum of two overflows
+
+const std::vector<std::string> kOps = {"mmap", "munmap", "touch", "madvise", "for_each_page", "count"};
+
+class Parser {
+ public:
+  Parser(WorkloadFile& f) : f_(f) {}
+
+  void params(ParamReader& root) {
+    auto sec = root.optional_section("params");
+    if (!sec) return;
+    for (const std::string& name : sec->keys()) {
+      ParamReader p = sec->section(name);
+      FileParam fp{name, 0, 0, 0, ""};
+      fp.min = static_cast<std::uint64_t>(p.integer("min", 0, kMaxValue));
+      fp.max = static_cast<std::uint64_t>(p.integer("max", 0, kMaxValue));
+      fp.fallback = static_cast<std::uint64_t>(p.integer("default", 0, kMaxValue));
+      fp.doc = p.string("doc");
+      if (fp.min > fp.max) p.fail("max", fmt::format("below min ({} < {})", fp.max, fp.min));
+      if (fp.fallback < fp.min || fp.fallback > fp.max) {
+        p.fail("default", fmt::format("outside min..max ({}..{})", fp.min, fp.max));
+      }
+      p.finish();
+      f_.params.push_back(std::move(fp));
+    }
+    sec->finish();
+  }
+
+  // An integer literal, a size with a unit ("1MiB"), or "$name" of a declared parameter.
+  FileValue value(ParamReader& r, std::string_view key) {
+    if (!r.is_string(key)) return FileValue{static_cast<std::uint64_t>(r.integer(key, 0, kMaxValue)), std::nullopt};
+    const std::string s = r.string(key);
+    if (s.starts_with('$')) {
+      for (std::size_t i = 0; i < f_.params.size(); ++i) {
+        if (f_.params[i].name == s.substr(1)) return FileValue{0, i};
+      }
+      std::string known;
+      for (const auto& p : f_.params) known += (known.empty() ? "" : ", ") + ("$" + p.name);
+      r.fail(key, fmt::format("no parameter '{}' is declared under [params] (declared: {})", s.substr(1),
+                              known.empty() ? "none" : known));
+    }
+    static const std::pair<std::string_view, std::uint64_t> kUnits[] = {
+        {"KiB", 1024}, {"MiB", 1024 * 1024}, {"GiB", 1024 * 1024 * 1024}};
+    for (const auto& [unit, scale] : kUnits) {
+      if (!s.ends_with(unit)) continue;
+      const std::string digits = s.substr(0, s.size() - unit.size());
+      if (!digits.empty() && digits.size() <= 6 && std::all_of(digits.begin(), digits.end(), ::isdigit)) {
+        return FileValue{std::stoull(digits) * scale, std::nullopt};
+      }
+    }
+    r.fail(key, fmt::format("expected an integer, a size such as \"1MiB\" (KiB, MiB, GiB) or \"$parameter\", got "
+                            "\"{}\"",
+                            s));
+  }
+
+  void regions(ParamReader& root) {
+    for (ParamReader& r : root.table_array("regions")) {
+      FileRegion g;
+      g.where = r.where_key("name");
+      g.name = r.string("name");
+      for (const auto& other : f_.regions) {
+        if (other.name == g.name) r.fail("name", fmt::format("region '{}' is declared twice", g.name));
+      }
+      g.file = r.choice("backing", {"anonymous", "file"}) == "file";
+      g.shared = r.optional_string("sharing").value_or("private") == "shared";
+      if (r.is_string("sharing")) r.choice("sharing", {"private", "shared"});
+      const bool by_size = has(r, "size");
+      if (by_size == has(r, "pages"))
+        r.fail("size", "give the region's size in bytes (size) or in pages (pages), once");
+      g.size = value(r, by_size ? "size" : "pages");
+      if (!by_size) {
+        g.size.scale = kFilePageSize;
+        if (g.size.literal > kMaxRegionBytes / kFilePageSize) r.fail("pages", "more pages than a region may have");
+        g.size.literal *= kFilePageSize;
+      }
+      if (g.file) {
+        g.per_task = r.optional_string("per").value_or("task") == "task";
+        if (r.is_string("per")) r.choice("per", {"task", "workload"});
+        g.populated = r.optional_string("page_cache").value_or("empty") == "populated";
+        if (r.is_string("page_cache")) r.choice("page_cache", {"empty", "populated"});
+      }
+      r.finish();
+      f_.regions.push_back(std::move(g));
+    }
+  }
+
+  std::size_t region(ParamReader& r) {
+    const std::string name = r.string("region");
+    for (std::size_t i = 0; i < f_.regions.size(); ++i) {
+      if (f_.regions[i].name == name) return i;
+    }
+    std::string known;
+    for (const auto& g : f_.regions) known += (known.empty() ? "" : ", ") + g.name;
+    r.fail("region", fmt::format("no region '{}' is declared with [[regions]] (declared: {})", name,
+                                 known.empty() ? "none" : known));
+  }
+
+  FileOp op(ParamReader& r, bool in_body) {
+    FileOp o;
+    o.where = r.where_key("op");
+    const std::string kind = r.choice("op", kOps);
+    o.kind = static_cast<FileOpKind>(std::find(kOps.begin(), kOps.end(), kind) - kOps.begin());
+    const bool page_op = o.kind == FileOpKind::kTouch || o.kind == FileOpKind::kMadvise;
+    if (in_body && !page_op && o.kind != FileOpKind::kCount) {
+      r.fail("op", fmt::format("'{}' cannot be inside for_each_page (its body may touch, madvise and count)", kind));
+    }
+    if (o.kind != FileOpKind::kCount && !in_body) o.region = region(r);
+    if (page_op && !in_body) {
+      // A range of the region: offset and length default to all of it.
+      if (has(r, "offset")) o.offset = value(r, "offset");
+      if (has(r, "length")) o.length = value(r, "length");
+    }
+    if (o.kind == FileOpKind::kTouch) {
+      o.write = r.choice("access", {"read", "write"}) == "write";
+      if (!in_body && has(r, "stride")) o.stride = value(r, "stride");
+    }
+    if (o.kind == FileOpKind::kMadvise) r.choice("advice", {"dontneed"});
+    if (o.kind == FileOpKind::kForEachPage) {
+      for (ParamReader& b : r.table_array("body")) o.body.push_back(op(b, true));
+      if (o.body.empty()) r.fail("body", "for_each_page needs a body: an array of operations");
+    }
+    r.finish();
+    return o;
+  }
+
+  std::vector<FileOp> ops(ParamReader& root, std::string_view key) {
+    std::vector<FileOp> out;
+    for (ParamReader& r : root.table_array(key)) out.push_back(op(r, false));
+    return out;
+  }
+
+ private:
+  static bool has(const ParamReader& r, std::string_view key) {
+    const std::vector<std::string> keys = r.keys();
+    return std::ranges::find(keys, std::string(key)) != keys.end();
+  }
+  WorkloadFile& f_;
+};
+
+// Walks `ops` from the mapped state `mapped`: each region is mapped when used and unmapped when mapped again.
+void walk(const WorkloadFile& f, const std::vector<FileOp>& ops, std::vector<bool>& mapped, bool& counts,
+          bool in_body = false) {
+  for (const FileOp& o : ops) {
+    if (o.kind == FileOpKind::kCount || in_body) {
+      counts = counts || o.kind == FileOpKind::kCount;
+      continue;
+    }
+    const FileRegion& g = f.regions[o.region];
+    if (o.kind == FileOpKind::kMmap) {
+      if (mapped[o.region]) throw InputError(fmt::format("{}: region '{}' is mapped already", o.where, g.name));
+      mapped[o.region] = true;
+      continue;
+    }
+    if (!mapped[o.region]) {
+      throw InputError(
+          fmt::format("{}: region '{}' is used before it is mapped (an mmap of it must come first)", o.where, g.name));
+    }
+    if (o.kind == FileOpKind::kMunmap) mapped[o.region] = false;
+    if (o.kind == FileOpKind::kForEachPage) walk(f, o.body, mapped, counts, true);
+  }
+}
+
+void check(WorkloadFile& f, const std::string& loop_where) {
+  std::vector<bool> mapped(f.regions.size(), false);
+  bool counts = false;
+  walk(f, f.setup, mapped, counts);
+  if (counts)
+    throw InputError(fmt::format("{}: [[setup]] may not count operations: only the loop is measured", f.origin));
+  const std::vector<bool> at_start = mapped;
+  walk(f, f.loop, mapped, counts);
+  if (f.loop.empty()) throw InputError(fmt::format("{}: missing [[loop]]: the operations each task repeats", f.origin));
+  if (!counts) {
+    throw InputError(
+        fmt::format("{}: the loop never counts: add {{ op = \"count\" }} where one operation of the "
+                    "benchmark is done",
+                    loop_where));
+  }
+  for (std::size_t i = 0; i < f.regions.size(); ++i) {
+    if (mapped[i] != at_start[i]) {
+      throw InputError(fmt::format("{}: the loop leaves region '{}' {} at its end, so its next pass would find it {}",
+                                   loop_where, f.regions[i].name, mapped[i] ? "mapped" : "unmapped",
+                                   mapped[i] ? "mapped" : "unmapped"));
+    }
+  }
+}
+
+}  // namespace
+
+WorkloadFile parse_workload_file(std::string_view text, std::string origin) {
+  const TomlDocument doc = TomlDocument::parse(text, origin);
+  ParamReader root(doc.root(), origin, "workload file");
+  WorkloadFile f;
+  f.origin = origin;
+  {
+    ParamReader w = root.section("workload");
+    f.name = w.string("name");
+    if (f.name.empty() || f.name.size() > 64 ||
+        !std::all_of(f.name.begin(), f.name.end(), [](char c) { return std::isalnum(c) || c == '_' || c == '-'; })) {
+      w.fail("name", "expected 1-64 letters, digits, '_' or '-'");
+    }
+    f.description = w.optional_string("description").value_or("");
+    f.metric_name = w.optional_string("metric").value_or(f.metric_name);
+    f.unit = w.optional_string("unit").value_or(f.unit);
+    w.finish();
+  }
+  {
+    ParamReader t = root.section("tasks");
+    f.mode = t.choice("mode", {"threads", "processes"}) == "threads" ? WisMode::kThreads : WisMode::kProcesses;
+    // will-it-scale's binding: task i on core i % cores. Other placements come with the scheduler's workloads.
+    t.choice("placement", {"pinned"});
+    t.finish();
+  }
+  Parser p(f);
+  p.params(root);
+  p.regions(root);
+  f.setup = p.ops(root, "setup");
+  f.loop = p.ops(root, "loop");
+  const std::string loop_where = root.where_key("loop");
+  root.finish();
+  check(f, loop_where);
+  return f;
+}
+
+std::span<const EmbeddedFile> builtin_workload_files() { return builtin_workload_files_data(); }
+
+bool is_workload_file_name(std::string_view name) {
+  return name.find('/') != std::string_view::npos || name.ends_with(".toml");
+}
+
+std::shared_ptr<const WorkloadFile> load_workload_file(std::string_view name) {
+  const std::string arg(name);
+  std::error_code ec;
+  if (arg.find('/') == std::string::npos && !std::filesystem::exists(arg, ec)) {
+    const std::string_view stem = name.substr(0, name.size() - 5);
+    for (const auto& f : builtin_workload_files()) {
+      if (f.name == stem) {
+        return std::make_shared<const WorkloadFile>(parse_workload_file(f.text, fmt::format("builtin:{}", arg)));
+      }
+    }
+    std::string known;
+    for (const auto& f : builtin_workload_files()) known += (known.empty() ? "" : ", ") + std::string(f.name) + ".toml";
+    throw InputError(
+        fmt::format("workload file '{}': no such file, and no built-in workload file of that name "
+                    "(built in: {})",
+                    arg, known));
+  }
+  return std::make_shared<const WorkloadFile>(parse_workload_file(read_file(arg), arg));
+}
+
+ResolvedValues resolve_values(const WorkloadFile& f, WorkloadArgs* args) {
+  ResolvedValues v;
+  for (const FileParam& p : f.params) {
+    v.params.push_back(args != nullptr ? args->integer(p.name, p.fallback, p.min, p.max, p.doc) : p.fallback);
+  }
+  const auto what = [&f](const FileValue& x) {
+    return x.param ? fmt::format(" (${})", f.params[*x.param].name) : std::string();
+  };
+  std::vector<std::uint64_t> size(f.regions.size());
+  for (std::size_t i = 0; i < f.regions.size(); ++i) {
+    const FileRegion& g = f.regions[i];
+    size[i] = v(g.size);
+    if (size[i] == 0 || size[i] % kFilePageSize != 0 || size[i] > kMaxRegionBytes) {
+      throw InputError(fmt::format("{}: region '{}': size {}{} must be a whole number of {}-byte pages, at most {}",
+                                   g.where, g.name, size[i], what(g.size), kFilePageSize, kMaxRegionBytes));
+    }
+  }
+  const auto check_ops = [&](const std::vector<FileOp>& ops) {
+    for (const FileOp& o : ops) {
+      if (o.kind != FileOpKind::kTouch && o.kind != FileOpKind::kMadvise) continue;
+      const std::uint64_t off = o.offset ? v(*o.offset) : 0;
+      const std::uint64_t len = o.length ? v(*o.length) : size[o.region] - std::min(off, size[o.region]);
+      if (off >= size[o.region] || len == 0 || len > size[o.region] - off) {
+        throw InputError(fmt::format("{}: offset {} and length {} are not a range inside region '{}' ({} bytes)",
+                                     o.where, off, len, f.regions[o.region].name, size[o.region]));
+      }
+      if (o.kind == FileOpKind::kMadvise && (off % kFilePageSize != 0 || len % kFilePageSize != 0)) {
+        throw InputError(fmt::format("{}: madvise takes whole pages: offset {} and length {} must be multiples of {}",
+                                     o.where, off, len, kFilePageSize));
+      }
+      if (o.kind == FileOpKind::kTouch && v(o.stride) == 0) {
+        throw InputError(fmt::format("{}: stride must be at least 1 byte", o.where));
+      }
+    }
+  };
+  check_ops(f.setup);
+  check_ops(f.loop);
+  return v;
+}
+
+std::unique_ptr<Workload> make_workload(std::string_view name) {
+  if (is_workload_file_name(name)) return make_file_workload(load_workload_file(name));
+  if (const auto* e = Registry<Workload>::find(name)) return e->make();
+  std::string known;
+  for (const auto& e : Registry<Workload>::list()) known += (known.empty() ? "" : ", ") + e.name;
+  for (const auto& f : builtin_workload_files()) known += ", " + std::string(f.name) + ".toml";
+  throw InputError(
+      fmt::format("unknown workload '{}' (known: {}; or give a path to a workload .toml file)", name, known));
+}
+
+}  // namespace tlbsim::workloads

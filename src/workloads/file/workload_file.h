@@ -1,0 +1,108 @@
+// A workload described as data (configs/workloads/*.toml, or a user's file): its tasks, its memory regions and the
+// operations of a set-up phase and a loop. One parsed form drives both executors: the simulated one
+// (workloads/file/file_workload.cpp, `tlbsim run --workload FILE.toml`) and the native one
+// (native/file_workload.cpp, `tlbsim validate --workload FILE.toml`). docs/usage.md gives the format.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/embedded_file.h"
+#include "workloads/workload.h"
+
+namespace tlbsim::workloads {
+
+class WorkloadArgs;
+
+// The page size the file's sizes and offsets are counted in (x86-64 and the model's 4 KiB base page).
+inline constexpr std::uint64_t kFilePageSize = 4096;
+// The largest region a file may describe: 64 GiB, far above any microbenchmark's working set, and small enough
+// that offsets and lengths never overflow.
+inline constexpr std::uint64_t kMaxRegionBytes = std::uint64_t{64} << 30;
+
+// An integer in the file: a literal, or "$name" of a declared parameter that --param may override.
+struct FileValue {
+  std::uint64_t literal = 0;
+  std::optional<std::size_t> param;  // index into WorkloadFile::params
+  std::uint64_t scale = 1;           // the parameter's unit in bytes (a region's `pages` counts pages)
+};
+
+struct FileParam {
+  std::string name;
+  std::uint64_t fallback = 0, min = 0, max = 0;
+  std::string doc;
+};
+
+// A named region of the address space. Anonymous regions are each task's own mapping; a file region is a file of
+// the task's own (`per = "task"`, as will-it-scale's tlb_flush1 creates one per task) or one file all tasks map
+// (`per = "workload"`).
+struct FileRegion {
+  std::string name;
+  bool file = false;       // backing = "file" (else "anonymous")
+  bool shared = false;     // sharing = "shared": MAP_SHARED (else MAP_PRIVATE)
+  bool per_task = true;    // per = "task" | "workload" (file regions only)
+  bool populated = false;  // page_cache = "populated": the file's pages are cached before the run (file only)
+  FileValue size;          // bytes, a whole number of pages (the file gives `size` in bytes or `pages`)
+  std::string where;       // origin:line:column of the region's table
+};
+
+enum class FileOpKind { kMmap, kMunmap, kTouch, kMadvise, kForEachPage, kCount };
+
+// One operation. touch and madvise name a region and a byte range of it (offset, length; default the whole
+// region), or, inside for_each_page, apply to its current page and name nothing. for_each_page runs its body once
+// per page of its region; bodies do not nest.
+struct FileOp {
+  FileOpKind kind = FileOpKind::kCount;
+  std::size_t region = 0;  // index into WorkloadFile::regions (mmap, munmap, touch, madvise, for_each_page)
+  bool write = false;      // touch: access = "write" | "read"
+  std::optional<FileValue> offset, length;
+  FileValue stride{kFilePageSize, std::nullopt};  // touch: bytes between touched addresses
+  std::vector<FileOp> body;                       // for_each_page
+  std::string where;                              // origin:line:column of the operation
+};
+
+// Contract: a parsed file is consistent: every name it uses is declared, every region is mapped when touched,
+// advised or unmapped and unmapped when mapped, and the loop leaves the regions as it found them.
+struct WorkloadFile {
+  std::string name, description, origin;
+  std::string metric_name = "ops_per_sec", unit = "ops/s";
+  WisMode mode = WisMode::kThreads;
+  std::vector<FileParam> params;
+  std::vector<FileRegion> regions;
+  std::vector<FileOp> setup, loop;
+};
+
+// Parses and checks a workload file. Throws InputError naming origin:line:column, the key and what was expected.
+WorkloadFile parse_workload_file(std::string_view text, std::string origin);
+
+// The workload files compiled into the binary (configs/workloads/*.toml), by stem.
+std::span<const EmbeddedFile> builtin_workload_files();
+
+// Whether `name` names a workload file: a path (it contains '/' or ends in ".toml"). A bare "STEM.toml" that is
+// no file on disk names the built-in file of that stem.
+bool is_workload_file_name(std::string_view name);
+// Reads and parses the file `name` names (is_workload_file_name). Throws InputError when there is none.
+std::shared_ptr<const WorkloadFile> load_workload_file(std::string_view name);
+
+// The file's values with --param applied: each parameter's value, in WorkloadFile::params order.
+struct ResolvedValues {
+  std::vector<std::uint64_t> params;
+  std::uint64_t operator()(const FileValue& v) const { return v.param ? params[*v.param] * v.scale : v.literal; }
+};
+// Reads each declared parameter from `args` (its default when `args` is null or does not give it) and checks
+// what depends on them: region sizes, and ranges inside their regions. Throws InputError naming the file.
+ResolvedValues resolve_values(const WorkloadFile& f, WorkloadArgs* args);
+
+// The Workload that runs a file on the model (file_workload.cpp).
+std::unique_ptr<Workload> make_file_workload(std::shared_ptr<const WorkloadFile> f);
+
+// The workload `name` names: a workload file (is_workload_file_name) or a registered C++ workload. Throws
+// InputError listing both kinds when there is neither.
+std::unique_ptr<Workload> make_workload(std::string_view name);
+
+}  // namespace tlbsim::workloads

@@ -1,0 +1,155 @@
+// The workload-file reader: the built-in files parse, and every kind of malformed file is a located error.
+#include "workloads/file/workload_file.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "util/error.h"
+#include "workloads/workload_args.h"
+
+namespace tlbsim::workloads {
+namespace {
+
+const std::string kHead = R"([workload]
+name = "w"
+[tasks]
+mode = "threads"
+placement = "pinned"
+[[regions]]
+name = "r"
+backing = "anonymous"
+size = "64KiB"
+)";
+
+const std::string kLoop = R"([[loop]]
+op = "mmap"
+region = "r"
+[[loop]]
+op = "touch"
+region = "r"
+access = "write"
+[[loop]]
+op = "munmap"
+region = "r"
+[[loop]]
+op = "count"
+)";
+
+// The message of the InputError that parsing `text` throws ("" when it parses).
+std::string error_of(const std::string& text) {
+  try {
+    const WorkloadFile f = parse_workload_file(text, "t.toml");
+    resolve_values(f, nullptr);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(WorkloadFile, BuiltInFilesParse) {
+  ASSERT_GE(builtin_workload_files().size(), 8u);
+  for (const auto& f : builtin_workload_files()) {
+    const WorkloadFile w = parse_workload_file(f.text, std::string(f.name));
+    EXPECT_EQ(w.name, f.name);
+    EXPECT_FALSE(w.description.empty()) << f.name;
+    resolve_values(w, nullptr);
+  }
+}
+
+TEST(WorkloadFile, AMinimalFileParsesToItsOperations) {
+  const WorkloadFile f = parse_workload_file(kHead + kLoop, "t.toml");
+  ASSERT_EQ(f.regions.size(), 1u);
+  EXPECT_EQ(resolve_values(f, nullptr)(f.regions[0].size), 65536u);
+  ASSERT_EQ(f.loop.size(), 4u);
+  EXPECT_EQ(f.loop[1].kind, FileOpKind::kTouch);
+  EXPECT_TRUE(f.loop[1].write);
+  EXPECT_EQ(f.loop[3].kind, FileOpKind::kCount);
+  EXPECT_EQ(f.mode, WisMode::kThreads);
+}
+
+TEST(WorkloadFile, MalformedFilesAreLocatedErrors) {
+  struct Case {
+    std::string text, expected;
+  };
+  const std::string body = kHead + kLoop;
+  const Case cases[] = {
+      // Truncated mid-table: a TOML syntax error with its line and column.
+      {body.substr(0, body.find("access") + 9), "t.toml:16:10: TOML syntax error"},
+      // Wrong types and unknown keys.
+      {kHead + kLoop + "[[loop]]\nop = 5\n", "t.toml:23:6: workload file: 'loop[4].op': expected a string"},
+      {kHead + "colour = 1\n" + kLoop, "unknown key 'regions[0].colour'"},
+      {kHead + kLoop + "[[loop]]\nop = \"fork\"\n", "'loop[4].op': expected one of mmap, munmap, touch"},
+      // A region used before it is mapped, mapped twice, or never declared.
+      {kHead + "[[loop]]\nop = \"touch\"\nregion = \"r\"\naccess = \"read\"\n[[loop]]\nop = \"count\"\n",
+       "t.toml:11:6: workload file: loop[0].op: region 'r' is used before it is mapped"},
+      {kHead + "[[setup]]\nop = \"mmap\"\nregion = \"r\"\n" + kLoop, "region 'r' is mapped already"},
+      {kHead + "[[loop]]\nop = \"mmap\"\nregion = \"q\"\n", "no region 'q' is declared"},
+      // A loop that leaves a region mapped, and one that counts nothing.
+      {kHead + "[[loop]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"count\"\n",
+       "the loop leaves region 'r' mapped"},
+      {kHead + "[[loop]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"munmap\"\nregion = \"r\"\n",
+       "the loop never counts"},
+      // Absurd and inconsistent sizes.
+      {kHead.substr(0, kHead.find("size")) + "size = \"9999999GiB\"\n" + kLoop, "expected an integer, a size"},
+      {kHead.substr(0, kHead.find("size")) + "size = 1099511627776\n" + kLoop, "must be a whole number of 4096-byte"},
+      {kHead.substr(0, kHead.find("size")) + "size = 100\n" + kLoop, "region 'r': size 100"},
+      {kHead.substr(0, kHead.find("size")) + "size = \"$n\"\n" + kLoop, "no parameter 'n' is declared"},
+      {kHead +
+           "[[loop]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"touch\"\nregion = \"r\"\n"
+           "access = \"read\"\noffset = 65536\n[[loop]]\nop = \"munmap\"\nregion = \"r\"\n[[loop]]\nop = \"count\"\n",
+       "not a range inside region 'r'"},
+      // Bodies: what may be inside for_each_page.
+      {kHead + "[[loop]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"for_each_page\"\nregion = \"r\"\n"
+               "body = [{ op = \"munmap\" }]\n",
+       "'munmap' cannot be inside for_each_page"},
+      {"[workload]\nname = \"a b\"\n", "'workload.name': expected 1-64 letters"},
+      {"[workload]\nname = \"w\"\n", "missing required key 'tasks'"},
+  };
+  for (const Case& c : cases) {
+    const std::string e = error_of(c.text);
+    EXPECT_NE(e.find(c.expected), std::string::npos) << "expected \"" << c.expected << "\" in \"" << e << "\"\nfor:\n"
+                                                     << c.text;
+  }
+}
+
+TEST(WorkloadFile, ParametersAreDeclaredAndOverridden) {
+  const std::string text = R"([workload]
+name = "p"
+[tasks]
+mode = "processes"
+placement = "pinned"
+[params.pages]
+default = 4
+min = 1
+max = 100
+doc = "pages"
+[[regions]]
+name = "r"
+backing = "file"
+sharing = "shared"
+per = "workload"
+pages = "$pages"
+)" + kLoop;
+  const WorkloadFile f = parse_workload_file(text, "t.toml");
+  EXPECT_EQ(f.mode, WisMode::kProcesses);
+  EXPECT_TRUE(f.regions[0].file && f.regions[0].shared && !f.regions[0].per_task);
+  EXPECT_EQ(resolve_values(f, nullptr)(f.regions[0].size), 4u * 4096);
+  WorkloadArgs args("p", {"pages=10"});
+  EXPECT_EQ(resolve_values(f, &args)(f.regions[0].size), 10u * 4096);
+  WorkloadArgs bad("p", {"pages=101"});
+  EXPECT_THROW(resolve_values(f, &bad), InputError);
+}
+
+TEST(WorkloadFile, NamesAreFilesByPathOrSuffix) {
+  EXPECT_TRUE(is_workload_file_name("configs/workloads/tlb_flush2.toml"));
+  EXPECT_TRUE(is_workload_file_name("tlb_flush2.toml"));
+  EXPECT_FALSE(is_workload_file_name("tlb_flush2"));
+  EXPECT_EQ(load_workload_file("tlb_flush2.toml")->name, "tlb_flush2");
+  EXPECT_THROW(load_workload_file("no_such_workload.toml"), InputError);
+  EXPECT_THROW(load_workload_file("/nonexistent/dir/w.toml"), InputError);
+  EXPECT_THROW(make_workload("no_such_workload"), InputError);
+}
+
+}  // namespace
+}  // namespace tlbsim::workloads
