@@ -2,14 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "native/host.h"
 
 #if defined(__linux__)
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #endif
 
@@ -57,25 +63,121 @@ class Task {
       if (addr_[r] != nullptr) munmap(addr_[r], size(r));
       if (own_[r]) close(fd_[r]);
     }
+    for (const auto& p : pipes_) {
+      for (int fd : p) {
+        if (fd >= 0) close(fd);
+      }
+    }
   }
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
 
   void run() {
+    if (f_.partner) start_partner();
     run_ops(f_.setup);
     c_.ready.fetch_add(1);
     while (!c_.stop.load(std::memory_order_relaxed) && run_ops(f_.loop)) {
     }
+    if (f_.partner) stop_partner();
   }
 
  private:
   std::uint64_t size(std::size_t r) const { return v_(f_.regions[r].size); }
 
+  // The partner, as will-it-scale's context_switch1 starts it: a thread, or a forked process, inheriting the task's
+  // binding, on pipes made first. A forked partner closes the ends it does not use, so that each side sees
+  // end-of-file when the other is gone.
+  void start_partner() {
+    pipes_.assign(f_.pipes.size(), {-1, -1});
+    for (auto& p : pipes_) {
+      if (pipe(p.data()) != 0) fail("pipe");
+    }
+    if (f_.mode == workloads::WisMode::kThreads) {
+      partner_ = std::thread([this] {
+        partner_loop();
+        // The thread shares the task's descriptors: closing its write ends is what gives a task waiting to read
+        // end-of-file, as a forked partner's exit does.
+        for (const FileOp& o : f_.partner_loop) {
+          int& w = pipes_[o.pipe][1];
+          if (o.kind == FileOpKind::kPipeWrite && w >= 0) close(w), w = -1;
+        }
+        partner_done_.store(true);
+      });
+      return;
+    }
+    partner_pid_ = fork();
+    if (partner_pid_ < 0) fail("fork");
+    if (partner_pid_ == 0) {
+      for (const FileOp& o : f_.partner_loop) {
+        // Its own ends stay open; the task's ends of the same pipe close.
+        int& other = pipes_[o.pipe][o.kind == FileOpKind::kPipeWrite ? 0 : 1];
+        if (other >= 0) close(other), other = -1;
+      }
+      partner_loop();
+      _exit(0);
+    }
+    for (const FileOp& o : f_.partner_loop) {  // and the task closes the partner's ends
+      int& mine = pipes_[o.pipe][o.kind == FileOpKind::kPipeWrite ? 1 : 0];
+      if (mine >= 0) close(mine), mine = -1;
+    }
+  }
+
+  void partner_loop() {
+    while (!c_.stop.load(std::memory_order_relaxed)) {
+      for (const FileOp& o : f_.partner_loop) {
+        if (!pipe_io(o)) return;  // the task has gone (end-of-file) or stopped
+      }
+    }
+  }
+
+  // The task stops: it closes the ends it writes, so a partner waiting to read sees end-of-file, and waits for it.
+  void stop_partner() {
+    for (const FileOp& o : f_.loop) {
+      if (o.kind != FileOpKind::kPipeWrite) continue;
+      int& w = pipes_[o.pipe][1];
+      if (w >= 0) close(w), w = -1;
+    }
+    // A partner blocked writing to a full pipe the task reads is freed by draining it until the partner is gone.
+    for (const FileOp& o : f_.loop) {
+      if (o.kind == FileOpKind::kPipeRead && pipes_[o.pipe][0] >= 0) {
+        fcntl(pipes_[o.pipe][0], F_SETFL, fcntl(pipes_[o.pipe][0], F_GETFL) | O_NONBLOCK);
+      }
+    }
+    for (;;) {
+      const bool gone =
+          partner_pid_ > 0 ? waitpid(partner_pid_, nullptr, WNOHANG) == partner_pid_ : partner_done_.load();
+      if (gone) break;
+      thread_local std::array<char, workloads::kMaxPipeBytes> sink{};
+      for (const FileOp& o : f_.loop) {
+        if (o.kind == FileOpKind::kPipeRead && pipes_[o.pipe][0] >= 0) {
+          while (::read(pipes_[o.pipe][0], sink.data(), sink.size()) > 0) {
+          }
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (partner_.joinable()) partner_.join();
+  }
+
+  // write() or read() of the operation's bytes, in as many calls as the pipe takes; false at end-of-file or error.
+  bool pipe_io(const FileOp& o) {
+    thread_local std::array<char, workloads::kMaxPipeBytes> buf{};
+    const bool write = o.kind == FileOpKind::kPipeWrite;
+    const int fd = pipes_[o.pipe][write ? 1 : 0];
+    for (std::uint64_t done = 0; done < o.bytes;) {
+      const ssize_t n = write ? ::write(fd, buf.data(), o.bytes - done) : ::read(fd, buf.data(), o.bytes - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<std::uint64_t>(n);
+    }
+    return true;
+  }
+
   // Returns false once a count finds `stop` set.
   bool run_ops(const std::vector<FileOp>& ops) {
     for (const FileOp& o : ops) {
       const std::size_t r = o.region;
-      auto* base = static_cast<volatile char*>(addr_[r]);
+      auto* base = r < addr_.size() ? static_cast<volatile char*>(addr_[r]) : nullptr;  // pipe ops name no region
       switch (o.kind) {
         case FileOpKind::kMmap: {
           const FileRegion& g = f_.regions[r];
@@ -112,14 +214,21 @@ class Task {
                 if (madvise(const_cast<char*>(base + pg), workloads::kFilePageSize, MADV_DONTNEED) != 0) {
                   fail(fmt::format("{}: madvise", b.where));
                 }
-              } else if (!count()) {
+              } else if (!count(b.n)) {
                 return false;
               }
             }
           }
           break;
         case FileOpKind::kCount:
-          if (!count()) return false;
+          if (!count(o.n)) return false;
+          break;
+        case FileOpKind::kPipeWrite:
+        case FileOpKind::kPipeRead:
+          if (!pipe_io(o)) {
+            if (c_.stop.load(std::memory_order_relaxed)) return false;
+            fail(fmt::format("{}: pipe {}", o.where, o.kind == FileOpKind::kPipeWrite ? "write" : "read"));
+          }
           break;
       }
     }
@@ -134,8 +243,8 @@ class Task {
     }
   }
 
-  bool count() {
-    c_.ops.fetch_add(1, std::memory_order_relaxed);
+  bool count(std::uint64_t n) {
+    c_.ops.fetch_add(n, std::memory_order_relaxed);
     return !c_.stop.load(std::memory_order_relaxed);
   }
 
@@ -145,6 +254,10 @@ class Task {
   std::vector<int> fd_;
   std::vector<void*> addr_;
   std::vector<bool> own_;  // the task made the region's file
+  std::vector<std::array<int, 2>> pipes_;  // the pair's pipes: [0] read end, [1] write end
+  std::thread partner_;
+  std::atomic<bool> partner_done_{false};
+  pid_t partner_pid_ = -1;
 };
 #endif
 

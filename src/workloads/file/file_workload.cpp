@@ -1,11 +1,15 @@
 // The simulated executor of a workload file: will-it-scale's pinned tasks (start_pinned_threads), each running the
 // file's set-up once and then its loop until the run ends, every operation the same system call or user access
 // the C++ workloads make (mm/memory.h), so a file and its C++ twin give the same run.
+#include <fmt/format.h>
+
 #include <memory>
 #include <vector>
 
+#include "fs/pipe.h"
 #include "kernel/sched/sched.h"
 #include "mm/memory.h"
+#include "util/error.h"
 #include "workloads/file/workload_file.h"
 #include "workloads/tlb_flush.h"
 
@@ -15,10 +19,22 @@ namespace {
 
 static_assert(kFilePageSize == kernel::kPageSize, "the file's pages are the model's pages");
 
-// One task's view of the regions: its files and where each region is mapped now.
+// One task's view of the regions (its files, where each region is mapped now), and its pair's pipes.
 struct TaskRegions {
   std::vector<kernel::File*> files;
   std::vector<std::uint64_t> addr;
+  std::vector<std::unique_ptr<kernel::Pipe>> pipes;
+};
+
+// Where a task runs: pinned to one CPU, or (with a partner) a scheduler task that may move among its core's
+// hardware threads.
+struct Runner {
+  kernel::MmStruct& mm;
+  TaskRegions& t;
+  kernel::PerCpu* pinned = nullptr;
+  kernel::Sched* s = nullptr;
+  kernel::TaskStruct* task = nullptr;
+  kernel::PerCpu& self() const { return pinned != nullptr ? *pinned : s->cpu_of(*task); }
 };
 
 // Contract: start() resolves the file's parameters (--param) before it builds anything; each task counts one
@@ -38,23 +54,73 @@ class FileWorkload final : public Workload {
     for (std::size_t r = 0; r < f_->regions.size(); ++r) {
       if (f_->regions[r].file && !f_->regions[r].per_task) workload_files_[r] = &new_file(k, r);
     }
+    if (f_->partner) return start_pairs(k, p, ops);
     sched_ = start_pinned_threads(
         k, p, ops, f_->name,
         [this, &k](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from, sim::SimTime end,
                    std::uint64_t& n) {
           // Made when the task is, as a C++ workload makes its task's file (tlb_flush1, tlb_flush3).
-          TaskRegions& t = *tasks_.emplace_back(std::make_unique<TaskRegions>());
-          t.addr.assign(f_->regions.size(), 0);
-          t.files = workload_files_;
-          for (std::size_t r = 0; r < f_->regions.size(); ++r) {
-            if (f_->regions[r].file && f_->regions[r].per_task) t.files[r] = &new_file(k, r);
-          }
-          return run_task(pc, mm, t, from, end, n);
+          TaskRegions& t = new_task_regions(k);
+          return run_task(Runner{mm, t, &pc}, from, end, n);
         },
         f_->mode);
   }
 
  private:
+  TaskRegions& new_task_regions(kernel::Kernel& k) {
+    TaskRegions& t = *tasks_.emplace_back(std::make_unique<TaskRegions>());
+    t.addr.assign(f_->regions.size(), 0);
+    t.files = workload_files_;
+    for (std::size_t r = 0; r < f_->regions.size(); ++r) {
+      if (f_->regions[r].file && f_->regions[r].per_task) t.files[r] = &new_file(k, r);
+    }
+    return t;
+  }
+
+  // will-it-scale's context_switch1 placement: task i bound to core i % cores (all its hardware threads), its
+  // partner inheriting the binding; the scheduler's idle-sibling search starts the pair on two hardware threads
+  // of that core. Threads mode: one mm for every task and partner; processes mode: an mm each.
+  void start_pairs(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) {
+    const auto& topology = k.sys().topology();
+    const auto& topo = topology.params();
+    const std::uint32_t cores = topo.sockets * topo.cores_per_socket;
+    if (p.threads == 0 || p.threads > cores * topo.threads_per_core) {
+      throw InputError(fmt::format("--threads: {} runs at most one task per hardware thread ({} here)", f_->name,
+                                   cores * topo.threads_per_core));
+    }
+    sched_ = std::make_unique<kernel::Sched>(k);
+    sched_->start();
+    ops.assign(p.threads, 0);
+    const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
+    kernel::MmStruct* shared_mm = f_->mode == WisMode::kThreads ? &k.new_mm() : nullptr;
+    kernel::Sched& s = *sched_;
+    for (std::uint32_t i = 0; i < p.threads; ++i) {
+      TaskRegions& t = new_task_regions(k);
+      for (std::size_t q = 0; q < f_->pipes.size(); ++q) {
+        t.pipes.push_back(std::make_unique<kernel::Pipe>(k.sys().coherence(), k.arch().spinlock_kind()));
+      }
+      const std::uint32_t core = i % cores, slot = i / cores;
+      const std::uint32_t socket = core / topo.cores_per_socket, in_socket = core % topo.cores_per_socket;
+      const CpuId task_cpu = topology.cpu_at(socket, in_socket, (2 * slot) % topo.threads_per_core);
+      const CpuId partner_cpu = topology.cpu_at(socket, in_socket, (2 * slot + 1) % topo.threads_per_core);
+      kernel::MmStruct* task_mm = shared_mm != nullptr ? shared_mm : &k.new_mm();
+      kernel::MmStruct* partner_mm = shared_mm != nullptr ? shared_mm : &k.new_mm();
+      kernel::Cpumask core_mask(k.ncpus());
+      for (std::uint32_t th = 0; th < topo.threads_per_core; ++th)
+        core_mask.set(topology.cpu_at(socket, in_socket, th));
+      std::uint64_t& n = ops[i];
+      kernel::TaskStruct& task =
+          s.create_task(f_->name, task_mm, task_cpu, [this, &s, &t, task_mm, from, end, &n](kernel::TaskStruct& me) {
+            return run_task(Runner{*task_mm, t, nullptr, &s, &me}, from, end, n);
+          });
+      kernel::TaskStruct& partner =
+          s.create_task(f_->name, partner_mm, partner_cpu, [this, &s, &t, partner_mm, end](kernel::TaskStruct& me) {
+            return run_partner(Runner{*partner_mm, t, nullptr, &s, &me}, end);
+          });
+      task.cpus_allowed = core_mask;
+      partner.cpus_allowed = core_mask;
+    }
+  }
   kernel::File& new_file(kernel::Kernel& k, std::size_t r) {
     kernel::File& file = k.new_file(size_[r]);
     if (f_->regions[r].populated) {
@@ -65,37 +131,44 @@ class FileWorkload final : public Workload {
     return file;
   }
 
-  sim::Task<void> run_task(kernel::PerCpu& self, kernel::MmStruct& mm, TaskRegions& t, sim::SimTime from,
-                           sim::SimTime end, std::uint64_t& n) {
+  sim::Task<void> run_task(Runner run, sim::SimTime from, sim::SimTime end, std::uint64_t& n) {
     bool stop = false;
-    co_await run_ops(self, mm, t, f_->setup, from, end, n, stop);
-    while (!stop && self.cpu.now() < end) co_await run_ops(self, mm, t, f_->loop, from, end, n, stop);
+    co_await run_ops(run, f_->setup, from, end, n, stop);
+    while (!stop && run.self().cpu.now() < end) co_await run_ops(run, f_->loop, from, end, n, stop);
+  }
+
+  sim::Task<void> run_partner(Runner run, sim::SimTime end) {
+    std::uint64_t none = 0;
+    bool stop = false;
+    while (run.self().cpu.now() < end) co_await run_ops(run, f_->partner_loop, end, end, none, stop);
   }
 
   // The operations of one list in order; a `count` at or after `end` sets `stop` and returns.
-  sim::Task<void> run_ops(kernel::PerCpu& self, kernel::MmStruct& mm, TaskRegions& t, const std::vector<FileOp>& ops,
-                          sim::SimTime from, sim::SimTime end, std::uint64_t& n, bool& stop) {
+  sim::Task<void> run_ops(const Runner& run, const std::vector<FileOp>& ops, sim::SimTime from, sim::SimTime end,
+                          std::uint64_t& n, bool& stop) {
+    kernel::MmStruct& mm = run.mm;
+    TaskRegions& t = run.t;
     for (const FileOp& o : ops) {
       const std::size_t r = o.region;
       switch (o.kind) {
         case FileOpKind::kMmap:
-          t.addr[r] = co_await kernel::sys_mmap(self, mm, size_[r], f_->regions[r].shared, t.files[r], 0);
+          t.addr[r] = co_await kernel::sys_mmap(run.self(), mm, size_[r], f_->regions[r].shared, t.files[r], 0);
           break;
         case FileOpKind::kMunmap:
-          co_await kernel::sys_munmap(self, mm, t.addr[r], size_[r]);
+          co_await kernel::sys_munmap(run.self(), mm, t.addr[r], size_[r]);
           break;
         case FileOpKind::kTouch: {
           const std::uint64_t off = o.offset ? values_(*o.offset) : 0;
           const std::uint64_t len = o.length ? values_(*o.length) : size_[r] - off;
           for (std::uint64_t a = off; a < off + len; a += values_(o.stride)) {
-            co_await kernel::user_access(self, mm, t.addr[r] + a, o.write);
+            co_await kernel::user_access(run.self(), mm, t.addr[r] + a, o.write);
           }
           break;
         }
         case FileOpKind::kMadvise: {
           const std::uint64_t off = o.offset ? values_(*o.offset) : 0;
           const std::uint64_t len = o.length ? values_(*o.length) : size_[r] - off;
-          co_await kernel::sys_madvise_dontneed(self, mm, t.addr[r] + off, len);
+          co_await kernel::sys_madvise_dontneed(run.self(), mm, t.addr[r] + off, len);
           break;
         }
         case FileOpKind::kForEachPage:
@@ -103,24 +176,33 @@ class FileWorkload final : public Workload {
             const std::uint64_t addr = t.addr[r] + pg;
             for (const FileOp& b : o.body) {
               if (b.kind == FileOpKind::kTouch) {
-                co_await kernel::user_access(self, mm, addr, b.write);
+                co_await kernel::user_access(run.self(), mm, addr, b.write);
               } else if (b.kind == FileOpKind::kMadvise) {
-                co_await kernel::sys_madvise_dontneed(self, mm, addr, kernel::kPageSize);
-              } else if (count(self, from, end, n, stop)) {
+                co_await kernel::sys_madvise_dontneed(run.self(), mm, addr, kernel::kPageSize);
+              } else if (count(run.self(), b.n, from, end, n, stop)) {
                 co_return;
               }
             }
           }
           break;
         case FileOpKind::kCount:
-          if (count(self, from, end, n, stop)) co_return;
+          if (count(run.self(), o.n, from, end, n, stop)) co_return;
+          break;
+        case FileOpKind::kPipeWrite:
+          co_await kernel::pipe_write(*run.s, *run.task, *t.pipes[o.pipe], static_cast<std::uint32_t>(o.bytes));
+          co_await run.s->exit_to_user_mode(*run.task);
+          break;
+        case FileOpKind::kPipeRead:
+          co_await kernel::pipe_read(*run.s, *run.task, *t.pipes[o.pipe], static_cast<std::uint32_t>(o.bytes));
+          co_await run.s->exit_to_user_mode(*run.task);
           break;
       }
     }
   }
 
-  static bool count(kernel::PerCpu& self, sim::SimTime from, sim::SimTime end, std::uint64_t& n, bool& stop) {
-    if (self.cpu.now() >= from) ++n;
+  static bool count(kernel::PerCpu& self, std::uint64_t k, sim::SimTime from, sim::SimTime end, std::uint64_t& n,
+                    bool& stop) {
+    if (self.cpu.now() >= from) n += k;
     stop = self.cpu.now() >= end;
     return stop;
   }

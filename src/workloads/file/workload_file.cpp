@@ -22,7 +22,8 @@ namespace {
 
 constexpr std::int64_t kMaxValue = std::int64_t{1} << 40;  // bounds every literal: no sum of two overflows
 
-const std::vector<std::string> kOps = {"mmap", "munmap", "touch", "madvise", "for_each_page", "count"};
+const std::vector<std::string> kOps = {"mmap",          "munmap", "touch",      "madvise",
+                                       "for_each_page", "count",  "pipe_write", "pipe_read"};
 
 class Parser {
  public:
@@ -106,6 +107,27 @@ class Parser {
     }
   }
 
+  void pipes(ParamReader& root) {
+    for (ParamReader& r : root.table_array("pipes")) {
+      const std::string name = r.string("name");
+      if (std::ranges::find(f_.pipes, name) != f_.pipes.end()) {
+        r.fail("name", fmt::format("pipe '{}' is declared twice", name));
+      }
+      if (!f_.partner) r.fail("name", "pipes join a task and its partner: set partner = true under [tasks]");
+      r.finish();
+      f_.pipes.push_back(name);
+    }
+  }
+
+  std::size_t pipe(ParamReader& r) {
+    const std::string name = r.string("pipe");
+    if (const auto it = std::ranges::find(f_.pipes, name); it != f_.pipes.end()) return it - f_.pipes.begin();
+    std::string known;
+    for (const auto& p : f_.pipes) known += (known.empty() ? "" : ", ") + p;
+    r.fail("pipe",
+           fmt::format("no pipe '{}' is declared with [[pipes]] (declared: {})", name, known.empty() ? "none" : known));
+  }
+
   std::size_t region(ParamReader& r) {
     const std::string name = r.string("region");
     for (std::size_t i = 0; i < f_.regions.size(); ++i) {
@@ -117,16 +139,27 @@ class Parser {
                                  known.empty() ? "none" : known));
   }
 
-  FileOp op(ParamReader& r, bool in_body) {
+  FileOp op(ParamReader& r, bool in_body, bool partner_side = false) {
     FileOp o;
     o.where = r.where_key("op");
     const std::string kind = r.choice("op", kOps);
     o.kind = static_cast<FileOpKind>(std::find(kOps.begin(), kOps.end(), kind) - kOps.begin());
     const bool page_op = o.kind == FileOpKind::kTouch || o.kind == FileOpKind::kMadvise;
+    const bool pipe_op = o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead;
     if (in_body && !page_op && o.kind != FileOpKind::kCount) {
       r.fail("op", fmt::format("'{}' cannot be inside for_each_page (its body may touch, madvise and count)", kind));
     }
-    if (o.kind != FileOpKind::kCount && !in_body) o.region = region(r);
+    if (partner_side && !pipe_op) {
+      r.fail("op", fmt::format("'{}' cannot be in partner_loop: a partner writes and reads pipes only", kind));
+    }
+    if (pipe_op) {
+      o.pipe = pipe(r);
+      if (has(r, "bytes")) o.bytes = static_cast<std::uint64_t>(r.integer("bytes", 1, kMaxPipeBytes));
+    } else if (o.kind == FileOpKind::kCount) {
+      if (has(r, "n")) o.n = static_cast<std::uint64_t>(r.integer("n", 1, 1000000));
+    } else if (!in_body) {
+      o.region = region(r);
+    }
     if (page_op && !in_body) {
       // A range of the region: offset and length default to all of it.
       if (has(r, "offset")) o.offset = value(r, "offset");
@@ -145,9 +178,9 @@ class Parser {
     return o;
   }
 
-  std::vector<FileOp> ops(ParamReader& root, std::string_view key) {
+  std::vector<FileOp> ops(ParamReader& root, std::string_view key, bool partner_side = false) {
     std::vector<FileOp> out;
-    for (ParamReader& r : root.table_array(key)) out.push_back(op(r, false));
+    for (ParamReader& r : root.table_array(key)) out.push_back(op(r, false, partner_side));
     return out;
   }
 
@@ -163,7 +196,8 @@ class Parser {
 void walk(const WorkloadFile& f, const std::vector<FileOp>& ops, std::vector<bool>& mapped, bool& counts,
           bool in_body = false) {
   for (const FileOp& o : ops) {
-    if (o.kind == FileOpKind::kCount || in_body) {
+    if (o.kind == FileOpKind::kCount || o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead ||
+        in_body) {
       counts = counts || o.kind == FileOpKind::kCount;
       continue;
     }
@@ -206,6 +240,62 @@ void check(WorkloadFile& f, const std::string& loop_where) {
   }
 }
 
+// Each pipe joins the two sides of a pair: one side writes it and the other reads it. A side that reads a pipe
+// only it writes would wait on itself; a pipe nobody reads fills and blocks its writer.
+void check_pipes(const WorkloadFile& f) {
+  struct Use {
+    int writers = 0, readers = 0;  // bit 0: the task (set-up or loop), bit 1: the partner
+    std::string where;
+  };
+  std::vector<Use> use(f.pipes.size());
+  const auto mark = [&use](const std::vector<FileOp>& ops, int side) {
+    for (const FileOp& o : ops) {
+      if (o.kind == FileOpKind::kPipeWrite) use[o.pipe].writers |= side;
+      if (o.kind == FileOpKind::kPipeRead) use[o.pipe].readers |= side;
+      if ((o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead) && use[o.pipe].where.empty()) {
+        use[o.pipe].where = o.where;
+      }
+    }
+  };
+  mark(f.setup, 1);
+  mark(f.loop, 1);
+  mark(f.partner_loop, 2);
+  // Both sides beginning with a read wait for each other before either writes.
+  const auto first_pipe_op = [](const std::vector<FileOp>& ops) -> const FileOp* {
+    for (const FileOp& o : ops) {
+      if (o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead) return &o;
+    }
+    return nullptr;
+  };
+  const FileOp* task_first = first_pipe_op(f.setup);
+  if (task_first == nullptr) task_first = first_pipe_op(f.loop);
+  const FileOp* partner_first = first_pipe_op(f.partner_loop);
+  if (task_first != nullptr && partner_first != nullptr && task_first->kind == FileOpKind::kPipeRead &&
+      partner_first->kind == FileOpKind::kPipeRead) {
+    throw InputError(
+        fmt::format("{}: the task and its partner both begin by reading a pipe ({} and {}), so each "
+                    "waits for the other forever",
+                    task_first->where, f.pipes[task_first->pipe], f.pipes[partner_first->pipe]));
+  }
+  for (std::size_t i = 0; i < f.pipes.size(); ++i) {
+    const Use& u = use[i];
+    if (u.where.empty()) continue;  // declared, unused
+    const bool one_way = (u.writers == 1 && u.readers == 2) || (u.writers == 2 && u.readers == 1);
+    if (one_way) continue;
+    const char* side = (u.readers | u.writers) == 2 ? "the partner" : "the task";
+    if (u.writers == 0 || u.readers == 0) {
+      throw InputError(
+          fmt::format("{}: pipe '{}' is {} by {} and {} by neither side{}", u.where, f.pipes[i],
+                      u.writers == 0 ? "read" : "written", side, u.writers == 0 ? "written" : "read",
+                      u.writers == 0 ? ": the read would wait forever" : ": its writer would block once it is full"));
+    }
+    throw InputError(
+        fmt::format("{}: pipe '{}' must be written by one side of the pair and read by the other; here "
+                    "{} reads what it writes itself, so it would wait on itself",
+                    u.where, f.pipes[i], side));
+  }
+}
+
 }  // namespace
 
 WorkloadFile parse_workload_file(std::string_view text, std::string origin) {
@@ -230,16 +320,28 @@ WorkloadFile parse_workload_file(std::string_view text, std::string origin) {
     f.mode = t.choice("mode", {"threads", "processes"}) == "threads" ? WisMode::kThreads : WisMode::kProcesses;
     // will-it-scale's binding: task i on core i % cores. Other placements come with the scheduler's workloads.
     t.choice("placement", {"pinned"});
+    f.partner = t.optional_boolean("partner").value_or(false);
     t.finish();
   }
   Parser p(f);
   p.params(root);
   p.regions(root);
+  p.pipes(root);
   f.setup = p.ops(root, "setup");
   f.loop = p.ops(root, "loop");
+  f.partner_loop = p.ops(root, "partner_loop", true);
   const std::string loop_where = root.where_key("loop");
+  if (f.partner && f.partner_loop.empty()) {
+    throw InputError(
+        fmt::format("{}: partner = true needs a [[partner_loop]]: what the partner repeats", root.where_key("tasks")));
+  }
+  if (!f.partner && !f.partner_loop.empty()) {
+    throw InputError(
+        fmt::format("{}: [[partner_loop]] without partner = true under [tasks]", root.where_key("partner_loop")));
+  }
   root.finish();
   check(f, loop_where);
+  check_pipes(f);
   return f;
 }
 

@@ -51,14 +51,21 @@ struct FileRegion {
   std::string where;       // origin:line:column of the region's table
 };
 
-enum class FileOpKind { kMmap, kMunmap, kTouch, kMadvise, kForEachPage, kCount };
+enum class FileOpKind { kMmap, kMunmap, kTouch, kMadvise, kForEachPage, kCount, kPipeWrite, kPipeRead };
+
+// The largest write or read one pipe operation makes: a pipe's default capacity (16 pages).
+inline constexpr std::uint64_t kMaxPipeBytes = 65536;
 
 // One operation. touch and madvise name a region and a byte range of it (offset, length; default the whole
 // region), or, inside for_each_page, apply to its current page and name nothing. for_each_page runs its body once
-// per page of its region; bodies do not nest.
+// per page of its region; bodies do not nest. pipe_write and pipe_read move `bytes` through one of the task pair's
+// pipes, each a system call followed by the return to user mode.
 struct FileOp {
   FileOpKind kind = FileOpKind::kCount;
   std::size_t region = 0;  // index into WorkloadFile::regions (mmap, munmap, touch, madvise, for_each_page)
+  std::size_t pipe = 0;    // index into WorkloadFile::pipes (pipe_write, pipe_read)
+  std::uint64_t bytes = 1;  // pipe_write, pipe_read
+  std::uint64_t n = 1;      // count: operations done
   bool write = false;      // touch: access = "write" | "read"
   std::optional<FileValue> offset, length;
   FileValue stride{kFilePageSize, std::nullopt};  // touch: bytes between touched addresses
@@ -72,9 +79,13 @@ struct WorkloadFile {
   std::string name, description, origin;
   std::string metric_name = "ops_per_sec", unit = "ops/s";
   WisMode mode = WisMode::kThreads;
+  // Each task starts a partner (a thread, or a process in processes mode) bound as the task is, as will-it-scale's
+  // context_switch1 does; the two talk over the pair's own pipes. The partner runs partner_loop until the run ends.
+  bool partner = false;
   std::vector<FileParam> params;
   std::vector<FileRegion> regions;
-  std::vector<FileOp> setup, loop;
+  std::vector<std::string> pipes;  // names; each task pair has its own pipe of each name
+  std::vector<FileOp> setup, loop, partner_loop;
 };
 
 // Parses and checks a workload file. Throws InputError naming origin:line:column, the key and what was expected.

@@ -59,6 +59,13 @@ TEST(FileWorkload, MmapStormFileGivesTheCountersOfItsCppTwin) {
   expect_twins("mmap_storm", 2, "linux-6.18");
 }
 
+// A task and its partner on pipes, as context_switch1 places them: on the hardware threads of the task's core.
+TEST(FileWorkload, ContextSwitch1FilesGiveTheCountersOfTheirCppTwins) {
+  expect_twins("context_switch1", 1);
+  expect_twins("context_switch1", 2);
+  expect_twins("context_switch1_processes", 2);
+}
+
 // The docs' example, a user's microbenchmark that exists only as a file: K pages written, then one madvise of all
 // of them. Each op flushes once; one thread flushes locally, two send each flush to the other CPU.
 TEST(FileWorkload, UserMicrobenchmarkRunsAndItsParameterScalesTheWork) {

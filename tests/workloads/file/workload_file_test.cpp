@@ -36,6 +36,18 @@ region = "r"
 op = "count"
 )";
 
+const std::string kPartner = R"([workload]
+name = "w"
+[tasks]
+mode = "threads"
+placement = "pinned"
+partner = true
+[[pipes]]
+name = "a"
+[[pipes]]
+name = "b"
+)";
+
 // The message of the InputError that parsing `text` throws ("" when it parses).
 std::string error_of(const std::string& text) {
   try {
@@ -104,6 +116,25 @@ TEST(WorkloadFile, MalformedFilesAreLocatedErrors) {
                "body = [{ op = \"munmap\" }]\n",
        "'munmap' cannot be inside for_each_page"},
       {"[workload]\nname = \"a b\"\n", "'workload.name': expected 1-64 letters"},
+      // Pipes: only between a task and its partner; one side writes, the other reads; no side waits on itself.
+      {kHead + "[[pipes]]\nname = \"p\"\n" + kLoop, "set partner = true under [tasks]"},
+      {kPartner + "[[loop]]\nop = \"pipe_read\"\npipe = \"a\"\n[[loop]]\nop = \"count\"\n"
+                  "[[partner_loop]]\nop = \"pipe_read\"\npipe = \"b\"\n",
+       "both begin by reading a pipe"},
+      {kPartner + "[[loop]]\nop = \"pipe_write\"\npipe = \"a\"\n[[loop]]\nop = \"pipe_read\"\npipe = \"a\"\n"
+                  "[[loop]]\nop = \"count\"\n[[partner_loop]]\nop = \"pipe_write\"\npipe = \"b\"\n",
+       "pipe 'a' must be written by one side of the pair and read by the other; here the task reads what it writes"},
+      {kPartner + "[[loop]]\nop = \"pipe_write\"\npipe = \"a\"\n[[loop]]\nop = \"count\"\n"
+                  "[[partner_loop]]\nop = \"pipe_read\"\npipe = \"c\"\n",
+       "no pipe 'c' is declared"},
+      {kPartner + "[[loop]]\nop = \"pipe_write\"\npipe = \"a\"\n[[loop]]\nop = \"count\"\n",
+       "partner = true needs a [[partner_loop]]"},
+      {kPartner + "[[loop]]\nop = \"pipe_write\"\npipe = \"a\"\n[[loop]]\nop = \"count\"\n"
+                  "[[partner_loop]]\nop = \"count\"\n",
+       "'count' cannot be in partner_loop"},
+      {kPartner + "[[loop]]\nop = \"pipe_write\"\npipe = \"a\"\nbytes = 70000\n[[loop]]\nop = \"count\"\n"
+                  "[[partner_loop]]\nop = \"pipe_read\"\npipe = \"a\"\n",
+       "'loop[0].bytes': expected an integer from 1 to 65536"},
       {"[workload]\nname = \"w\"\n", "missing required key 'tasks'"},
   };
   for (const Case& c : cases) {
