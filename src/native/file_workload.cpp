@@ -2,19 +2,26 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
+#include <ctime>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
 #include "native/host.h"
+#include "util/error.h"
 
 #if defined(__linux__)
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #endif
@@ -50,8 +57,14 @@ int make_file(const FileRegion& g, std::uint64_t size) {
 class Task {
  public:
   Task(const workloads::WorkloadFile& f, const workloads::ResolvedValues& v, const WorkloadFds& shared,
-       const TaskSlot& c)
-      : f_(f), v_(v), c_(c), fd_(f.regions.size(), -1), addr_(f.regions.size(), nullptr), own_(f.regions.size()) {
+       NativeBarrier& barrier, const TaskSlot& c)
+      : f_(f),
+        v_(v),
+        c_(c),
+        barrier_(barrier),
+        fd_(f.regions.size(), -1),
+        addr_(f.regions.size(), nullptr),
+        own_(f.regions.size()) {
     for (std::size_t r = 0; r < f.regions.size(); ++r) {
       const FileRegion& g = f.regions[r];
       if (g.file) fd_[r] = g.per_task ? make_file(g, size(r)) : shared[r];
@@ -223,6 +236,16 @@ class Task {
         case FileOpKind::kCount:
           if (!count(o.n)) return false;
           break;
+        case FileOpKind::kSleep: {
+          const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(o.duration).count();
+          timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+          while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+          }
+          break;
+        }
+        case FileOpKind::kBarrier:
+          if (!barrier_wait()) return false;
+          break;
         case FileOpKind::kPipeWrite:
         case FileOpKind::kPipeRead:
           if (!pipe_io(o)) {
@@ -243,6 +266,23 @@ class Task {
     }
   }
 
+  // pthread_barrier_wait's futex protocol on shared memory; false when the run stops while this task waits.
+  bool barrier_wait() {
+    const std::uint32_t round = barrier_.round.load();
+    if (barrier_.arrived.fetch_add(1) + 1 == barrier_.parties) {
+      barrier_.arrived.store(0);
+      barrier_.round.fetch_add(1);
+      syscall(SYS_futex, &barrier_.round, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+      return true;
+    }
+    while (barrier_.round.load() == round) {
+      if (c_.stop.load(std::memory_order_relaxed)) return false;
+      const timespec ten_ms{0, 10000000};
+      syscall(SYS_futex, &barrier_.round, FUTEX_WAIT, round, &ten_ms, nullptr, 0);
+    }
+    return true;
+  }
+
   bool count(std::uint64_t n) {
     c_.ops.fetch_add(n, std::memory_order_relaxed);
     return !c_.stop.load(std::memory_order_relaxed);
@@ -251,6 +291,7 @@ class Task {
   const workloads::WorkloadFile& f_;
   const workloads::ResolvedValues& v_;
   const TaskSlot& c_;
+  NativeBarrier& barrier_;
   std::vector<int> fd_;
   std::vector<void*> addr_;
   std::vector<bool> own_;  // the task made the region's file
@@ -283,13 +324,13 @@ WorkloadFds::~WorkloadFds() {
 }
 
 void run_file_task(const workloads::WorkloadFile& f, const workloads::ResolvedValues& v, const WorkloadFds& shared,
-                   const TaskSlot& c, const std::vector<std::uint32_t>& cpus) {
+                   NativeBarrier& barrier, const TaskSlot& c, const std::vector<std::uint32_t>& cpus) {
 #if defined(__linux__)
   pin_this_thread(cpus);
-  Task t(f, v, shared, c);
+  Task t(f, v, shared, barrier, c);
   t.run();
 #else
-  (void)f, (void)v, (void)shared, (void)c, (void)cpus;
+  (void)f, (void)v, (void)shared, (void)barrier, (void)c, (void)cpus;
   throw std::runtime_error("native benchmarks run on Linux only");
 #endif
 }
@@ -299,13 +340,32 @@ NativeRun run_native_file_workload(std::string_view name, std::uint32_t threads,
   const auto file = workloads::load_workload_file(name);
   const workloads::ResolvedValues values = workloads::resolve_values(*file, nullptr);
   const WorkloadFds fds(*file, values);
-  NativeRun r = run_native_tasks(
+  // placement = "cpus": task i on the listed CPU (which this host must have), else will-it-scale's binding.
+  for (std::uint32_t cpu : file->cpus) {
+    if (std::none_of(host.cpus.begin(), host.cpus.end(), [cpu](const auto& c) { return c.cpu == cpu; })) {
+      throw InputError(fmt::format("{}: cpus lists CPU {}, which this host does not have online", name, cpu));
+    }
+  }
+#if defined(__linux__)
+  // Shared with forked tasks, as the runner's counters are.
+  void* mem = mmap(nullptr, sizeof(NativeBarrier), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) fail("mmap of the barrier");
+  NativeBarrier& barrier = *new (mem) NativeBarrier();
+  barrier.parties = threads;
+  struct Unmap {
+    void* p;
+    ~Unmap() { munmap(p, sizeof(NativeBarrier)); }
+  } unmap{mem};
+#else
+  NativeBarrier barrier;
+#endif
+  return run_native_tasks(
       name, threads, file->mode == workloads::WisMode::kProcesses,
-      [&](const TaskSlot& s, std::uint32_t, const std::vector<std::uint32_t>& cpus) {
-        run_file_task(*file, values, fds, s, cpus);
+      [&](const TaskSlot& s, std::uint32_t i, const std::vector<std::uint32_t>& cpus) {
+        if (file->cpus.empty()) return run_file_task(*file, values, fds, barrier, s, cpus);
+        run_file_task(*file, values, fds, barrier, s, {file->cpus[i % file->cpus.size()]});
       },
       warmup, seconds, host, trace);
-  return r;
 }
 
 }  // namespace tlbsim::native

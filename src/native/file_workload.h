@@ -26,11 +26,18 @@ class WorkloadFds {
   std::vector<int> fds_;  // -1 for regions that are not workload-wide files
 };
 
+// A barrier among a native run's tasks (the `barrier` operation), in memory shared with forked tasks: the
+// arrivals of the current round, and the round. Waiters sleep on `round` as a futex.
+struct NativeBarrier {
+  std::atomic<std::uint32_t> arrived{0}, round{0};
+  std::uint32_t parties = 0;
+};
+
 // Task i's body: binds to `cpus`, makes its own files, runs the set-up, reports ready, then runs the loop until
 // `stop` (checked at each pass and each count), adding one to `ops` per count. Throws std::runtime_error when a
 // system call fails.
 void run_file_task(const workloads::WorkloadFile& f, const workloads::ResolvedValues& v, const WorkloadFds& shared,
-                   const TaskSlot& c, const std::vector<std::uint32_t>& cpus);
+                   NativeBarrier& barrier, const TaskSlot& c, const std::vector<std::uint32_t>& cpus);
 
 // Runs the workload file `name` (workloads::load_workload_file) natively with its default parameters, as
 // run_native_workload runs a built-in one.

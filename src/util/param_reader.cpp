@@ -174,6 +174,20 @@ std::vector<std::string> ParamReader::string_list(std::string_view key) {
   return out;
 }
 
+std::vector<std::int64_t> ParamReader::integer_list(std::string_view key, std::int64_t min, std::int64_t max) {
+  const toml::node* n = require(key);
+  const std::string expected = fmt::format("expected an array of integers from {} to {}", min, max);
+  if (!n->is_array()) fail(key, fmt::format("{}, got {}", expected, type_name(*n)));
+  std::vector<std::int64_t> out;
+  for (const toml::node& e : *n->as_array()) {
+    if (!e.is_integer()) fail(key, fmt::format("{}, but an element is {}", expected, type_name(e)));
+    const std::int64_t v = e.as_integer()->get();
+    if (v < min || v > max) fail(key, fmt::format("{}, but an element is {}", expected, v));
+    out.push_back(v);
+  }
+  return out;
+}
+
 Latency ParamReader::latency(std::string_view key, double max_ns) {
   const toml::node* n = require(key);
   const std::string expected =

@@ -67,6 +67,8 @@ class ParamReader {
   // A string that must be one of `choices`.
   std::string choice(std::string_view key, const std::vector<std::string>& choices);
   std::vector<std::string> string_list(std::string_view key);
+  // An array of integers, each in min..max.
+  std::vector<std::int64_t> integer_list(std::string_view key, std::int64_t min, std::int64_t max);
   // { ns = <number>, source = "<text>" } with 0 < ns <= max_ns.
   Latency latency(std::string_view key, double max_ns = 1e7);
   std::optional<Latency> optional_latency(std::string_view key, double max_ns = 1e7);

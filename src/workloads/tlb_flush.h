@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -30,9 +31,11 @@ using PinnedThreadBody = std::function<sim::Task<void>(kernel::PerCpu&, kernel::
 // hardware thread), as tasks of a scheduler that the caller keeps for the run: each first runs when its CPU's idle
 // task schedules it (context_switch loads its mm), may sleep (mmap_lock), and takes the scheduler tick. Threads
 // mode: one mm whose threads each hold an mm_users reference (powerpc's flush_type_needed reads it); processes
-// mode: each task forked with its own mm. Throws InputError naming `workload` for more tasks than cores.
+// mode: each task forked with its own mm. Throws InputError naming `workload` for more tasks than cores. With a
+// `cpus` list, task i is bound to cpus[i % cpus.size()] instead (a CPU the machine lacks is an InputError).
 std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p,
                                                     std::vector<std::uint64_t>& ops, std::string_view workload,
-                                                    const PinnedThreadBody& body, WisMode mode = WisMode::kThreads);
+                                                    const PinnedThreadBody& body, WisMode mode = WisMode::kThreads,
+                                                    std::span<const std::uint32_t> cpus = {});
 
 }  // namespace tlbsim::workloads

@@ -3,6 +3,8 @@
 // it back (asserting 0), counting one iteration per page; then munmaps and maps again. Threads share one mm and
 // are pinned one per core, as will-it-scale's main.c pins thread i to core i % cores. Processes mode
 // (tlb_flush1_processes): the same, each task a process with its own mm.
+#include <fmt/format.h>
+
 #include <stdexcept>
 
 #include "kernel/sched/sched.h"
@@ -37,10 +39,19 @@ sim::Task<void> tlb_flush_loop(kernel::PerCpu& self, kernel::MmStruct& mm, std::
 
 std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const WorkloadParams& p,
                                                     std::vector<std::uint64_t>& ops, std::string_view workload,
-                                                    const PinnedThreadBody& body, WisMode mode) {
+                                                    const PinnedThreadBody& body, WisMode mode,
+                                                    std::span<const std::uint32_t> cpus) {
   const auto& topo = k.sys().topology();
   const std::uint32_t cores = topo.params().sockets * topo.params().cores_per_socket;
-  if (p.threads == 0 || p.threads > cores) {
+  for (std::uint32_t c : cpus) {
+    if (c >= k.ncpus()) {
+      throw InputError(fmt::format("{}: cpus lists CPU {}; this machine has CPUs 0..{}", workload, c, k.ncpus() - 1));
+    }
+  }
+  if (!cpus.empty() && (p.threads == 0 || p.threads > 64 * k.ncpus())) {
+    throw InputError(fmt::format("--threads: {} is outside 1..{} (64 tasks a CPU)", p.threads, 64 * k.ncpus()));
+  }
+  if (cpus.empty() && (p.threads == 0 || p.threads > cores)) {
     throw InputError("--threads: " + std::string(workload) + " pins one thread per core; this machine has " +
                      std::to_string(cores) + " cores");
   }
@@ -56,7 +67,9 @@ std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const Wor
   const sim::SimTime from = sim::kTimeZero + p.warmup, end = from + p.duration;
   for (std::uint32_t i = 0; i < p.threads; ++i) {
     const std::uint32_t core = i % cores;
-    const CpuId cpu = topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
+    const CpuId cpu =
+        !cpus.empty() ? CpuId{cpus[i % cpus.size()]}
+                      : topo.cpu_at(core / topo.params().cores_per_socket, core % topo.params().cores_per_socket, 0);
     kernel::PerCpu& pc = k.percpu(cpu);
     kernel::MmStruct* own = shared != nullptr ? nullptr : &k.new_mm();  // processes mode: fork()ed, its own mm
     if (own != nullptr) own->map_process_image();

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
+
 #include "util/error.h"
 
 namespace tlbsim::native {
@@ -32,6 +35,21 @@ TEST(NativeFileWorkload, PartnersOnPipesCountInPairs) {
     const NativeRun r = run_native_file_workload(name, 2, 0.01, 0.05, host, nullptr);
     EXPECT_GT(r.ops, 0u) << name;
     EXPECT_EQ(r.ops % 2, 0u) << name;
+  }
+}
+
+// A barrier among forked tasks (a futex in shared memory) and a sleep: the tasks go round together, and the run
+// stops although a task may be waiting at the barrier when it ends.
+TEST(NativeFileWorkload, BarrierAndSleepRunInThreadsAndProcesses) {
+  if (!native_supported()) GTEST_SKIP() << "native benchmarks need Linux";
+  const HostTopology host = read_host_topology();
+  for (const char* mode : {"threads", "processes"}) {
+    const std::string path = ::testing::TempDir() + "native_barrier_" + mode + ".toml";
+    std::ofstream(path) << "[workload]\nname = \"b\"\n[tasks]\nmode = \"" << mode
+                        << "\"\nplacement = \"cpus\"\ncpus = [0]\n[[loop]]\nop = \"sleep\"\nduration = \"20us\"\n"
+                           "[[loop]]\nop = \"barrier\"\n[[loop]]\nop = \"count\"\n";
+    const NativeRun r = run_native_file_workload(path, 2, 0.01, 0.05, host, nullptr);
+    EXPECT_GT(r.ops, 0u) << mode;
   }
 }
 

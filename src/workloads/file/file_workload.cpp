@@ -3,6 +3,7 @@
 // the C++ workloads make (mm/memory.h), so a file and its C++ twin give the same run.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -35,6 +36,22 @@ struct Runner {
   kernel::Sched* s = nullptr;
   kernel::TaskStruct* task = nullptr;
   kernel::PerCpu& self() const { return pinned != nullptr ? *pinned : s->cpu_of(*task); }
+  kernel::Sched& sched() const { return s != nullptr ? *s : *pinned->k.sched(); }
+  // The task itself: a pinned task is the one running on its CPU.
+  kernel::TaskStruct& current() const { return task != nullptr ? *task : sched().current(pinned->id); }
+};
+
+// pthread_barrier_wait as glibc builds it on a futex: each arrival is one atomic RMW on the barrier's line; the
+// last arrival of a round wakes the others (FUTEX_WAKE), which sleep on the futex's wait queue until it does
+// (FUTEX_WAIT). The futex system calls' entry and exit are not charged (docs/model.md).
+struct Barrier {
+  Barrier(kernel::Kernel& k, std::uint32_t parties)
+      : parties(parties),
+        word{0, k.sys().coherence().add_line("barrier")},
+        wq(k.sys().coherence(), "barrier.futex", k.arch().spinlock_kind()) {}
+  std::uint32_t parties;
+  hw::Shared<std::uint64_t> word;  // arrivals this round (low 32 bits) and the round (high 32 bits)
+  kernel::WaitQueue wq;
 };
 
 // Contract: start() resolves the file's parameters (--param) before it builds anything; each task counts one
@@ -54,7 +71,11 @@ class FileWorkload final : public Workload {
     for (std::size_t r = 0; r < f_->regions.size(); ++r) {
       if (f_->regions[r].file && !f_->regions[r].per_task) workload_files_[r] = &new_file(k, r);
     }
-    if (f_->partner) return start_pairs(k, p, ops);
+    if (f_->partner) {
+      start_pairs(k, p, ops);
+      if (uses_barrier()) barrier_ = std::make_unique<Barrier>(k, p.threads);
+      return;
+    }
     sched_ = start_pinned_threads(
         k, p, ops, f_->name,
         [this, &k](kernel::PerCpu& pc, kernel::MmStruct& mm, std::uint32_t, sim::SimTime from, sim::SimTime end,
@@ -63,10 +84,18 @@ class FileWorkload final : public Workload {
           TaskRegions& t = new_task_regions(k);
           return run_task(Runner{mm, t, &pc}, from, end, n);
         },
-        f_->mode);
+        f_->mode, f_->cpus);
+    if (uses_barrier()) barrier_ = std::make_unique<Barrier>(k, p.threads);  // its lines only where it is used
   }
 
  private:
+  bool uses_barrier() const {
+    const auto has = [](const std::vector<FileOp>& ops) {
+      return std::ranges::any_of(ops, [](const FileOp& o) { return o.kind == FileOpKind::kBarrier; });
+    };
+    return has(f_->setup) || has(f_->loop);
+  }
+
   TaskRegions& new_task_regions(kernel::Kernel& k) {
     TaskRegions& t = *tasks_.emplace_back(std::make_unique<TaskRegions>());
     t.addr.assign(f_->regions.size(), 0);
@@ -192,11 +221,32 @@ class FileWorkload final : public Workload {
           co_await kernel::pipe_write(*run.s, *run.task, *t.pipes[o.pipe], static_cast<std::uint32_t>(o.bytes));
           co_await run.s->exit_to_user_mode(*run.task);
           break;
+        case FileOpKind::kSleep:
+          co_await run.sched().sleep(run.current(), o.duration);
+          break;
+        case FileOpKind::kBarrier:
+          co_await barrier_wait(run);
+          break;
         case FileOpKind::kPipeRead:
           co_await kernel::pipe_read(*run.s, *run.task, *t.pipes[o.pipe], static_cast<std::uint32_t>(o.bytes));
           co_await run.s->exit_to_user_mode(*run.task);
           break;
       }
+    }
+  }
+
+  sim::Task<void> barrier_wait(const Runner& run) {
+    Barrier& b = *barrier_;
+    const std::uint32_t parties = b.parties;
+    const std::uint64_t old = co_await run.self().k.mem().rmw(run.self().cpu, b.word, [parties](std::uint64_t w) {
+      const std::uint64_t arrived = (w & 0xffffffffu) + 1;
+      return arrived == parties ? ((w >> 32) + 1) << 32 : (w & ~std::uint64_t{0xffffffffu}) | arrived;
+    });
+    const std::uint64_t round = old >> 32;
+    if ((old & 0xffffffffu) + 1 == parties) {
+      co_await run.sched().wake_up(run.current(), b.wq);
+    } else {
+      co_await run.sched().wait_event(run.current(), b.wq, [&b, round] { return (b.word.value >> 32) != round; });
     }
   }
 
@@ -212,6 +262,7 @@ class FileWorkload final : public Workload {
   std::vector<std::uint64_t> size_;
   std::vector<kernel::File*> workload_files_;
   std::vector<std::unique_ptr<TaskRegions>> tasks_;
+  std::unique_ptr<Barrier> barrier_;
   std::unique_ptr<kernel::Sched> sched_;  // last: its tasks refer to the members above
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <stdexcept>
 
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -22,8 +23,8 @@ namespace {
 
 constexpr std::int64_t kMaxValue = std::int64_t{1} << 40;  // bounds every literal: no sum of two overflows
 
-const std::vector<std::string> kOps = {"mmap",          "munmap", "touch",      "madvise",
-                                       "for_each_page", "count",  "pipe_write", "pipe_read"};
+const std::vector<std::string> kOps = {"mmap",  "munmap",     "touch",     "madvise", "for_each_page",
+                                       "count", "pipe_write", "pipe_read", "sleep",   "barrier"};
 
 class Parser {
  public:
@@ -157,6 +158,18 @@ class Parser {
       if (has(r, "bytes")) o.bytes = static_cast<std::uint64_t>(r.integer("bytes", 1, kMaxPipeBytes));
     } else if (o.kind == FileOpKind::kCount) {
       if (has(r, "n")) o.n = static_cast<std::uint64_t>(r.integer("n", 1, 1000000));
+    } else if (o.kind == FileOpKind::kSleep) {
+      const std::string text = r.string("duration");
+      try {
+        o.duration = sim::parse_duration(text);
+      } catch (const std::invalid_argument& e) {
+        r.fail("duration", e.what());
+      }
+      if (o.duration < sim::nanoseconds(1) || o.duration > sim::milliseconds(1000)) {
+        r.fail("duration", fmt::format("expected 1ns to 1s, got \"{}\"", text));
+      }
+    } else if (o.kind == FileOpKind::kBarrier) {
+      // Every task of the workload (not the partners) arrives before any goes on.
     } else if (!in_body) {
       o.region = region(r);
     }
@@ -197,7 +210,7 @@ void walk(const WorkloadFile& f, const std::vector<FileOp>& ops, std::vector<boo
           bool in_body = false) {
   for (const FileOp& o : ops) {
     if (o.kind == FileOpKind::kCount || o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead ||
-        in_body) {
+        o.kind == FileOpKind::kSleep || o.kind == FileOpKind::kBarrier || in_body) {
       counts = counts || o.kind == FileOpKind::kCount;
       continue;
     }
@@ -319,8 +332,13 @@ WorkloadFile parse_workload_file(std::string_view text, std::string origin) {
     ParamReader t = root.section("tasks");
     f.mode = t.choice("mode", {"threads", "processes"}) == "threads" ? WisMode::kThreads : WisMode::kProcesses;
     // will-it-scale's binding: task i on core i % cores. Other placements come with the scheduler's workloads.
-    t.choice("placement", {"pinned"});
+    const bool listed = t.choice("placement", {"pinned", "cpus"}) == "cpus";
     f.partner = t.optional_boolean("partner").value_or(false);
+    if (listed) {
+      if (f.partner) t.fail("placement", "a task with a partner is placed as context_switch1 places it: \"pinned\"");
+      for (std::int64_t c : t.integer_list("cpus", 0, 4095)) f.cpus.push_back(static_cast<std::uint32_t>(c));
+      if (f.cpus.empty()) t.fail("cpus", "placement = \"cpus\" needs at least one CPU number");
+    }
     t.finish();
   }
   Parser p(f);

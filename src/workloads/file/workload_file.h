@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/time.h"
 #include "util/embedded_file.h"
 #include "workloads/workload.h"
 
@@ -51,7 +52,18 @@ struct FileRegion {
   std::string where;       // origin:line:column of the region's table
 };
 
-enum class FileOpKind { kMmap, kMunmap, kTouch, kMadvise, kForEachPage, kCount, kPipeWrite, kPipeRead };
+enum class FileOpKind {
+  kMmap,
+  kMunmap,
+  kTouch,
+  kMadvise,
+  kForEachPage,
+  kCount,
+  kPipeWrite,
+  kPipeRead,
+  kSleep,
+  kBarrier
+};
 
 // The largest write or read one pipe operation makes: a pipe's default capacity (16 pages).
 inline constexpr std::uint64_t kMaxPipeBytes = 65536;
@@ -66,6 +78,7 @@ struct FileOp {
   std::size_t pipe = 0;    // index into WorkloadFile::pipes (pipe_write, pipe_read)
   std::uint64_t bytes = 1;  // pipe_write, pipe_read
   std::uint64_t n = 1;      // count: operations done
+  sim::Duration duration{0};  // sleep
   bool write = false;      // touch: access = "write" | "read"
   std::optional<FileValue> offset, length;
   FileValue stride{kFilePageSize, std::nullopt};  // touch: bytes between touched addresses
@@ -82,6 +95,9 @@ struct WorkloadFile {
   // Each task starts a partner (a thread, or a process in processes mode) bound as the task is, as will-it-scale's
   // context_switch1 does; the two talk over the pair's own pipes. The partner runs partner_loop until the run ends.
   bool partner = false;
+  // placement = "cpus": task i bound to cpus[i % cpus.size()] (empty: will-it-scale's pinning, task i on core
+  // i % cores).
+  std::vector<std::uint32_t> cpus;
   std::vector<FileParam> params;
   std::vector<FileRegion> regions;
   std::vector<std::string> pipes;  // names; each task pair has its own pipe of each name

@@ -2,6 +2,9 @@
 // seed, every counter, the ops and the events are identical.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "hw/machine.h"
@@ -80,6 +83,69 @@ TEST(FileWorkload, UserMicrobenchmarkRunsAndItsParameterScalesTheWork) {
   const RunOutput big = run("madvise_own_pages.toml", 1, "linux-6.13", {"pages=64"});
   EXPECT_LT(big.json["ops"].get<double>(), ops1 / 4);
   EXPECT_EQ(big.json["params"]["pages"], "64");
+}
+
+// A workload file on disk, for the cases the built-in files do not cover.
+RunOutput run_text(const std::string& name, const std::string& text, std::uint32_t threads) {
+  const std::string path = ::testing::TempDir() + name + ".toml";
+  {
+    std::ofstream out(path);
+    out << text;
+  }
+  return run(path, threads);
+}
+
+const char* kSleepBarrier = R"([workload]
+name = "sb"
+[tasks]
+mode = "threads"
+placement = "%s"
+%s
+[[regions]]
+name = "r"
+backing = "anonymous"
+pages = %d
+[[setup]]
+op = "mmap"
+region = "r"
+[[loop]]
+access = "write"
+op = "touch"
+region = "r"
+[[loop]]
+op = "sleep"
+duration = "10us"
+[[loop]]
+op = "barrier"
+[[loop]]
+op = "count"
+)";
+
+std::string sleep_barrier(const char* placement, const char* cpus, int pages) {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, kSleepBarrier, placement, cpus, pages);
+  return buf;
+}
+
+// A barrier keeps the tasks in step however unequal their work (one page against 64 per pass is the same work
+// here, but the barrier is what makes every task's count equal); the sleep bounds the rate: at most one pass per
+// 10 us of simulated time.
+TEST(FileWorkload, BarrierKeepsTasksInStepAndSleepBoundsTheRate) {
+  const RunOutput r = run_text("sleep_barrier", sleep_barrier("pinned", "", 16), 2);
+  const auto per = r.json["per_thread_ops"];
+  ASSERT_EQ(per.size(), 2u);
+  const auto a = per[0].get<std::int64_t>(), b = per[1].get<std::int64_t>();
+  EXPECT_GT(a, 0);
+  EXPECT_LE(std::abs(a - b), 1);
+  EXPECT_LE(a, 400 / 10);  // 400 us measured, a 10 us sleep per pass
+  EXPECT_GT(r.json["counters"]["context_switches"].get<std::int64_t>(), 0) << "sleeping tasks leave their CPU";
+}
+
+// placement = "cpus": both tasks on CPU 3 share it; a CPU the machine lacks is refused.
+TEST(FileWorkload, ListedCpusPlaceTheTasks) {
+  const RunOutput r = run_text("cpus_ok", sleep_barrier("cpus", "cpus = [3]", 1), 2);
+  EXPECT_GT(r.json["ops"].get<std::int64_t>(), 0);
+  EXPECT_THROW(run_text("cpus_bad", sleep_barrier("cpus", "cpus = [99]", 1), 2), InputError);
 }
 
 TEST(FileWorkload, UnknownParameterIsRefused) {

@@ -116,6 +116,13 @@ TEST(WorkloadFile, MalformedFilesAreLocatedErrors) {
                "body = [{ op = \"munmap\" }]\n",
        "'munmap' cannot be inside for_each_page"},
       {"[workload]\nname = \"a b\"\n", "'workload.name': expected 1-64 letters"},
+      // Sleeps, placement.
+      {kHead + kLoop + "[[loop]]\nop = \"sleep\"\nduration = \"5 parsecs\"\n", "'loop[4].duration'"},
+      {kHead + kLoop + "[[loop]]\nop = \"sleep\"\nduration = \"2s\"\n", "expected 1ns to 1s"},
+      {std::string("[workload]\nname = \"w\"\n[tasks]\nmode = \"threads\"\nplacement = \"cpus\"\ncpus = [1, -1]\n"),
+       "'tasks.cpus': expected an array of integers from 0 to 4095, but an element is -1"},
+      {std::string("[workload]\nname = \"w\"\n[tasks]\nmode = \"threads\"\nplacement = \"cpus\"\ncpus = []\n"),
+       "needs at least one CPU"},
       // Pipes: only between a task and its partner; one side writes, the other reads; no side waits on itself.
       {kHead + "[[pipes]]\nname = \"p\"\n" + kLoop, "set partner = true under [tasks]"},
       {kPartner + "[[loop]]\nop = \"pipe_read\"\npipe = \"a\"\n[[loop]]\nop = \"count\"\n"
