@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,8 +103,11 @@ class Task {
   // end-of-file when the other is gone.
   void start_partner() {
     pipes_.assign(f_.pipes.size(), {-1, -1});
-    for (auto& p : pipes_) {
-      if (pipe(p.data()) != 0) fail("pipe");
+    for (std::size_t q = 0; q < pipes_.size(); ++q) {
+      // A socket pair's second descriptor is written and its first read, as a pipe's.
+      const bool ok =
+          f_.socket[q] ? socketpair(AF_UNIX, SOCK_STREAM, 0, pipes_[q].data()) == 0 : pipe(pipes_[q].data()) == 0;
+      if (!ok) fail(f_.socket[q] ? "socketpair" : "pipe");
     }
     if (f_.mode == workloads::WisMode::kThreads) {
       partner_ = std::thread([this] {

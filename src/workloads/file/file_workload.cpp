@@ -10,6 +10,7 @@
 #include "fs/pipe.h"
 #include "kernel/sched/sched.h"
 #include "mm/memory.h"
+#include "net/unix/af_unix.h"
 #include "util/error.h"
 #include "workloads/file/workload_file.h"
 #include "workloads/tlb_flush.h"
@@ -24,7 +25,8 @@ static_assert(kFilePageSize == kernel::kPageSize, "the file's pages are the mode
 struct TaskRegions {
   std::vector<kernel::File*> files;
   std::vector<std::uint64_t> addr;
-  std::vector<std::unique_ptr<kernel::Pipe>> pipes;
+  std::vector<std::unique_ptr<kernel::Pipe>> pipes;            // by channel; null for a socket
+  std::vector<std::unique_ptr<kernel::UnixStreamPair>> socks;  // by channel; null for a pipe
 };
 
 // Where a task runs: pinned to one CPU, or (with a partner) a scheduler task that may move among its core's
@@ -126,7 +128,11 @@ class FileWorkload final : public Workload {
     for (std::uint32_t i = 0; i < p.threads; ++i) {
       TaskRegions& t = new_task_regions(k);
       for (std::size_t q = 0; q < f_->pipes.size(); ++q) {
-        t.pipes.push_back(std::make_unique<kernel::Pipe>(k.sys().coherence(), k.arch().spinlock_kind()));
+        const bool socket = f_->socket[q];
+        t.pipes.push_back(socket ? nullptr
+                                 : std::make_unique<kernel::Pipe>(k.sys().coherence(), k.arch().spinlock_kind()));
+        t.socks.push_back(
+            socket ? std::make_unique<kernel::UnixStreamPair>(k.sys().coherence(), k.arch().spinlock_kind()) : nullptr);
       }
       const std::uint32_t core = i % cores, slot = i / cores;
       const std::uint32_t socket = core / topo.cores_per_socket, in_socket = core % topo.cores_per_socket;
@@ -218,7 +224,11 @@ class FileWorkload final : public Workload {
           if (count(run.self(), o.n, from, end, n, stop)) co_return;
           break;
         case FileOpKind::kPipeWrite:
-          co_await kernel::pipe_write(*run.s, *run.task, *t.pipes[o.pipe], static_cast<std::uint32_t>(o.bytes));
+          if (t.socks[o.pipe] != nullptr) {
+            co_await kernel::unix_stream_sendmsg(*run.s, *run.task, *t.socks[o.pipe], kernel::kSkbTruesize100);
+          } else {
+            co_await kernel::pipe_write(*run.s, *run.task, *t.pipes[o.pipe], static_cast<std::uint32_t>(o.bytes));
+          }
           co_await run.s->exit_to_user_mode(*run.task);
           break;
         case FileOpKind::kSleep:
@@ -228,8 +238,17 @@ class FileWorkload final : public Workload {
           co_await barrier_wait(run);
           break;
         case FileOpKind::kPipeRead:
-          co_await kernel::pipe_read(*run.s, *run.task, *t.pipes[o.pipe], static_cast<std::uint32_t>(o.bytes));
-          co_await run.s->exit_to_user_mode(*run.task);
+          if (t.socks[o.pipe] != nullptr) {
+            co_await kernel::unix_stream_recvmsg(*run.s, *run.task, *t.socks[o.pipe], kernel::kSkbTruesize100);
+            co_await run.s->exit_to_user_mode(*run.task);
+            break;
+          }
+          // read() returns what the pipe holds: repeated, each returning to user mode, until all bytes came.
+          for (std::uint64_t done = 0; done < o.bytes;) {
+            done += co_await kernel::pipe_read(*run.s, *run.task, *t.pipes[o.pipe],
+                                               static_cast<std::uint32_t>(o.bytes - done));
+            co_await run.s->exit_to_user_mode(*run.task);
+          }
           break;
       }
     }

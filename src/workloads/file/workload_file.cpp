@@ -23,8 +23,8 @@ namespace {
 
 constexpr std::int64_t kMaxValue = std::int64_t{1} << 40;  // bounds every literal: no sum of two overflows
 
-const std::vector<std::string> kOps = {"mmap",  "munmap",     "touch",     "madvise", "for_each_page",
-                                       "count", "pipe_write", "pipe_read", "sleep",   "barrier"};
+const std::vector<std::string> kOps = {"mmap",       "munmap",    "touch", "madvise", "for_each_page", "count",
+                                       "pipe_write", "pipe_read", "sleep", "barrier", "send",          "recv"};
 
 class Parser {
  public:
@@ -108,25 +108,36 @@ class Parser {
     }
   }
 
+  // [[pipes]] and [[sockets]]: the channels between a task and its partner, one list of names.
   void pipes(ParamReader& root) {
-    for (ParamReader& r : root.table_array("pipes")) {
-      const std::string name = r.string("name");
-      if (std::ranges::find(f_.pipes, name) != f_.pipes.end()) {
-        r.fail("name", fmt::format("pipe '{}' is declared twice", name));
+    for (const bool socket : {false, true}) {
+      for (ParamReader& r : root.table_array(socket ? "sockets" : "pipes")) {
+        const std::string name = r.string("name");
+        if (std::ranges::find(f_.pipes, name) != f_.pipes.end()) {
+          r.fail("name", fmt::format("'{}' is declared twice (pipes and sockets share one set of names)", name));
+        }
+        if (!f_.partner) {
+          r.fail("name", "pipes and sockets join a task and its partner: set partner = true under [tasks]");
+        }
+        r.finish();
+        f_.pipes.push_back(name);
+        f_.socket.push_back(socket);
       }
-      if (!f_.partner) r.fail("name", "pipes join a task and its partner: set partner = true under [tasks]");
-      r.finish();
-      f_.pipes.push_back(name);
     }
   }
 
-  std::size_t pipe(ParamReader& r) {
-    const std::string name = r.string("pipe");
-    if (const auto it = std::ranges::find(f_.pipes, name); it != f_.pipes.end()) return it - f_.pipes.begin();
+  // The channel an operation names: a pipe (`pipe = `) or a socket (`socket = `).
+  std::size_t pipe(ParamReader& r, bool socket) {
+    const char* key = socket ? "socket" : "pipe";
+    const std::string name = r.string(key);
     std::string known;
-    for (const auto& p : f_.pipes) known += (known.empty() ? "" : ", ") + p;
-    r.fail("pipe",
-           fmt::format("no pipe '{}' is declared with [[pipes]] (declared: {})", name, known.empty() ? "none" : known));
+    for (std::size_t i = 0; i < f_.pipes.size(); ++i) {
+      if (f_.socket[i] != socket) continue;
+      if (f_.pipes[i] == name) return i;
+      known += (known.empty() ? "" : ", ") + f_.pipes[i];
+    }
+    r.fail(key, fmt::format("no {} '{}' is declared with [[{}s]] (declared: {})", key, name, key,
+                            known.empty() ? "none" : known));
   }
 
   std::size_t region(ParamReader& r) {
@@ -144,17 +155,25 @@ class Parser {
     FileOp o;
     o.where = r.where_key("op");
     const std::string kind = r.choice("op", kOps);
-    o.kind = static_cast<FileOpKind>(std::find(kOps.begin(), kOps.end(), kind) - kOps.begin());
+    // send and recv are a socket's write and read: one 100-byte message each.
+    const bool socket_op = kind == "send" || kind == "recv";
+    o.kind = kind == "send"   ? FileOpKind::kPipeWrite
+             : kind == "recv" ? FileOpKind::kPipeRead
+                              : static_cast<FileOpKind>(std::find(kOps.begin(), kOps.end(), kind) - kOps.begin());
     const bool page_op = o.kind == FileOpKind::kTouch || o.kind == FileOpKind::kMadvise;
     const bool pipe_op = o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead;
     if (in_body && !page_op && o.kind != FileOpKind::kCount) {
       r.fail("op", fmt::format("'{}' cannot be inside for_each_page (its body may touch, madvise and count)", kind));
     }
     if (partner_side && !pipe_op) {
-      r.fail("op", fmt::format("'{}' cannot be in partner_loop: a partner writes and reads pipes only", kind));
+      r.fail("op",
+             fmt::format("'{}' cannot be in partner_loop: a partner writes and reads pipes and sockets only", kind));
     }
-    if (pipe_op) {
-      o.pipe = pipe(r);
+    if (socket_op) {
+      o.pipe = pipe(r, true);
+      o.bytes = kSocketMessageBytes;
+    } else if (pipe_op) {
+      o.pipe = pipe(r, false);
       if (has(r, "bytes")) o.bytes = static_cast<std::uint64_t>(r.integer("bytes", 1, kMaxPipeBytes));
     } else if (o.kind == FileOpKind::kCount) {
       if (has(r, "n")) o.n = static_cast<std::uint64_t>(r.integer("n", 1, 1000000));

@@ -67,6 +67,9 @@ enum class FileOpKind {
 
 // The largest write or read one pipe operation makes: a pipe's default capacity (16 pages).
 inline constexpr std::uint64_t kMaxPipeBytes = 65536;
+// A socket's send and recv move one message of hackbench's size, the one whose sk_buff truesize the model derives
+// (net/unix/af_unix.h).
+inline constexpr std::uint64_t kSocketMessageBytes = 100;
 
 // One operation. touch and madvise name a region and a byte range of it (offset, length; default the whole
 // region), or, inside for_each_page, apply to its current page and name nothing. for_each_page runs its body once
@@ -100,7 +103,8 @@ struct WorkloadFile {
   std::vector<std::uint32_t> cpus;
   std::vector<FileParam> params;
   std::vector<FileRegion> regions;
-  std::vector<std::string> pipes;  // names; each task pair has its own pipe of each name
+  std::vector<std::string> pipes;  // channel names; each task pair has its own channel of each name
+  std::vector<bool> socket;        // per channel: an AF_UNIX stream socket pair ([[sockets]]) rather than a pipe
   std::vector<FileOp> setup, loop, partner_loop;
 };
 

@@ -69,6 +69,15 @@ TEST(FileWorkload, ContextSwitch1FilesGiveTheCountersOfTheirCppTwins) {
   expect_twins("context_switch1_processes", 2);
 }
 
+// Sockets: the same ping-pong over unix stream sockets wakes the partner through the socket's wait queues; a
+// round trip is two sends, two receives and two sleeps.
+TEST(FileWorkload, SocketPairsCarryTheMessages) {
+  const RunOutput r = run("unix_pingpong.toml", 2);
+  EXPECT_GT(r.json["ops"].get<std::int64_t>(), 0);
+  EXPECT_GT(r.json["counters"]["cache_lines"]["unix.sk_receive_queue"]["rmws"].get<std::int64_t>(), 0);
+  EXPECT_GT(r.json["counters"]["context_switches"].get<std::int64_t>(), r.json["ops"].get<std::int64_t>() / 2);
+}
+
 // The docs' example, a user's microbenchmark that exists only as a file: K pages written, then one madvise of all
 // of them. Each op flushes once; one thread flushes locally, two send each flush to the other CPU.
 TEST(FileWorkload, UserMicrobenchmarkRunsAndItsParameterScalesTheWork) {

@@ -134,6 +134,9 @@ TEST(WorkloadFile, MalformedFilesAreLocatedErrors) {
       {kPartner + "[[loop]]\nop = \"pipe_write\"\npipe = \"a\"\n[[loop]]\nop = \"count\"\n"
                   "[[partner_loop]]\nop = \"pipe_read\"\npipe = \"c\"\n",
        "no pipe 'c' is declared"},
+      {kPartner + "[[loop]]\nop = \"send\"\nsocket = \"a\"\n[[loop]]\nop = \"count\"\n"
+                  "[[partner_loop]]\nop = \"pipe_read\"\npipe = \"a\"\n",
+       "no socket 'a' is declared with [[sockets]] (declared: none)"},
       {kPartner + "[[loop]]\nop = \"pipe_write\"\npipe = \"a\"\n[[loop]]\nop = \"count\"\n",
        "partner = true needs a [[partner_loop]]"},
       {kPartner + "[[loop]]\nop = \"pipe_write\"\npipe = \"a\"\n[[loop]]\nop = \"count\"\n"
