@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/validators.h"
+#include "native/file_workload.h"
 #include "native/host.h"
 #include "native/validate.h"
 #include "native/workloads.h"
@@ -101,6 +102,26 @@ class ValidateCommand final : public Command {
 };
 
 TLBSIM_REGISTER(Command, ValidateCommand, "validate", "native benchmarks on this host beside the simulator");
+
+// The program a workload file's `spawn` executes natively (native/file_workload.h): hidden from --help, as users
+// never type it.
+class SpawnChildCommand final : public Command {
+ public:
+  CLI::App* define(CLI::App& parent) override {
+    CLI::App* c = parent.add_subcommand("__spawn-child", "The child of a workload file's spawn (internal)");
+    c->group("");
+    c->add_option("file", file_)->required();
+    c->add_option("n", n_)->required();
+    return c;
+  }
+  int run(Streams&) override { return native::run_spawned_child(file_, n_); }
+
+ private:
+  std::string file_;
+  std::size_t n_ = 0;
+};
+
+TLBSIM_REGISTER(Command, SpawnChildCommand, "__spawn-child", "the child of a workload file's spawn (internal)");
 
 }  // namespace
 }  // namespace tlbsim::cli

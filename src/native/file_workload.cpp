@@ -20,6 +20,7 @@
 #if defined(__linux__)
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -57,18 +58,18 @@ int make_file(const FileRegion& g, std::uint64_t size) {
 
 class Task {
  public:
-  Task(const workloads::WorkloadFile& f, const workloads::ResolvedValues& v, const WorkloadFds& shared,
-       NativeBarrier& barrier, const TaskSlot& c)
-      : f_(f),
-        v_(v),
+  Task(const NativeFileRun& run, const TaskSlot& c)
+      : run_(run),
+        f_(run.f),
+        v_(run.v),
         c_(c),
-        barrier_(barrier),
-        fd_(f.regions.size(), -1),
-        addr_(f.regions.size(), nullptr),
-        own_(f.regions.size()) {
-    for (std::size_t r = 0; r < f.regions.size(); ++r) {
-      const FileRegion& g = f.regions[r];
-      if (g.file) fd_[r] = g.per_task ? make_file(g, size(r)) : shared[r];
+        barrier_(run.barrier),
+        fd_(run.f.regions.size(), -1),
+        addr_(run.f.regions.size(), nullptr),
+        own_(run.f.regions.size()) {
+    for (std::size_t r = 0; r < f_.regions.size(); ++r) {
+      const FileRegion& g = f_.regions[r];
+      if (g.file) fd_[r] = g.per_task ? make_file(g, size(r)) : run.fds[r];
       own_[r] = g.file && g.per_task;
     }
   }
@@ -250,6 +251,9 @@ class Task {
         case FileOpKind::kBarrier:
           if (!barrier_wait()) return false;
           break;
+        case FileOpKind::kSpawn:
+          spawn(o);
+          break;
         case FileOpKind::kPipeWrite:
         case FileOpKind::kPipeRead:
           if (!pipe_io(o)) {
@@ -270,6 +274,26 @@ class Task {
     }
   }
 
+  // posix_spawn of tlbsim's child program (vfork and exec, as the model's spawn), which runs the body; then wait4.
+  void spawn(const FileOp& o) {
+    const std::string n = std::to_string(o.spawn);
+    std::vector<char*> argv = {const_cast<char*>(run_.spawn_helper.c_str()), const_cast<char*>("__spawn-child"),
+                               const_cast<char*>(run_.name.c_str()), const_cast<char*>(n.c_str()), nullptr};
+    pid_t pid = -1;
+    if (posix_spawn(&pid, run_.spawn_helper.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+      fail(fmt::format("{}: posix_spawn of {}", o.where, run_.spawn_helper));
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail(fmt::format("{}: the spawned child", o.where));
+  }
+
+ public:
+  // The spawned child's side: the body, then (on return) exit.
+  void run_body(const std::vector<FileOp>& body) { run_ops(body); }
+
+ private:
   // pthread_barrier_wait's futex protocol on shared memory; false when the run stops while this task waits.
   bool barrier_wait() {
     const std::uint32_t round = barrier_.round.load();
@@ -292,6 +316,7 @@ class Task {
     return !c_.stop.load(std::memory_order_relaxed);
   }
 
+  const NativeFileRun& run_;
   const workloads::WorkloadFile& f_;
   const workloads::ResolvedValues& v_;
   const TaskSlot& c_;
@@ -327,20 +352,20 @@ WorkloadFds::~WorkloadFds() {
 #endif
 }
 
-void run_file_task(const workloads::WorkloadFile& f, const workloads::ResolvedValues& v, const WorkloadFds& shared,
-                   NativeBarrier& barrier, const TaskSlot& c, const std::vector<std::uint32_t>& cpus) {
+void run_file_task(const NativeFileRun& run, const TaskSlot& c, const std::vector<std::uint32_t>& cpus) {
 #if defined(__linux__)
   pin_this_thread(cpus);
-  Task t(f, v, shared, barrier, c);
+  Task t(run, c);
   t.run();
 #else
-  (void)f, (void)v, (void)shared, (void)barrier, (void)c, (void)cpus;
+  (void)run, (void)c, (void)cpus;
   throw std::runtime_error("native benchmarks run on Linux only");
 #endif
 }
 
 NativeRun run_native_file_workload(std::string_view name, std::uint32_t threads, double warmup, double seconds,
-                                   const HostTopology& host, const TlbFlushTracepoint* trace) {
+                                   const HostTopology& host, const TlbFlushTracepoint* trace,
+                                   std::string spawn_helper) {
   const auto file = workloads::load_workload_file(name);
   const workloads::ResolvedValues values = workloads::resolve_values(*file, nullptr);
   const WorkloadFds fds(*file, values);
@@ -363,13 +388,42 @@ NativeRun run_native_file_workload(std::string_view name, std::uint32_t threads,
 #else
   NativeBarrier barrier;
 #endif
+  const NativeFileRun run{*file, values, fds, barrier, std::string(name), std::move(spawn_helper)};
   return run_native_tasks(
       name, threads, file->mode == workloads::WisMode::kProcesses,
       [&](const TaskSlot& s, std::uint32_t i, const std::vector<std::uint32_t>& cpus) {
-        if (file->cpus.empty()) return run_file_task(*file, values, fds, barrier, s, cpus);
-        run_file_task(*file, values, fds, barrier, s, {file->cpus[i % file->cpus.size()]});
+        if (file->cpus.empty()) return run_file_task(run, s, cpus);
+        run_file_task(run, s, {file->cpus[i % file->cpus.size()]});
       },
       warmup, seconds, host, trace);
+}
+
+int run_spawned_child(std::string_view name, std::size_t n) {
+#if defined(__linux__)
+  try {
+    const auto file = workloads::load_workload_file(name);
+    const workloads::FileOp* spawn = workloads::find_spawn(*file, n);
+    if (spawn == nullptr) return 2;
+    const workloads::ResolvedValues values = workloads::resolve_values(*file, nullptr);
+    const WorkloadFds fds(*file, values);
+    NativeBarrier barrier;
+    const NativeFileRun run{*file, values, fds, barrier, std::string(name), ""};
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint32_t> ready{0};
+    std::atomic<std::uint64_t> ops{0};
+    const TaskSlot slot{stop, ready, ops, nullptr};
+    Task t(run, slot);
+    t.run_body(spawn->body);
+    return 0;
+  } catch (const InputError&) {
+    return 2;
+  } catch (const std::exception&) {
+    return 1;
+  }
+#else
+  (void)name, (void)n;
+  return 1;
+#endif
 }
 
 }  // namespace tlbsim::native

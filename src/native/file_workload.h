@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "native/workloads.h"
@@ -33,15 +35,30 @@ struct NativeBarrier {
   std::uint32_t parties = 0;
 };
 
+// What every task of one native run of a file shares.
+struct NativeFileRun {
+  const workloads::WorkloadFile& f;
+  const workloads::ResolvedValues& v;
+  const WorkloadFds& fds;
+  NativeBarrier& barrier;
+  std::string name;          // the file as named, for a spawned child to load
+  std::string spawn_helper;  // the tlbsim binary a `spawn` executes (`tlbsim __spawn-child NAME N`)
+};
+
 // Task i's body: binds to `cpus`, makes its own files, runs the set-up, reports ready, then runs the loop until
 // `stop` (checked at each pass and each count), adding one to `ops` per count. Throws std::runtime_error when a
 // system call fails.
-void run_file_task(const workloads::WorkloadFile& f, const workloads::ResolvedValues& v, const WorkloadFds& shared,
-                   NativeBarrier& barrier, const TaskSlot& c, const std::vector<std::uint32_t>& cpus);
+void run_file_task(const NativeFileRun& run, const TaskSlot& c, const std::vector<std::uint32_t>& cpus);
+
+// The program a native `spawn` executes: loads the file `name`, runs the body of its spawn numbered `n`, and
+// returns the exit status (0; 2 for a bad file or number).
+int run_spawned_child(std::string_view name, std::size_t n);
 
 // Runs the workload file `name` (workloads::load_workload_file) natively with its default parameters, as
 // run_native_workload runs a built-in one.
+// `spawn_helper`: the tlbsim binary a `spawn` executes (default: this program, /proc/self/exe).
 NativeRun run_native_file_workload(std::string_view name, std::uint32_t threads, double warmup, double seconds,
-                                   const HostTopology& host, const TlbFlushTracepoint* trace);
+                                   const HostTopology& host, const TlbFlushTracepoint* trace,
+                                   std::string spawn_helper = "/proc/self/exe");
 
 }  // namespace tlbsim::native

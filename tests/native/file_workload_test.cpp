@@ -21,7 +21,8 @@ TEST(NativeFileWorkload, EveryBuiltInFileRunsAndCounts) {
   if (!native_supported()) GTEST_SKIP() << "native benchmarks need Linux";
   for (const auto& f : workloads::builtin_workload_files()) {
     const std::string name = fmt::format("{}.toml", f.name);
-    const NativeRun r = run_native_file_workload(name, 1, 0.01, 0.05, host, nullptr);
+    // A spawn executes the tlbsim binary's child program, not this test program.
+    const NativeRun r = run_native_file_workload(name, 1, 0.01, 0.05, host, nullptr, TLBSIM_BINARY);
     EXPECT_GT(r.ops, 0u) << name;
     EXPECT_EQ(r.workload, name);
   }
@@ -51,6 +52,14 @@ TEST(NativeFileWorkload, BarrierAndSleepRunInThreadsAndProcesses) {
     const NativeRun r = run_native_file_workload(path, 2, 0.01, 0.05, host, nullptr);
     EXPECT_GT(r.ops, 0u) << mode;
   }
+}
+
+// The child program refuses a spawn number the file does not have, and a file that is not there.
+TEST(NativeFileWorkload, SpawnedChildRunsItsBodyOrRefuses) {
+  if (!native_supported()) GTEST_SKIP() << "native benchmarks need Linux";
+  EXPECT_EQ(run_spawned_child("spawn_touch_exit.toml", 0), 0);
+  EXPECT_EQ(run_spawned_child("spawn_touch_exit.toml", 1), 2);
+  EXPECT_EQ(run_spawned_child("no_such.toml", 0), 2);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fs/pipe.h"
+#include "kernel/fork.h"
 #include "kernel/sched/sched.h"
 #include "mm/memory.h"
 #include "net/unix/af_unix.h"
@@ -21,12 +22,15 @@ namespace {
 
 static_assert(kFilePageSize == kernel::kPageSize, "the file's pages are the model's pages");
 
+struct SpawnSlot;
+
 // One task's view of the regions (its files, where each region is mapped now), and its pair's pipes.
 struct TaskRegions {
   std::vector<kernel::File*> files;
   std::vector<std::uint64_t> addr;
   std::vector<std::unique_ptr<kernel::Pipe>> pipes;            // by channel; null for a socket
   std::vector<std::unique_ptr<kernel::UnixStreamPair>> socks;  // by channel; null for a pipe
+  std::unique_ptr<SpawnSlot> spawn;                            // the task's spawned child (spawn), made at its first
 };
 
 // Where a task runs: pinned to one CPU, or (with a partner) a scheduler task that may move among its core's
@@ -41,6 +45,15 @@ struct Runner {
   kernel::Sched& sched() const { return s != nullptr ? *s : *pinned->k.sched(); }
   // The task itself: a pinned task is the one running on its CPU.
   kernel::TaskStruct& current() const { return task != nullptr ? *task : sched().current(pinned->id); }
+};
+
+// A task's spawned child and its parent's wait (proc_churn's Slot): vfork completion, then the child's exit.
+struct SpawnSlot {
+  SpawnSlot(hw::CoherenceModel& m, kernel::SpinlockKind locks) : wait(m, "signal.wait_chldexit", locks) {}
+  kernel::WaitQueue wait;
+  bool vfork_done = false;
+  bool child_exited = false;
+  TaskRegions regions;  // the child's: the parent's files, its own mappings
 };
 
 // pthread_barrier_wait as glibc builds it on a futex: each arrival is one atomic RMW on the barrier's line; the
@@ -234,6 +247,9 @@ class FileWorkload final : public Workload {
         case FileOpKind::kSleep:
           co_await run.sched().sleep(run.current(), o.duration);
           break;
+        case FileOpKind::kSpawn:
+          co_await spawn(run, o);
+          break;
         case FileOpKind::kBarrier:
           co_await barrier_wait(run);
           break;
@@ -252,6 +268,42 @@ class FileWorkload final : public Workload {
           break;
       }
     }
+  }
+
+  // posix_spawn as make runs its jobs (proc_churn): clone(CLONE_VM | CLONE_VFORK) of a child that inherits the
+  // task's CPU binding and borrows its mm until it execs into a fresh one; the child runs the body and exits
+  // (exit_mm: exit_mmap's flush, the lazy references), and the task waits for it (wait4).
+  sim::Task<void> spawn(const Runner& run, const FileOp& o) {
+    kernel::Sched& s = run.sched();
+    kernel::TaskStruct& parent = run.current();
+    kernel::Kernel& k = run.self().k;
+    if (run.t.spawn == nullptr)
+      run.t.spawn = std::make_unique<SpawnSlot>(k.sys().coherence(), k.arch().spinlock_kind());
+    SpawnSlot& slot = *run.t.spawn;
+    slot.vfork_done = slot.child_exited = false;
+    slot.regions.files = run.t.files;
+    slot.regions.addr.assign(f_->regions.size(), 0);
+    co_await kernel::mmget(run.self(), *parent.mm);
+    kernel::TaskStruct& child = s.create_task(
+        f_->name, parent.mm, parent.cpu,
+        [this, &s, &slot, &o](kernel::TaskStruct& c) { return run_child(s, c, slot, o); }, false);
+    child.cpus_allowed = parent.cpus_allowed;
+    co_await s.wake_up_new_task(parent, child);
+    co_await s.wait_event(parent, slot.wait, [&slot] { return slot.vfork_done; });
+    co_await s.wait_event(parent, slot.wait, [&slot] { return slot.child_exited; });
+  }
+
+  sim::Task<void> run_child(kernel::Sched& s, kernel::TaskStruct& c, SpawnSlot& slot, const FileOp& o) {
+    kernel::MmStruct& mm = s.k.new_mm();
+    co_await kernel::exec_mmap(s, c, mm);
+    slot.vfork_done = true;  // mm_release -> complete_vfork_done
+    co_await s.wake_up(c, slot.wait);
+    std::uint64_t none = 0;
+    bool stop = false;
+    co_await run_ops(Runner{mm, slot.regions, nullptr, &s, &c}, o.body, sim::kTimeZero, sim::kTimeZero, none, stop);
+    co_await kernel::exit_mm(s, c);
+    slot.child_exited = true;  // exit_notify -> __wake_up_parent
+    co_await s.wake_up(c, slot.wait, kernel::WF_SYNC);
   }
 
   sim::Task<void> barrier_wait(const Runner& run) {

@@ -23,8 +23,9 @@ namespace {
 
 constexpr std::int64_t kMaxValue = std::int64_t{1} << 40;  // bounds every literal: no sum of two overflows
 
-const std::vector<std::string> kOps = {"mmap",       "munmap",    "touch", "madvise", "for_each_page", "count",
-                                       "pipe_write", "pipe_read", "sleep", "barrier", "send",          "recv"};
+const std::vector<std::string> kOps = {"mmap",  "munmap",     "touch",     "madvise", "for_each_page",
+                                       "count", "pipe_write", "pipe_read", "sleep",   "barrier",
+                                       "spawn", "send",       "recv"};
 
 class Parser {
  public:
@@ -151,7 +152,7 @@ class Parser {
                                  known.empty() ? "none" : known));
   }
 
-  FileOp op(ParamReader& r, bool in_body, bool partner_side = false) {
+  FileOp op(ParamReader& r, bool in_body, bool partner_side = false, bool in_child = false) {
     FileOp o;
     o.where = r.where_key("op");
     const std::string kind = r.choice("op", kOps);
@@ -164,6 +165,11 @@ class Parser {
     const bool pipe_op = o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead;
     if (in_body && !page_op && o.kind != FileOpKind::kCount) {
       r.fail("op", fmt::format("'{}' cannot be inside for_each_page (its body may touch, madvise and count)", kind));
+    }
+    if (in_child &&
+        (pipe_op || o.kind == FileOpKind::kCount || o.kind == FileOpKind::kBarrier || o.kind == FileOpKind::kSpawn)) {
+      r.fail("op",
+             fmt::format("'{}' cannot be in a spawned child: it maps, touches, advises, unmaps and sleeps", kind));
     }
     if (partner_side && !pipe_op) {
       r.fail("op",
@@ -189,6 +195,10 @@ class Parser {
       }
     } else if (o.kind == FileOpKind::kBarrier) {
       // Every task of the workload (not the partners) arrives before any goes on.
+    } else if (o.kind == FileOpKind::kSpawn) {
+      o.spawn = spawns_++;
+      for (ParamReader& b : r.table_array("body")) o.body.push_back(op(b, false, false, true));
+      if (o.body.empty()) r.fail("body", "spawn needs a body: the operations the child runs before it exits");
     } else if (!in_body) {
       o.region = region(r);
     }
@@ -222,12 +232,27 @@ class Parser {
     return std::ranges::find(keys, std::string(key)) != keys.end();
   }
   WorkloadFile& f_;
+  std::size_t spawns_ = 0;
 };
 
 // Walks `ops` from the mapped state `mapped`: each region is mapped when used and unmapped when mapped again.
 void walk(const WorkloadFile& f, const std::vector<FileOp>& ops, std::vector<bool>& mapped, bool& counts,
           bool in_body = false) {
   for (const FileOp& o : ops) {
+    if (o.kind == FileOpKind::kSpawn) {
+      // The child execs into a fresh mm: its regions start unmapped, and exit unmaps what it leaves. It maps
+      // anonymous memory only (the native child is a new program, which has none of the task's files).
+      for (const FileOp& b : o.body) {
+        if (b.kind == FileOpKind::kMmap && f.regions[b.region].file) {
+          throw InputError(fmt::format("{}: a spawned child maps anonymous regions only; '{}' is a file", b.where,
+                                       f.regions[b.region].name));
+        }
+      }
+      std::vector<bool> child(f.regions.size(), false);
+      bool child_counts = false;
+      walk(f, o.body, child, child_counts);
+      continue;
+    }
     if (o.kind == FileOpKind::kCount || o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead ||
         o.kind == FileOpKind::kSleep || o.kind == FileOpKind::kBarrier || in_body) {
       counts = counts || o.kind == FileOpKind::kCount;
@@ -446,6 +471,15 @@ ResolvedValues resolve_values(const WorkloadFile& f, WorkloadArgs* args) {
   check_ops(f.setup);
   check_ops(f.loop);
   return v;
+}
+
+const FileOp* find_spawn(const WorkloadFile& f, std::size_t n) {
+  for (const auto* list : {&f.setup, &f.loop}) {
+    for (const FileOp& o : *list) {
+      if (o.kind == FileOpKind::kSpawn && o.spawn == n) return &o;
+    }
+  }
+  return nullptr;
 }
 
 std::unique_ptr<Workload> make_workload(std::string_view name) {

@@ -62,7 +62,8 @@ enum class FileOpKind {
   kPipeWrite,
   kPipeRead,
   kSleep,
-  kBarrier
+  kBarrier,
+  kSpawn
 };
 
 // The largest write or read one pipe operation makes: a pipe's default capacity (16 pages).
@@ -85,7 +86,8 @@ struct FileOp {
   bool write = false;      // touch: access = "write" | "read"
   std::optional<FileValue> offset, length;
   FileValue stride{kFilePageSize, std::nullopt};  // touch: bytes between touched addresses
-  std::vector<FileOp> body;                       // for_each_page
+  std::vector<FileOp> body;                       // for_each_page; spawn: what the child runs
+  std::size_t spawn = 0;                          // spawn: its number in the file (setup, then loop, in order)
   std::string where;                              // origin:line:column of the operation
 };
 
@@ -128,6 +130,9 @@ struct ResolvedValues {
 // Reads each declared parameter from `args` (its default when `args` is null or does not give it) and checks
 // what depends on them: region sizes, and ranges inside their regions. Throws InputError naming the file.
 ResolvedValues resolve_values(const WorkloadFile& f, WorkloadArgs* args);
+
+// The spawn operation numbered `n` (FileOp::spawn), or null.
+const FileOp* find_spawn(const WorkloadFile& f, std::size_t n);
 
 // The Workload that runs a file on the model (file_workload.cpp).
 std::unique_ptr<Workload> make_file_workload(std::shared_ptr<const WorkloadFile> f);

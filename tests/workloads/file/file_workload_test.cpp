@@ -78,6 +78,16 @@ TEST(FileWorkload, SocketPairsCarryTheMessages) {
   EXPECT_GT(r.json["counters"]["context_switches"].get<std::int64_t>(), r.json["ops"].get<std::int64_t>() / 2);
 }
 
+// spawn: each child execs into a fresh mm, faults its pages in and exits, and the task waits for it; every child's
+// mm is freed (after the last lazy reference), and each op faults the child's pages.
+TEST(FileWorkload, SpawnedChildrenFaultExitAndAreFreed) {
+  const RunOutput r = run("spawn_touch_exit.toml", 2);
+  const auto ops = r.json["ops"].get<std::int64_t>();
+  ASSERT_GT(ops, 0);
+  EXPECT_GE(r.json["counters"]["page_faults"].get<std::int64_t>(), 64 * ops);
+  EXPECT_GE(r.json["counters"]["mm_freed"].get<std::int64_t>(), ops - 2);
+}
+
 // The docs' example, a user's microbenchmark that exists only as a file: K pages written, then one madvise of all
 // of them. Each op flushes once; one thread flushes locally, two send each flush to the other CPU.
 TEST(FileWorkload, UserMicrobenchmarkRunsAndItsParameterScalesTheWork) {

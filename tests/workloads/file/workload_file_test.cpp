@@ -116,6 +116,10 @@ TEST(WorkloadFile, MalformedFilesAreLocatedErrors) {
                "body = [{ op = \"munmap\" }]\n",
        "'munmap' cannot be inside for_each_page"},
       {"[workload]\nname = \"a b\"\n", "'workload.name': expected 1-64 letters"},
+      // What a spawned child may do.
+      {kHead + kLoop + "[[loop]]\nop = \"spawn\"\nbody = [{ op = \"count\" }]\n", "cannot be in a spawned child"},
+      {kHead + kLoop + "[[loop]]\nop = \"spawn\"\nbody = [{ op = \"touch\", region = \"r\", access = \"read\" }]\n",
+       "region 'r' is used before it is mapped"},
       // Sleeps, placement.
       {kHead + kLoop + "[[loop]]\nop = \"sleep\"\nduration = \"5 parsecs\"\n", "'loop[4].duration'"},
       {kHead + kLoop + "[[loop]]\nop = \"sleep\"\nduration = \"2s\"\n", "expected 1ns to 1s"},
