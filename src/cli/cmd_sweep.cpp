@@ -29,7 +29,9 @@ class SweepCommand final : public Command {
     c->require_subcommand(0, 1);
     c->add_option("--machine", opts_.grid.machine, "Built-in machine name or machine .toml file")
         ->capture_default_str();
-    c->add_option("--workload", opts_.grid.workload, "Workload (see `tlbsim list workloads`)")->capture_default_str();
+    c->add_option("--workload", opts_.grid.workload,
+                  "Workload: a name (`tlbsim list workloads`) or a workload .toml file (docs/usage.md)")
+        ->capture_default_str();
     c->add_option("--kernel", kernels_, "Kernels, comma-separated: one line each in the plot")->capture_default_str();
     c->add_option("--threads", threads_, "Threads: the swept parameter, e.g. 1..55:5 or 1,5-55:5")
         ->capture_default_str();
