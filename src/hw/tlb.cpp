@@ -19,7 +19,10 @@ std::uint16_t Tlb::tag_index(Asid tag) const {
   if (tag.get() >= max_tags_) throw std::out_of_range("TLB tag wider than the machine's tag_bits");
   // Generations of tags never used are 1; the table grows to the largest tag seen (a 16-bit PID space would
   // otherwise cost 256 KiB per TLB, per run of the checker).
-  if (tag.get() >= tag_gen_.size()) tag_gen_.resize(tag.get() + 1u, 1);
+  if (tag.get() >= tag_gen_.size()) {
+    tag_gen_.resize(tag.get() + 1u, 1);
+    tag_fills_.resize(tag.get() + 1u, 0);
+  }
   return tag.get();
 }
 
@@ -51,6 +54,7 @@ std::optional<Translation> Tlb::peek(Asid tag, Vpn vpn) const {
 
 void Tlb::fill(Asid tag, Vpn vpn, const Translation& tr, bool speculative) {
   const std::uint16_t t = tag_index(tag);
+  ++tag_fills_[t];
   const std::size_t base = set_of(vpn);
   Entry* victim = &entries_[base];
   for (std::size_t w = 0; w < p_.ways; ++w) {
@@ -81,6 +85,7 @@ void Tlb::fill(Asid tag, Vpn vpn, const Translation& tr, bool speculative) {
 bool Tlb::invlpg(Asid tag, Vpn vpn) {
   ++c_.invlpg;
   const std::uint16_t t = tag_index(tag);
+  if (tag_fills_[t] == 0) return false;  // nothing of this tag is cached
   bool dropped = false;
   const std::size_t base = set_of(vpn);
   for (std::size_t w = 0; w < p_.ways; ++w) {
@@ -100,12 +105,15 @@ bool Tlb::invlpg(Asid tag, Vpn vpn) {
 
 void Tlb::flush_tag(Asid tag) {
   ++c_.flush_tag;
-  ++tag_gen_[tag_index(tag)];
+  const std::uint16_t t = tag_index(tag);
+  ++tag_gen_[t];
+  tag_fills_[t] = 0;
 }
 
 void Tlb::flush_all() {
   ++c_.flush_all;
   ++all_gen_;
+  std::fill(tag_fills_.begin(), tag_fills_.end(), 0);
 }
 
 void Tlb::pwc_fill(Asid tag, std::uint64_t table_id, Vpn first_vpn, Vpn end_vpn) {
@@ -113,6 +121,7 @@ void Tlb::pwc_fill(Asid tag, std::uint64_t table_id, Vpn first_vpn, Vpn end_vpn)
   for (PwcEntry& p : pwc_) {
     if (valid(p) && p.tag == t && p.table_id == table_id) return;
   }
+  ++tag_fills_[t];
   pwc_[pwc_next_] = PwcEntry{table_id, first_vpn.get(), end_vpn.get(), tag_gen_[t], all_gen_, t, true};
   pwc_next_ = (pwc_next_ + 1) % kPwcEntries;
 }

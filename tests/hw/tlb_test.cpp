@@ -75,6 +75,27 @@ TEST(Tlb, PagingStructureCacheIsDroppedByFlushesAndCoveringInvlpg) {
   EXPECT_FALSE(t.pwc_holds(42));
 }
 
+// invlpg skips its scans for a tag with nothing filled since its last flush; it still counts, and still finds
+// what a fill after the flush (of the TLB or of the paging-structure cache alone) cached.
+TEST(Tlb, InvlpgOfATagFlushedSinceItsFillsCountsAndFindsOnlyNewerEntries) {
+  Tlb t(params());
+  t.fill(Asid{1}, Vpn{5}, to(50));
+  t.flush_tag(Asid{1});
+  EXPECT_FALSE(t.invlpg(Asid{1}, Vpn{5}));
+  EXPECT_FALSE(t.invlpg(Asid{2}, Vpn{5}));  // a tag never filled
+  EXPECT_EQ(t.counters().invlpg, 2u);
+  t.pwc_fill(Asid{1}, 7, Vpn{0}, Vpn{512});  // the paging-structure cache alone
+  ASSERT_TRUE(t.pwc_holds(7));
+  EXPECT_FALSE(t.invlpg(Asid{1}, Vpn{5}));
+  EXPECT_FALSE(t.pwc_holds(7)) << "the covering paging-structure entry survived invlpg";
+  t.fill(Asid{1}, Vpn{5}, to(51));
+  t.flush_all();
+  EXPECT_FALSE(t.invlpg(Asid{1}, Vpn{5}));
+  t.fill(Asid{1}, Vpn{5}, to(52));
+  EXPECT_TRUE(t.invlpg(Asid{1}, Vpn{5}));
+  EXPECT_FALSE(t.peek(Asid{1}, Vpn{5}).has_value());
+}
+
 TEST(Tlb, RejectsTagsWiderThanTheMachine) {
   TlbParams p = params();
   p.tag = TlbTag::kNone;
