@@ -89,36 +89,58 @@ bool CoherenceModel::holds(CpuId cpu, LineId line) const {
   return (sharers(line.get())[cpu.get() / 64] >> (cpu.get() % 64)) & 1;
 }
 
+template <class F>
+void CoherenceModel::for_each_sharer_word(std::uint32_t line, F&& f) const {
+  const std::uint64_t* w = sharers(line);
+  const std::uint64_t used = lines_[line].sharer_words_used;
+  if (words_ > 64) {
+    for (std::size_t i = 0; i < words_; ++i) {
+      if (w[i] != 0 && f(i, w[i])) return;
+    }
+    return;
+  }
+  for (std::uint64_t m = used; m != 0; m &= m - 1) {
+    const auto i = static_cast<std::size_t>(std::countr_zero(m));
+    if (w[i] != 0 && f(i, w[i])) return;
+  }
+}
+
 Distance CoherenceModel::nearest_sharer(std::uint32_t line, CpuId cpu) const {
   Distance best = Distance::kFar;
-  const std::uint64_t* w = sharers(line);
-  for (std::size_t i = 0; i < words_; ++i) {
-    for (std::uint64_t bits = w[i]; bits != 0; bits &= bits - 1) {
+  for_each_sharer_word(line, [&](std::size_t i, std::uint64_t bits) {
+    for (; bits != 0; bits &= bits - 1) {
       const CpuId other{static_cast<std::uint32_t>(i * 64 + std::countr_zero(bits))};
       best = std::min(best, topo_.distance(cpu, other));
-      if (best <= Distance::kSmt) return best;
+      if (best <= Distance::kSmt) return true;
     }
-  }
+    return false;
+  });
   return best;
 }
 
 Distance CoherenceModel::farthest_other_sharer(std::uint32_t line, CpuId cpu) const {
   Distance worst = Distance::kSame;
-  const std::uint64_t* w = sharers(line);
-  for (std::size_t i = 0; i < words_; ++i) {
-    for (std::uint64_t bits = w[i]; bits != 0; bits &= bits - 1) {
+  for_each_sharer_word(line, [&](std::size_t i, std::uint64_t bits) {
+    for (; bits != 0; bits &= bits - 1) {
       const CpuId other{static_cast<std::uint32_t>(i * 64 + std::countr_zero(bits))};
       worst = std::max(worst, topo_.distance(cpu, other));
-      if (worst >= max_distance_) return worst;
+      if (worst >= max_distance_) return true;
     }
-  }
+    return false;
+  });
   return worst;
 }
 
 void CoherenceModel::clear_sharers(std::uint32_t line) {
   std::uint64_t* w = sharers(line);
-  std::fill(w, w + words_, 0);
-  lines_[line].sharer_count = 0;
+  Line& l = lines_[line];
+  if (words_ > 64) {
+    std::fill(w, w + words_, 0);
+  } else {
+    for (std::uint64_t m = l.sharer_words_used; m != 0; m &= m - 1) w[std::countr_zero(m)] = 0;
+  }
+  l.sharer_words_used = 0;
+  l.sharer_count = 0;
 }
 
 // One access: the line, the accessing CPU and its bit in the line's sharer mask, and the request time.
@@ -155,7 +177,7 @@ inline sim::SimTime CoherenceModel::load_miss(const AccessSite& a) {
     d = topo_.distance(a.cpu, CpuId{static_cast<std::uint32_t>(l.owner)});
     cost = lat_.transfer(d);
     // The owner keeps a shared copy (M -> S).
-    a.sh[static_cast<std::uint32_t>(l.owner) / 64] |= std::uint64_t{1} << (static_cast<std::uint32_t>(l.owner) % 64);
+    set_sharer(l, a.sh, static_cast<std::uint32_t>(l.owner));
     l.sharer_count = 1;
     l.owner = -1;
   } else if (l.sharer_count > 0) {
@@ -163,7 +185,7 @@ inline sim::SimTime CoherenceModel::load_miss(const AccessSite& a) {
     // read neither waits for nor delays other reads; it still waits for a transfer that is changing the line.
     d = nearest_sharer(a.id, a.cpu);
     cost = lat_.transfer(d);
-    a.sh[a.c / 64] |= a.bit;
+    set_sharer(l, a.sh, a.c);
     ++l.sharer_count;
     count_transfer(l.stats, d, total_transfers_, total_remote_transfers_);
     l.stats.transfer_time += cost;
@@ -172,7 +194,7 @@ inline sim::SimTime CoherenceModel::load_miss(const AccessSite& a) {
     d = Distance::kSame;
     cost = lat_.memory;
   }
-  a.sh[a.c / 64] |= a.bit;
+  set_sharer(l, a.sh, a.c);
   ++l.sharer_count;
   return complete_transfer(a, d, cost, sim::Duration{0});
 }
@@ -191,7 +213,7 @@ inline sim::SimTime CoherenceModel::load(const AccessSite& a) {
     // The core's L1D holds the line for a sibling (or will once a transfer to it completes). An owner keeps M; a
     // shared copy gains this CPU as a sharer.
     if (l.owner < 0) {
-      a.sh[a.c / 64] |= a.bit;
+      set_sharer(l, a.sh, a.c);
       ++l.sharer_count;
     }
     ++st.hits;

@@ -88,6 +88,9 @@ class CoherenceModel {
     std::uint32_t sharer_count = 0;
     std::uint32_t name_index = 0;
     std::int64_t busy_until_ps = 0;
+    // Bit w set: word w of the sharer mask may be nonzero (all bits set when the mask has over 64 words), so
+    // scans and clears of a 1,536-CPU machine's 24-word mask visit the few words that hold sharers.
+    std::uint64_t sharer_words_used = 0;
     LineStats stats;
     std::vector<LineWaiter> waiters;
   };
@@ -99,6 +102,15 @@ class CoherenceModel {
   bool sibling_holds(const Line& l, std::uint32_t line, std::uint32_t c) const;
   Distance farthest_other_sharer(std::uint32_t line, CpuId cpu) const;
   void clear_sharers(std::uint32_t line);
+  // Adds `cpu` to the line's sharer mask (not to sharer_count).
+  void set_sharer(Line& l, std::uint64_t* sh, std::uint32_t cpu) const {
+    sh[cpu / 64] |= std::uint64_t{1} << (cpu % 64);
+    l.sharer_words_used |= words_ > 64 ? ~std::uint64_t{0} : std::uint64_t{1} << (cpu / 64);
+  }
+  // Calls f(word index, word) for each word of the mask that may be nonzero, in ascending order, until f returns
+  // true.
+  template <class F>
+  void for_each_sharer_word(std::uint32_t line, F&& f) const;
 
   struct AccessSite;  // one access's line, CPU and request time (defined in coherence.cpp)
   sim::SimTime load(const AccessSite& a);

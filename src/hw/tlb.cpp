@@ -9,10 +9,19 @@ namespace tlbsim::hw {
 Tlb::Tlb(const TlbParams& p)
     : p_(p),
       sets_(p.entries / p.ways),
-      entries_(p.entries),
+      set_base_(p.ways == 0 ? 0 : p.entries / p.ways, kNoEntry),
       max_tags_(std::size_t{1} << std::min<std::uint32_t>(p.tag_bits, 16)),
       pwc_(kPwcEntries) {
   if (p.ways == 0 || p.entries % p.ways != 0) throw std::invalid_argument("TLB ways must divide entries");
+}
+
+std::uint32_t Tlb::set_base_for_fill(Vpn vpn) {
+  std::uint32_t& base = set_base_[set_index(vpn)];
+  if (base == kNoEntry) {
+    base = static_cast<std::uint32_t>(entries_.size());
+    entries_.resize(entries_.size() + p_.ways);
+  }
+  return base;
 }
 
 std::uint16_t Tlb::tag_index(Asid tag) const {
@@ -29,8 +38,8 @@ std::uint16_t Tlb::tag_index(Asid tag) const {
 std::optional<Translation> Tlb::lookup(Asid tag, Vpn vpn) {
   ++c_.lookups;
   const std::uint16_t t = tag_index(tag);
-  const std::size_t base = set_of(vpn);
-  for (std::size_t w = 0; w < p_.ways; ++w) {
+  const std::uint32_t base = set_base(vpn);
+  for (std::size_t w = 0; base != kNoEntry && w < p_.ways; ++w) {
     Entry& e = entries_[base + w];
     if (e.vpn == vpn.get() && e.tag == t && valid(e)) {
       e.lru = ++clock_;
@@ -44,8 +53,8 @@ std::optional<Translation> Tlb::lookup(Asid tag, Vpn vpn) {
 
 std::optional<Translation> Tlb::peek(Asid tag, Vpn vpn) const {
   const std::uint16_t t = tag_index(tag);
-  const std::size_t base = set_of(vpn);
-  for (std::size_t w = 0; w < p_.ways; ++w) {
+  const std::uint32_t base = set_base(vpn);
+  for (std::size_t w = 0; base != kNoEntry && w < p_.ways; ++w) {
     const Entry& e = entries_[base + w];
     if (e.vpn == vpn.get() && e.tag == t && valid(e)) return e.t;
   }
@@ -55,7 +64,7 @@ std::optional<Translation> Tlb::peek(Asid tag, Vpn vpn) const {
 void Tlb::fill(Asid tag, Vpn vpn, const Translation& tr, bool speculative) {
   const std::uint16_t t = tag_index(tag);
   ++tag_fills_[t];
-  const std::size_t base = set_of(vpn);
+  const std::uint32_t base = set_base_for_fill(vpn);
   Entry* victim = &entries_[base];
   for (std::size_t w = 0; w < p_.ways; ++w) {
     Entry& e = entries_[base + w];
@@ -87,8 +96,8 @@ bool Tlb::invlpg(Asid tag, Vpn vpn) {
   const std::uint16_t t = tag_index(tag);
   if (tag_fills_[t] == 0) return false;  // nothing of this tag is cached
   bool dropped = false;
-  const std::size_t base = set_of(vpn);
-  for (std::size_t w = 0; w < p_.ways; ++w) {
+  const std::uint32_t base = set_base(vpn);
+  for (std::size_t w = 0; base != kNoEntry && w < p_.ways; ++w) {
     Entry& e = entries_[base + w];
     if (e.vpn == vpn.get() && e.tag == t && valid(e)) {
       drop_ref(e);

@@ -119,12 +119,20 @@ class Tlb {
   void drop_ref(const Entry& e);
   bool valid(const Entry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
   bool valid(const PwcEntry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
-  std::size_t set_of(Vpn vpn) const { return static_cast<std::size_t>(vpn.get() % sets_) * p_.ways; }
+  std::size_t set_index(Vpn vpn) const { return static_cast<std::size_t>(vpn.get() % sets_); }
+  // The first entry of `vpn`'s set, or kNoEntry while the set has never been filled (all its ways invalid).
+  std::uint32_t set_base(Vpn vpn) const { return set_base_[set_index(vpn)]; }
+  // The set's entries, allocated at its first fill.
+  std::uint32_t set_base_for_fill(Vpn vpn);
   std::uint16_t tag_index(Asid tag) const;
 
   TlbParams p_;
   std::size_t sets_;
+  // The entries of the sets filled so far, `ways` per set in order of first fill; set_base_ gives each set's
+  // first entry. A set is allocated when first filled: a 1,536-CPU machine's TLBs would otherwise take 170 MB
+  // that workloads touching a few pages per CPU never use, and the run would spend its start page-faulting.
   std::vector<Entry> entries_;
+  std::vector<std::uint32_t> set_base_;
   std::size_t max_tags_;
   mutable std::vector<std::uint32_t> tag_gen_;  // by tag, grown on first use
   // By tag: fills (TLB and paging-structure cache) since the tag's last flush or the last flush_all, an upper

@@ -31,9 +31,9 @@ sim::Duration anon_page_costs(PerCpu& self) {
 
 // Installs a PTE (set_pte_at) for a page-cache page, read-only.
 Pfn page_cache_page(PerCpu& self, File& file, std::uint64_t pgoff, bool& allocated) {
-  auto it = file.pages.find(pgoff);
-  allocated = it == file.pages.end();
-  if (!allocated) return it->second;
+  const Pfn* cached = file.pages.find(pgoff);
+  allocated = cached == nullptr;
+  if (!allocated) return *cached;
   const Pfn p = self.k.frames().alloc(FrameUse::kPageCache);
   file.pages.emplace(pgoff, p);
   return p;
@@ -62,9 +62,9 @@ sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v)
     // shrink_page_list) off it. The model has no page lock, and reclaim may have removed the page from the cache
     // meanwhile (__remove_mapping runs outside the PTE lock this fault holds): look it up again, and map it only if
     // it is still there.
-    const auto it = vma.file->pages.find(pgoff);
-    if (it == vma.file->pages.end()) continue;
-    mm.pgd.set(Vpn{u}, Pte{it->second, true, false, false});
+    const Pfn* cached = vma.file->pages.find(pgoff);
+    if (cached == nullptr) continue;
+    mm.pgd.set(Vpn{u}, Pte{*cached, true, false, false});
   }
   bool allocated = false;
   const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);

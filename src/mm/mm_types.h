@@ -16,6 +16,7 @@
 #include "kernel/locking/locks.h"
 #include "kernel/locking/rwsem.h"
 #include "lib/cpumask.h"
+#include "mm/page_cache.h"
 #include "mm/pgtable.h"
 
 namespace tlbsim::kernel {
@@ -24,7 +25,7 @@ namespace tlbsim::kernel {
 struct File {
   std::uint32_t id = 0;
   std::uint64_t size = 0;
-  std::unordered_map<std::uint64_t, Pfn> pages;  // page offset -> frame
+  PageCacheIndex pages;  // mapping->i_pages: page offset -> frame
 };
 
 // vma->vm_lock (struct vma_lock, v6.4 "mm: introduce per-VMA lock"): the lock a page fault takes instead of
