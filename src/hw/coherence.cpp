@@ -74,8 +74,11 @@ bool CoherenceModel::sibling_holds(const Line& l, std::uint32_t line, std::uint3
 }
 
 LineId CoherenceModel::add_line(std::string_view name) {
-  auto [it, inserted] = name_index_.try_emplace(std::string(name), static_cast<std::uint32_t>(names_.size()));
-  if (inserted) names_.emplace_back(name);
+  auto it = name_index_.find(name);
+  if (it == name_index_.end()) {
+    it = name_index_.emplace(std::string(name), static_cast<std::uint32_t>(names_.size())).first;
+    names_.emplace_back(name);
+  }
   Line line;
   line.name_index = it->second;
   lines_.push_back(std::move(line));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -127,7 +128,12 @@ class CoherenceModel {
   std::vector<Line> lines_;
   std::vector<std::uint64_t> sharer_words_;
   std::vector<std::string> names_;
-  std::unordered_map<std::string, std::uint32_t> name_index_;
+  // Looked up by string_view (a transparent hash): PerCpu and TaskStruct add lines by the thousand at start.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index_;
   std::uint64_t total_transfers_ = 0;
   std::uint64_t total_remote_transfers_ = 0;
 };

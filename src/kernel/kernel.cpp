@@ -31,9 +31,10 @@ PerCpu::PerCpu(Kernel& kernel, sim::Cpu& c, const hw::TlbParams& tlb_params, hw:
       arch_state(kernel.arch().alloc_cpu_state(model)),
       call_single_queue_line(model.add_line("call_single_queue")),
       model_(model),
-      csds_(ncpus) {}
+      ncpus_(ncpus) {}
 
 Csd& PerCpu::csd_for(CpuId target) {
+  if (csds_.empty()) csds_.resize(ncpus_);  // at the first IPI this CPU sends: n^2 slots would take 19 MB at 1,536
   auto& slot = csds_[target.get()];
   if (!slot) slot = std::make_unique<Csd>(Csd{{0, model_.add_line("csd")}, nullptr, nullptr});
   return *slot;

@@ -75,7 +75,8 @@ class PerCpu {
 
  private:
   hw::CoherenceModel& model_;
-  std::vector<std::unique_ptr<Csd>> csds_;
+  std::uint32_t ncpus_;
+  std::vector<std::unique_ptr<Csd>> csds_;  // by target CPU, sized at first use
 };
 
 // jiffies at `now` for a kernel of `hz` ticks a second (jiffies advance whether or not the tick is modeled).

@@ -1,169 +1,109 @@
 #include "sim/event_queue.h"
 
-#include <utility>
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace tlbsim::sim {
 
-EventQueue::EventQueue(std::uint64_t seed) : rng_(Rng(seed).split(0x65766e74)) {
-  hash_keys_.assign(64, 0);
-  hash_bags_.assign(64, kEmpty);
-}
+EventQueue::EventQueue(std::uint64_t seed) : rng_(Rng(seed).split(0x65766e74)) {}
 
 void EventQueue::reserve(std::size_t n) {
-  heap_.reserve(n);
-  while (hash_keys_.size() < 4 * n) grow_hash();
+  heap_keys_.reserve(n);
+  heap_vals_.reserve(n);
+  scratch_.reserve(n);
 }
 
 void EventQueue::push(SimTime at, EventPriority prio, EventKind kind, std::uint32_t target, std::uint16_t arg) {
   const std::int64_t t = at.time_since_epoch().count();
   if (t < 0 || t >= (std::int64_t{1} << 61)) throw std::out_of_range("event time out of range");
   const std::uint64_t key = static_cast<std::uint64_t>(t) * 4 + static_cast<std::uint64_t>(prio);
-  bags_[find_or_add_bag(key)].push_back(Payload{target, arg, kind});
+  const Payload p{target, arg, kind};
   ++size_;
+  for (std::size_t d = depth_; d-- > 0;) {
+    if (sets_[d].key == key) {  // joins the tie set being drained: it runs next
+      sets_[d].items.push_back(p);
+      return;
+    }
+  }
+  heap_push(key, HeapVal{seq_++, p});
+}
+
+// Takes `first` and every other event of its key from the heap into a new tie set, in push order, then fixes its
+// order by a seeded shuffle (Fisher-Yates).
+void EventQueue::open_tie_set(std::uint64_t key, const HeapVal& first) {
+  scratch_.clear();
+  scratch_.push_back(first);
+  while (!heap_keys_.empty() && heap_keys_.front() == key) {
+    scratch_.push_back(heap_vals_.front());
+    heap_pop();
+  }
+  ++tie_sets_;
+  std::sort(scratch_.begin(), scratch_.end(), [](const HeapVal& a, const HeapVal& b) { return a.seq < b.seq; });
+  if (depth_ == sets_.size()) sets_.emplace_back();
+  TieSet& set = sets_[depth_++];
+  set.key = key;
+  set.items.clear();
+  for (const HeapVal& v : scratch_) set.items.push_back(v.p);
+  auto& items = set.items;
+  for (std::size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[rng_.below(i)]);
 }
 
 Event EventQueue::pop() {
-  const HeapEntry top = min_entry();
-  std::vector<Payload>& bag = bags_[top.bag];
-  if (!drained_[top.bag]) {
-    // First pop from this tie set: fix its order by a seeded shuffle (Fisher-Yates), then drain it from the back.
-    drained_[top.bag] = 1;
-    if (bag.size() > 1) ++tie_sets_;
-    for (std::size_t i = bag.size(); i > 1; --i) std::swap(bag[i - 1], bag[rng_.below(i)]);
-  }
-  const Payload p = bag.back();
-  bag.pop_back();
-  --size_;
-  if (bag.empty()) {
-    pop_min();
-    hash_erase(top.key);
-    free_bags_.push_back(top.bag);
-    drained_[top.bag] = 0;
-    if (cached_bag_ == top.bag) cached_bag_ = kEmpty;
-  }
-  return Event{SimTime{Duration{static_cast<std::int64_t>(top.key >> 2)}}, static_cast<EventPriority>(top.key & 3),
-               p.kind, p.arg, p.target};
-}
-
-std::uint32_t EventQueue::find_or_add_bag(std::uint64_t key) {
-  if (key == cached_key_ && cached_bag_ != kEmpty) return cached_bag_;  // runs of pushes to one tie set
-  cached_key_ = key;
-  const std::size_t mask = hash_keys_.size() - 1;
-  for (std::size_t i = slot_of(key);; i = (i + 1) & mask) {
-    if (hash_bags_[i] == kEmpty) break;
-    if (hash_keys_[i] == key) return cached_bag_ = hash_bags_[i];
-  }
-  std::uint32_t bag;
-  if (!free_bags_.empty()) {
-    bag = free_bags_.back();
-    free_bags_.pop_back();
-  } else {
-    bag = static_cast<std::uint32_t>(bags_.size());
-    bags_.emplace_back();
-    drained_.push_back(0);
-  }
-  hash_insert(key, bag);
-  key_push({key, bag});
-  return cached_bag_ = bag;
-}
-
-void EventQueue::hash_insert(std::uint64_t key, std::uint32_t bag) {
-  if (4 * (hash_used_ + 1) > 3 * hash_keys_.size()) grow_hash();
-  const std::size_t mask = hash_keys_.size() - 1;
-  std::size_t i = slot_of(key);
-  while (hash_bags_[i] != kEmpty) i = (i + 1) & mask;
-  hash_keys_[i] = key;
-  hash_bags_[i] = bag;
-  ++hash_used_;
-}
-
-// Linear-probing deletion by backward shift, so no tombstones accumulate.
-void EventQueue::hash_erase(std::uint64_t key) {
-  const std::size_t mask = hash_keys_.size() - 1;
-  std::size_t i = slot_of(key);
-  while (hash_keys_[i] != key || hash_bags_[i] == kEmpty) i = (i + 1) & mask;
-  std::size_t hole = i;
-  for (std::size_t j = (hole + 1) & mask; hash_bags_[j] != kEmpty; j = (j + 1) & mask) {
-    const std::size_t home = slot_of(hash_keys_[j]);
-    // Move j into the hole if its home slot is not cyclically within (hole, j].
-    const bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
-    if (!stays) {
-      hash_keys_[hole] = hash_keys_[j];
-      hash_bags_[hole] = hash_bags_[j];
-      hole = j;
-    }
-  }
-  hash_bags_[hole] = kEmpty;
-  --hash_used_;
-}
-
-void EventQueue::grow_hash() {
-  std::vector<std::uint64_t> keys(hash_keys_.size() * 2, 0);
-  std::vector<std::uint32_t> bags(hash_keys_.size() * 2, kEmpty);
-  keys.swap(hash_keys_);
-  bags.swap(hash_bags_);
-  const std::size_t mask = hash_keys_.size() - 1;
-  for (std::size_t j = 0; j < keys.size(); ++j) {
-    if (bags[j] == kEmpty) continue;
-    std::size_t i = slot_of(keys[j]);
-    while (hash_bags_[i] != kEmpty) i = (i + 1) & mask;
-    hash_keys_[i] = keys[j];
-    hash_bags_[i] = bags[j];
-  }
-}
-
-void EventQueue::key_push(HeapEntry e) {
-  if (run_head_ == run_.size()) {
-    run_.clear();
-    run_head_ = 0;
-  }
-  if (run_.empty() || run_.back().key <= e.key) {
-    run_.push_back(e);
-  } else {
-    heap_push(e);
-  }
-}
-
-void EventQueue::pop_min() {
-  if (run_head_ < run_.size() && (heap_.empty() || run_[run_head_].key < heap_.front().key)) {
-    ++run_head_;
-    if (run_head_ > 4096 && run_head_ * 2 > run_.size()) {  // reclaim the consumed prefix now and then
-      run_.erase(run_.begin(), run_.begin() + static_cast<std::ptrdiff_t>(run_head_));
-      run_head_ = 0;
-    }
-  } else {
+  if (depth_ == 0 || (!heap_keys_.empty() && heap_keys_.front() < sets_[depth_ - 1].key)) {
+    const std::uint64_t key = heap_keys_.front();
+    const HeapVal v = heap_vals_.front();
     heap_pop();
+    if (heap_keys_.empty() || heap_keys_.front() != key) {
+      // Alone at its key: a tie set of one, which the shuffle would leave as it is.
+      --size_;
+      return Event{SimTime{Duration{static_cast<std::int64_t>(key >> 2)}}, static_cast<EventPriority>(key & 3),
+                   v.p.kind, v.p.arg, v.p.target};
+    }
+    open_tie_set(key, v);
   }
+  TieSet& set = sets_[depth_ - 1];
+  const std::uint64_t key = set.key;
+  const Payload p = set.items.back();
+  set.items.pop_back();
+  if (set.items.empty()) --depth_;
+  --size_;
+  return Event{SimTime{Duration{static_cast<std::int64_t>(key >> 2)}}, static_cast<EventPriority>(key & 3), p.kind,
+               p.arg, p.target};
 }
 
-void EventQueue::heap_push(HeapEntry e) {
-  std::size_t hole = heap_.size();
-  heap_.push_back(e);
+void EventQueue::heap_push(std::uint64_t key, const HeapVal& v) {
+  std::size_t hole = heap_keys_.size();
+  heap_keys_.push_back(key);
+  heap_vals_.push_back(v);
   while (hole > 0) {
     const std::size_t parent = (hole - 1) / 4;
-    if (heap_[parent].key <= e.key) break;
-    heap_[hole] = heap_[parent];
+    if (heap_keys_[parent] <= key) break;
+    heap_keys_[hole] = heap_keys_[parent];
+    heap_vals_[hole] = heap_vals_[parent];
     hole = parent;
   }
-  heap_[hole] = e;
+  heap_keys_[hole] = key;
+  heap_vals_[hole] = v;
 }
 
 void EventQueue::heap_pop() {
-  const HeapEntry last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_.size();
+  const std::uint64_t last_key = heap_keys_.back();
+  const HeapVal last = heap_vals_.back();
+  heap_keys_.pop_back();
+  heap_vals_.pop_back();
+  const std::size_t n = heap_keys_.size();
   if (n == 0) return;
+  const std::uint64_t* k = heap_keys_.data();
   std::size_t hole = 0;
   for (;;) {
     const std::size_t first = hole * 4 + 1;
     if (first >= n) break;
     std::size_t best = first;
-    std::uint64_t best_key = heap_[first].key;
+    std::uint64_t best_key = k[first];
     if (first + 3 < n) {
       // All four children exist: choose with conditional moves rather than unpredictable branches.
-      const std::uint64_t k0 = heap_[first].key, k1 = heap_[first + 1].key;
-      const std::uint64_t k2 = heap_[first + 2].key, k3 = heap_[first + 3].key;
+      const std::uint64_t k0 = k[first], k1 = k[first + 1], k2 = k[first + 2], k3 = k[first + 3];
       const bool c01 = k1 < k0, c23 = k3 < k2;
       const std::uint64_t ka = c01 ? k1 : k0, kb = c23 ? k3 : k2;
       const bool cab = kb < ka;
@@ -171,17 +111,19 @@ void EventQueue::heap_pop() {
       best_key = cab ? kb : ka;
     } else {
       for (std::size_t c = first + 1; c < n; ++c) {
-        if (heap_[c].key < best_key) {
+        if (k[c] < best_key) {
           best = c;
-          best_key = heap_[c].key;
+          best_key = k[c];
         }
       }
     }
-    if (best_key >= last.key) break;
-    heap_[hole] = heap_[best];
+    if (best_key >= last_key) break;
+    heap_keys_[hole] = best_key;
+    heap_vals_[hole] = heap_vals_[best];
     hole = best;
   }
-  heap_[hole] = last;
+  heap_keys_[hole] = last_key;
+  heap_vals_[hole] = last;
 }
 
 }  // namespace tlbsim::sim

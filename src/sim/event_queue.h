@@ -32,15 +32,17 @@ struct Event {
 // reaches a tie set it shuffles the set with the seeded random stream, then drains it; events added to a set
 // being drained run next. One seed therefore always gives one order, and different seeds give different orders
 // of simultaneous events. The order must not follow CPU numbering (that would correlate with topology and bias
-// which socket wins a contended line), so the drain visits CPUs in random memory order; next_target() lets the
+// which socket wins a contended line), so the drain visits CPUs in random memory order; target_ahead() lets the
 // scheduler prefetch the next CPU's state to hide that cost.
 //
-// Layout: the distinct (time, priority) keys, each owning a bag of event payloads, and an open-addressing hash
-// from key to bag so pushes join an existing bag in O(1). Simultaneous events, the common case when many CPUs do
-// equal-cost steps, then cost O(1) each however many CPUs there are. Keys live in a 4-ary heap, except that a
-// key not below the last key of the `run_` FIFO is appended there instead: when completions are pushed in time
-// order (transfers of one contended line are serialized, so each ends after all earlier ones), that is O(1)
-// rather than O(log n). The next key is the lesser of the heap's top and the FIFO's head.
+// Layout: one 4-ary heap of pending events keyed by (time, priority) alone, each with its push sequence number;
+// and a short stack of tie sets being drained. An event alone at its key is popped straight from the heap. For
+// two or more, pop() opens a tie set by taking every event of the heap's least key, restores their push order by
+// sequence number, shuffles them and drains them from the back. A push whose
+// key equals a tie set being drained joins that set. A set being drained lies under a newer one only when the
+// newer one's key is smaller (an interrupt at the same picosecond), so the stack is ordered and rarely deeper
+// than one. Each event then costs one heap push and one heap pop of 24-byte entries compared on one word, and
+// nothing else.
 // Contract: no allocation once capacities are reached; times are >= 0 and below 2^61 ps.
 class EventQueue {
  public:
@@ -48,21 +50,17 @@ class EventQueue {
 
   void push(SimTime at, EventPriority prio, EventKind kind, std::uint32_t target, std::uint16_t arg = 0);
   // The time of the next event. Contract: !empty().
-  SimTime top_time() const { return SimTime{Duration{static_cast<std::int64_t>(min_entry().key >> 2)}}; }
+  SimTime top_time() const { return SimTime{Duration{static_cast<std::int64_t>(min_key() >> 2)}}; }
   Event pop();
   // A guess at the target of the event that pop() will return `ahead` pops from now (0 = next), or kNoTarget.
   // For prefetching only: it never changes what pop() returns.
   std::uint32_t target_ahead(std::size_t ahead) const {
-    if (size_ == 0) return kNoTarget;
-    const std::uint32_t b = min_entry().bag;
-    const auto& bag = bags_[b];
-    if (drained_[b] && bag.size() > ahead) return bag[bag.size() - 1 - ahead].target;
-    // Otherwise guess from the FIFO of time-ordered keys (a hint only: the heap may hold earlier keys).
-    if (run_head_ + ahead < run_.size()) {
-      const auto& next = bags_[run_[run_head_ + ahead].bag];
-      if (!next.empty()) return next.back().target;
+    if (depth_ > 0) {
+      const auto& items = sets_[depth_ - 1].items;
+      if (items.size() > ahead) return items[items.size() - 1 - ahead].target;
     }
-    return kNoTarget;
+    // Otherwise a guess from the heap's first entries (the next events lie near its root).
+    return ahead < heap_vals_.size() ? heap_vals_[ahead].p.target : kNoTarget;
   }
   static constexpr std::uint32_t kNoTarget = 0xffffffffu;
   bool empty() const { return size_ == 0; }
@@ -78,38 +76,33 @@ class EventQueue {
     std::uint16_t arg;
     EventKind kind;
   };
-  struct HeapEntry {
-    std::uint64_t key;  // time_ps * 4 + priority
-    std::uint32_t bag;
+  // A heap entry is its key (time_ps * 4 + priority) in heap_keys_ and this in heap_vals_ at the same index: the
+  // sift loops compare four children's keys in one cache line.
+  struct HeapVal {
+    std::uint64_t seq;  // push order, which fixes the order of a tie set before its shuffle
+    Payload p;
   };
-  static constexpr std::uint32_t kEmpty = 0xffffffffu;
+  struct TieSet {
+    std::uint64_t key = 0;
+    std::vector<Payload> items;  // drained from the back
+  };
 
-  std::uint32_t find_or_add_bag(std::uint64_t key);
-  const HeapEntry& min_entry() const {
-    if (run_head_ == run_.size()) return heap_.front();
-    if (heap_.empty() || run_[run_head_].key < heap_.front().key) return run_[run_head_];
-    return heap_.front();
+  std::uint64_t min_key() const {
+    if (depth_ == 0) return heap_keys_.front();
+    const std::uint64_t k = sets_[depth_ - 1].key;
+    return !heap_keys_.empty() && heap_keys_.front() < k ? heap_keys_.front() : k;
   }
-  void key_push(HeapEntry e);
-  void pop_min();
-  void heap_push(HeapEntry e);
+  // Opens the tie set of `first` (just taken from the heap) and the heap's other events of its key.
+  void open_tie_set(std::uint64_t key, const HeapVal& first);
+  void heap_push(std::uint64_t key, const HeapVal& v);
   void heap_pop();
-  void hash_insert(std::uint64_t key, std::uint32_t bag);
-  void hash_erase(std::uint64_t key);
-  void grow_hash();
-  std::size_t slot_of(std::uint64_t key) const { return static_cast<std::size_t>(mix64(key)) & (hash_keys_.size() - 1); }
 
-  std::vector<HeapEntry> heap_;
-  std::vector<HeapEntry> run_;  // keys in nondecreasing order, consumed from run_head_
-  std::size_t run_head_ = 0;
-  std::vector<std::vector<Payload>> bags_;
-  std::vector<std::uint8_t> drained_;  // per bag: its order has been fixed by the first pop
-  std::vector<std::uint32_t> free_bags_;
-  std::vector<std::uint64_t> hash_keys_;
-  std::vector<std::uint32_t> hash_bags_;
-  std::size_t hash_used_ = 0;
-  std::uint64_t cached_key_ = 0;  // the key of the last push, and its bag (kEmpty when none)
-  std::uint32_t cached_bag_ = kEmpty;
+  std::vector<std::uint64_t> heap_keys_;
+  std::vector<HeapVal> heap_vals_;
+  std::vector<TieSet> sets_;  // the first depth_ are being drained, in decreasing key order
+  std::size_t depth_ = 0;
+  std::vector<HeapVal> scratch_;  // the events of a tie set being opened
+  std::uint64_t seq_ = 0;
   std::size_t size_ = 0;
   std::uint64_t tie_sets_ = 0;
   Rng rng_;

@@ -20,22 +20,38 @@ constexpr sim::Duration kSysctlSchedMigrationCost = sim::microseconds(500);
 
 const std::vector<std::vector<CpuId>>& Sched::sched_domains(CpuId c) {
   // Built for a CPU when first asked: a 1,536-CPU machine's full table is 9 MB that a run visiting a few CPUs'
-  // domains never reads.
-  if (domains_.empty()) domains_.resize(k.ncpus());
+  // domains never reads. Levels: 0 SMT siblings, 1 the rest of the LLC, 2 the rest of the socket, 3 the rest of
+  // the machine, each in ascending CPU order.
+  const hw::Topology& t = k.sys().topology();
+  if (domains_.empty()) {
+    domains_.resize(k.ncpus());
+    for (std::uint32_t b = 0; b < k.ncpus(); ++b) {
+      const std::uint32_t s = t.socket_of(CpuId{b});
+      if (s >= socket_cpus_.size()) socket_cpus_.resize(s + 1);
+      socket_cpus_[s].push_back(CpuId{b});
+    }
+    socket_built_.assign(socket_cpus_.size(), ~0u);
+  }
   auto& levels = domains_[c.get()];
   if (levels.empty()) {
-    const hw::Topology& t = k.sys().topology();
-    const std::uint32_t a = c.get();
-    // Levels: 0 SMT siblings, 1 the rest of the LLC, 2 the rest of the socket, 3 the rest of the machine.
     levels.resize(kSchedDomainLevels);
-    for (std::uint32_t b = 0; b < k.ncpus(); ++b) {
-      if (a == b) continue;
-      const CpuId x{a}, y{b};
-      std::size_t level = 3;
-      if (t.socket_of(x) == t.socket_of(y)) level = 2;
-      if (t.llc_of(x) == t.llc_of(y)) level = 1;
-      if (t.core_of(x) == t.core_of(y) && t.socket_of(x) == t.socket_of(y)) level = 0;
+    const std::uint32_t s = t.socket_of(c);
+    for (const CpuId y : socket_cpus_[s]) {
+      if (y == c) continue;
+      std::size_t level = 2;
+      if (t.llc_of(c) == t.llc_of(y)) level = 1;
+      if (t.core_of(c) == t.core_of(y)) level = 0;
       levels[level].push_back(y);
+    }
+    // The rest of the machine is the same list for every CPU of a socket.
+    if (socket_built_[s] != ~0u) {
+      levels[3] = domains_[socket_built_[s]][3];
+    } else {
+      levels[3].reserve(k.ncpus() - socket_cpus_[s].size());
+      for (std::uint32_t b = 0; b < k.ncpus(); ++b) {
+        if (t.socket_of(CpuId{b}) != s) levels[3].push_back(CpuId{b});
+      }
+      socket_built_[s] = c.get();
     }
   }
   return levels;

@@ -285,6 +285,8 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   std::vector<std::unique_ptr<TaskStruct>> tasks_;
   std::uint32_t next_pid_ = 1;
   std::vector<std::vector<std::vector<CpuId>>> domains_;
+  std::vector<std::vector<CpuId>> socket_cpus_;  // by socket, ascending: built with the first domains
+  std::vector<std::uint32_t> socket_built_;      // by socket: a CPU whose domains are built, or ~0u
   hw::Shared<bool> rd_overload_;  // root_domain->overload, on its own line
   sim::Duration tick_period_{0};
   sim::SimTime nohz_next_balance_{};  // nohz.next_balance
