@@ -53,6 +53,10 @@ CoherenceModel::CoherenceModel(const Topology& topo, const CoherenceLatencies& l
   else max_distance_ = Distance::kSmt;
   threads_per_core_ = p.threads_per_core;
   const std::uint32_t n = topo.cpu_count();
+  // A kernel adds about a dozen lines per CPU at boot (runqueue, csd queue, arch state, tasks): reserving them
+  // spares a 1,536-CPU boot from copying the growing arrays (reserved pages cost nothing until touched).
+  lines_.reserve(std::size_t{16} * n);
+  sharer_words_.reserve(std::size_t{16} * n * words_);
   siblings_.reserve(std::size_t{n} * (threads_per_core_ - 1));
   for (std::uint32_t c = 0; c < n; ++c) {
     const CpuId cpu{c};

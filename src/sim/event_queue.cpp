@@ -9,8 +9,7 @@ namespace tlbsim::sim {
 EventQueue::EventQueue(std::uint64_t seed) : rng_(Rng(seed).split(0x65766e74)) {}
 
 void EventQueue::reserve(std::size_t n) {
-  heap_keys_.reserve(n);
-  heap_vals_.reserve(n);
+  buckets_[0].reserve(n);
   scratch_.reserve(n);
 }
 
@@ -26,44 +25,99 @@ void EventQueue::push(SimTime at, EventPriority prio, EventKind kind, std::uint3
       return;
     }
   }
-  heap_push(key, HeapVal{seq_++, p});
+  const Entry e{key, seq_++, p};
+  if (key < last_) {
+    early_push(e);
+    return;
+  }
+  const std::size_t b = bucket_of(key);
+  buckets_[b].push_back(e);
+  occupied_ |= std::uint64_t{1} << b;
+  ++radix_size_;
 }
 
-// Takes `first` and every other event of its key from the heap into a new tie set, in push order, then fixes its
-// order by a seeded shuffle (Fisher-Yates).
-void EventQueue::open_tie_set(std::uint64_t key, const HeapVal& first) {
-  scratch_.clear();
-  scratch_.push_back(first);
-  while (!heap_keys_.empty() && heap_keys_.front() == key) {
-    scratch_.push_back(heap_vals_.front());
-    heap_pop();
+void EventQueue::refill() {
+  const auto b = static_cast<std::size_t>(std::countr_zero(occupied_ & ~std::uint64_t{1}));
+  std::vector<Entry>& from = buckets_[b];
+  std::uint64_t least = from.front().key;
+  for (const Entry& e : from) least = std::min(least, e.key);
+  last_ = least;
+  for (const Entry& e : from) {
+    const std::size_t to = bucket_of(e.key);  // below b: the keys share b's high bits with the least
+    buckets_[to].push_back(e);
+    occupied_ |= std::uint64_t{1} << to;
   }
+  from.clear();
+  occupied_ &= ~(std::uint64_t{1} << b);
+}
+
+std::uint64_t EventQueue::min_key() {
+  // Sets being drained and early events all lie at or below last_, and the radix heap holds nothing of a key
+  // being drained; so the radix heap is consulted only when neither has an event.
+  if (depth_ > 0 || !early_.empty()) {
+    const std::uint64_t ks = depth_ > 0 ? sets_[depth_ - 1].key : kNoKey;
+    const std::uint64_t ke = early_.empty() ? kNoKey : early_.front().key;
+    return std::min(ks, ke);
+  }
+  if (buckets_[0].empty()) refill();
+  return last_;
+}
+
+// Takes `events` (all of key `key`) into a new tie set, in push order, then fixes its order by a seeded shuffle
+// (Fisher-Yates).
+void EventQueue::open_tie_set(std::uint64_t key, std::vector<Entry>& events) {
   ++tie_sets_;
-  std::sort(scratch_.begin(), scratch_.end(), [](const HeapVal& a, const HeapVal& b) { return a.seq < b.seq; });
+  std::sort(events.begin(), events.end(), [](const Entry& a, const Entry& b) { return a.seq < b.seq; });
   if (depth_ == sets_.size()) sets_.emplace_back();
   TieSet& set = sets_[depth_++];
   set.key = key;
   set.items.clear();
-  for (const HeapVal& v : scratch_) set.items.push_back(v.p);
+  for (const Entry& e : events) set.items.push_back(e.p);
+  events.clear();
   auto& items = set.items;
   for (std::size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[rng_.below(i)]);
 }
 
 Event EventQueue::pop() {
-  if (depth_ == 0 || (!heap_keys_.empty() && heap_keys_.front() < sets_[depth_ - 1].key)) {
-    const std::uint64_t key = heap_keys_.front();
-    const HeapVal v = heap_vals_.front();
-    heap_pop();
-    if (heap_keys_.empty() || heap_keys_.front() != key) {
-      // Alone at its key: a tie set of one, which the shuffle would leave as it is.
+  const std::uint64_t key = min_key();
+  const bool from_set = depth_ > 0 && sets_[depth_ - 1].key == key;
+  if (!from_set) {
+    Payload single;
+    bool alone;
+    if (!early_.empty() && early_.front().key == key) {
+      const Entry first = early_.front();
+      early_pop();
+      alone = early_.empty() || early_.front().key != key;
+      if (alone) {
+        single = first.p;
+      } else {
+        scratch_.clear();
+        scratch_.push_back(first);
+        while (!early_.empty() && early_.front().key == key) {
+          scratch_.push_back(early_.front());
+          early_pop();
+        }
+        open_tie_set(key, scratch_);
+      }
+    } else {
+      std::vector<Entry>& b0 = buckets_[0];
+      alone = b0.size() == 1;
+      radix_size_ -= b0.size();
+      if (alone) {
+        single = b0.front().p;
+        b0.clear();
+      } else {
+        open_tie_set(key, b0);
+      }
+    }
+    if (alone) {
+      // A tie set of one, which the shuffle would leave as it is.
       --size_;
       return Event{SimTime{Duration{static_cast<std::int64_t>(key >> 2)}}, static_cast<EventPriority>(key & 3),
-                   v.p.kind, v.p.arg, v.p.target};
+                   single.kind, single.arg, single.target};
     }
-    open_tie_set(key, v);
   }
   TieSet& set = sets_[depth_ - 1];
-  const std::uint64_t key = set.key;
   const Payload p = set.items.back();
   set.items.pop_back();
   if (set.items.empty()) --depth_;
@@ -72,58 +126,36 @@ Event EventQueue::pop() {
                p.arg, p.target};
 }
 
-void EventQueue::heap_push(std::uint64_t key, const HeapVal& v) {
-  std::size_t hole = heap_keys_.size();
-  heap_keys_.push_back(key);
-  heap_vals_.push_back(v);
+void EventQueue::early_push(const Entry& e) {
+  std::size_t hole = early_.size();
+  early_.push_back(e);
   while (hole > 0) {
     const std::size_t parent = (hole - 1) / 4;
-    if (heap_keys_[parent] <= key) break;
-    heap_keys_[hole] = heap_keys_[parent];
-    heap_vals_[hole] = heap_vals_[parent];
+    if (early_[parent].key <= e.key) break;
+    early_[hole] = early_[parent];
     hole = parent;
   }
-  heap_keys_[hole] = key;
-  heap_vals_[hole] = v;
+  early_[hole] = e;
 }
 
-void EventQueue::heap_pop() {
-  const std::uint64_t last_key = heap_keys_.back();
-  const HeapVal last = heap_vals_.back();
-  heap_keys_.pop_back();
-  heap_vals_.pop_back();
-  const std::size_t n = heap_keys_.size();
+void EventQueue::early_pop() {
+  const Entry last = early_.back();
+  early_.pop_back();
+  const std::size_t n = early_.size();
   if (n == 0) return;
-  const std::uint64_t* k = heap_keys_.data();
   std::size_t hole = 0;
   for (;;) {
     const std::size_t first = hole * 4 + 1;
     if (first >= n) break;
     std::size_t best = first;
-    std::uint64_t best_key = k[first];
-    if (first + 3 < n) {
-      // All four children exist: choose with conditional moves rather than unpredictable branches.
-      const std::uint64_t k0 = k[first], k1 = k[first + 1], k2 = k[first + 2], k3 = k[first + 3];
-      const bool c01 = k1 < k0, c23 = k3 < k2;
-      const std::uint64_t ka = c01 ? k1 : k0, kb = c23 ? k3 : k2;
-      const bool cab = kb < ka;
-      best = cab ? first + 2 + c23 : first + c01;
-      best_key = cab ? kb : ka;
-    } else {
-      for (std::size_t c = first + 1; c < n; ++c) {
-        if (k[c] < best_key) {
-          best = c;
-          best_key = k[c];
-        }
-      }
+    for (std::size_t c = first + 1; c < std::min(first + 4, n); ++c) {
+      if (early_[c].key < early_[best].key) best = c;
     }
-    if (best_key >= last_key) break;
-    heap_keys_[hole] = best_key;
-    heap_vals_[hole] = heap_vals_[best];
+    if (early_[best].key >= last.key) break;
+    early_[hole] = early_[best];
     hole = best;
   }
-  heap_keys_[hole] = last_key;
-  heap_vals_[hole] = last;
+  early_[hole] = last;
 }
 
 }  // namespace tlbsim::sim
