@@ -10,6 +10,7 @@ EventQueue::EventQueue(std::uint64_t seed) : rng_(Rng(seed).split(0x65766e74)) {
 
 void EventQueue::reserve(std::size_t n) {
   buckets_[0].reserve(n);
+  run_.reserve(n);
   scratch_.reserve(n);
 }
 
@@ -19,6 +20,8 @@ void EventQueue::push(SimTime at, EventPriority prio, EventKind kind, std::uint3
   const std::uint64_t key = static_cast<std::uint64_t>(t) * 4 + static_cast<std::uint64_t>(prio);
   const Payload p{target, arg, kind};
   ++size_;
+  // A key below the cached least may lie in a radix bucket that min_key() has not yet redistributed.
+  if (key < min_cache_) min_cache_ = kNoKey;
   for (std::size_t d = depth_; d-- > 0;) {
     if (sets_[d].key == key) {  // joins the tie set being drained: it runs next
       sets_[d].items.push_back(p);
@@ -26,6 +29,14 @@ void EventQueue::push(SimTime at, EventPriority prio, EventKind kind, std::uint3
     }
   }
   const Entry e{key, seq_++, p};
+  if (run_empty()) {
+    run_.clear();
+    run_head_ = 0;
+  }
+  if (run_.empty() || run_.back().key <= key) {
+    run_.push_back(e);
+    return;
+  }
   if (key < last_) {
     early_push(e);
     return;
@@ -52,22 +63,29 @@ void EventQueue::refill() {
 }
 
 std::uint64_t EventQueue::min_key() {
-  // Sets being drained and early events all lie at or below last_, and the radix heap holds nothing of a key
-  // being drained; so the radix heap is consulted only when neither has an event.
-  if (depth_ > 0 || !early_.empty()) {
-    const std::uint64_t ks = depth_ > 0 ? sets_[depth_ - 1].key : kNoKey;
-    const std::uint64_t ke = early_.empty() ? kNoKey : early_.front().key;
-    return std::min(ks, ke);
+  // Sets being drained lie at or below last_, and no other structure holds a key being drained. The radix heap
+  // holds nothing below last_, so it is consulted only when nothing else lies below last_.
+  std::uint64_t k = depth_ > 0 ? sets_[depth_ - 1].key : kNoKey;
+  if (!early_.empty()) k = std::min(k, early_.front().key);
+  if (!run_empty()) k = std::min(k, run_[run_head_].key);
+  if (radix_size_ == 0 || k < last_) return k;
+  if (buckets_[0].empty()) {
+    // Every key of the lowest non-empty bucket b has last_'s bits above b - 1 and bit b - 1 set: when k lies below
+    // that bound, the radix heap need not be redistributed (which would raise last_ past keys still to come).
+    const auto b = static_cast<unsigned>(std::countr_zero(occupied_ & ~std::uint64_t{1}));
+    const std::uint64_t bound = ((last_ >> (b - 1)) | 1) << (b - 1);
+    if (k < bound) return k;
+    refill();
   }
-  if (buckets_[0].empty()) refill();
-  return last_;
+  return std::min(k, last_);
 }
 
 // Takes `events` (all of key `key`) into a new tie set, in push order, then fixes its order by a seeded shuffle
 // (Fisher-Yates).
 void EventQueue::open_tie_set(std::uint64_t key, std::vector<Entry>& events) {
   ++tie_sets_;
-  std::sort(events.begin(), events.end(), [](const Entry& a, const Entry& b) { return a.seq < b.seq; });
+  const auto by_seq = [](const Entry& a, const Entry& b) { return a.seq < b.seq; };
+  if (!std::is_sorted(events.begin(), events.end(), by_seq)) std::sort(events.begin(), events.end(), by_seq);
   if (depth_ == sets_.size()) sets_.emplace_back();
   TieSet& set = sets_[depth_++];
   set.key = key;
@@ -79,43 +97,34 @@ void EventQueue::open_tie_set(std::uint64_t key, std::vector<Entry>& events) {
 }
 
 Event EventQueue::pop() {
-  const std::uint64_t key = min_key();
-  const bool from_set = depth_ > 0 && sets_[depth_ - 1].key == key;
-  if (!from_set) {
-    Payload single;
-    bool alone;
-    if (!early_.empty() && early_.front().key == key) {
-      const Entry first = early_.front();
-      early_pop();
-      alone = early_.empty() || early_.front().key != key;
-      if (alone) {
-        single = first.p;
-      } else {
-        scratch_.clear();
-        scratch_.push_back(first);
-        while (!early_.empty() && early_.front().key == key) {
-          scratch_.push_back(early_.front());
-          early_pop();
-        }
-        open_tie_set(key, scratch_);
-      }
-    } else {
+  const std::uint64_t key = min_cache_ != kNoKey ? min_cache_ : min_key();
+  min_cache_ = kNoKey;
+  if (depth_ == 0 || sets_[depth_ - 1].key != key) {
+    // Gather the events of `key`: from the radix heap's bucket 0, the FIFO's head and the early heap.
+    scratch_.clear();
+    if (radix_size_ > 0 && last_ == key && !buckets_[0].empty()) {
       std::vector<Entry>& b0 = buckets_[0];
-      alone = b0.size() == 1;
       radix_size_ -= b0.size();
-      if (alone) {
-        single = b0.front().p;
-        b0.clear();
-      } else {
-        open_tie_set(key, b0);
-      }
+      scratch_.swap(b0);
     }
-    if (alone) {
+    while (!run_empty() && run_[run_head_].key == key) scratch_.push_back(run_[run_head_++]);
+    if (run_head_ > 4096 && run_head_ * 2 > run_.size()) {  // reclaim the consumed prefix now and then
+      run_.erase(run_.begin(), run_.begin() + static_cast<std::ptrdiff_t>(run_head_));
+      run_head_ = 0;
+    }
+    while (!early_.empty() && early_.front().key == key) {
+      scratch_.push_back(early_.front());
+      early_pop();
+    }
+    if (scratch_.size() == 1) {
       // A tie set of one, which the shuffle would leave as it is.
+      const Payload single = scratch_.front().p;
+      scratch_.clear();
       --size_;
       return Event{SimTime{Duration{static_cast<std::int64_t>(key >> 2)}}, static_cast<EventPriority>(key & 3),
                    single.kind, single.arg, single.target};
     }
+    open_tie_set(key, scratch_);
   }
   TieSet& set = sets_[depth_ - 1];
   const Payload p = set.items.back();

@@ -37,17 +37,21 @@ struct Event {
 // which socket wins a contended line), so the drain visits CPUs in random memory order; target_ahead() lets the
 // scheduler prefetch the next CPU's state to hide that cost.
 //
-// Layout: a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest path problem",
-// JACM 1990) holds the events at or after `last_`, the key of the tie set taken from it last: an event goes to
-// the bucket of the highest bit in which its key differs from last_, so a push is O(1), and bucket 0 holds
-// exactly the events of key last_. When bucket 0 is empty and the heap must give the next event, the lowest
-// non-empty bucket is redistributed around its least key, which becomes last_. A simulation's keys only grow,
-// except for an event at the current picosecond with a lower priority (an interrupt or timer at the time of a
-// step being drained): such keys, below last_, go to a small 4-ary heap (`early_`). Each event is moved
-// between buckets a few times at most; the 1,536 tick timers of a POWER8 run wait in high buckets untouched.
-// A tie set is taken whole into a short stack of sets being drained; its push order is restored by sequence
-// number before the shuffle. A push whose key equals a set being drained joins that set. An event alone at its
-// key is popped straight from where it lies.
+// Layout: three structures, each suited to one way events arrive, and a short stack of tie sets being drained.
+// * A FIFO of keys pushed in nondecreasing order (`run_`): transfers of one contended line are serialized, so
+//   each completion is pushed after all earlier ones, and joins and leaves the queue in O(1).
+// * A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest path problem", JACM
+//   1990) for the other events at or after `last_`, the key it gave last: an event goes to the bucket of the
+//   highest bit in which its key differs from last_, so a push is O(1), and bucket 0 holds exactly the events of
+//   key last_. When bucket 0 is empty and the heap must give the next event, the lowest non-empty bucket is
+//   redistributed around its least key, which becomes last_. The 1,536 tick timers of a POWER8 run wait in
+//   high buckets untouched.
+// * A small 4-ary heap (`early_`) for keys below last_ that the FIFO cannot take: a simulation's keys only grow,
+//   except for an event at the current picosecond with a lower priority (an interrupt or timer at the time of a
+//   step being drained).
+// A tie set is gathered from all three into the stack; its push order is restored by sequence number before the
+// shuffle. A push whose key equals a set being drained joins that set. An event alone at its key is popped
+// straight from where it lies.
 // Contract: no allocation once capacities are reached; times are >= 0 and below 2^61 ps.
 class EventQueue {
  public:
@@ -55,7 +59,10 @@ class EventQueue {
 
   void push(SimTime at, EventPriority prio, EventKind kind, std::uint32_t target, std::uint16_t arg = 0);
   // The time of the next event. Contract: !empty(). (Not const: it may redistribute a bucket.)
-  SimTime top_time() { return SimTime{Duration{static_cast<std::int64_t>(min_key() >> 2)}}; }
+  SimTime top_time() {
+    if (min_cache_ == kNoKey) min_cache_ = min_key();
+    return SimTime{Duration{static_cast<std::int64_t>(min_cache_ >> 2)}};
+  }
   Event pop();
   // A guess at the target of the event that pop() will return `ahead` pops from now (0 = next), or kNoTarget.
   // For prefetching only: it never changes what pop() returns.
@@ -64,6 +71,8 @@ class EventQueue {
       const auto& items = sets_[depth_ - 1].items;
       if (items.size() > ahead) return items[items.size() - 1 - ahead].target;
     }
+    const bool fifo_first = !run_empty() && (radix_size_ == 0 || run_[run_head_].key <= last_);
+    if (fifo_first) return run_head_ + ahead < run_.size() ? run_[run_head_ + ahead].p.target : kNoTarget;
     const auto& b0 = buckets_[0];
     return ahead < b0.size() ? b0[ahead].p.target : kNoTarget;
   }
@@ -101,8 +110,9 @@ class EventQueue {
   void refill();
   // The least key of any pending event; fills bucket 0 when the radix heap holds it.
   std::uint64_t min_key();
-  // Opens a tie set of key `key` from `first` and the events in `rest` (entries of that key, any order).
+  // Opens a tie set of key `key` from the events in `events` (entries of that key, any order); clears it.
   void open_tie_set(std::uint64_t key, std::vector<Entry>& events);
+  bool run_empty() const { return run_head_ == run_.size(); }
   void early_push(const Entry& e);
   void early_pop();
 
@@ -110,10 +120,13 @@ class EventQueue {
   std::uint64_t occupied_ = 0;  // bit b: bucket b (b >= 1) is non-empty
   std::uint64_t last_ = 0;
   std::size_t radix_size_ = 0;
-  std::vector<Entry> early_;  // 4-ary heap of events keyed below last_
+  std::vector<Entry> run_;  // keys in nondecreasing order, consumed from run_head_
+  std::size_t run_head_ = 0;
+  std::vector<Entry> early_;  // 4-ary heap of events keyed below last_ that run_ cannot take
   std::vector<TieSet> sets_;  // the first depth_ are being drained, in decreasing key order
   std::size_t depth_ = 0;
   std::vector<Entry> scratch_;  // the events of a tie set being opened
+  std::uint64_t min_cache_ = kNoKey;  // min_key() as top_time() found it; dropped by pop and by a push below it
   std::uint64_t seq_ = 0;
   std::size_t size_ = 0;
   std::uint64_t tie_sets_ = 0;

@@ -127,6 +127,31 @@ TEST(EventQueue, PopOrderIsTheSameAsBeforeTheHeapRewrite) {
   EXPECT_EQ(mixed_order_hash(2), 4923362781927722228ull);
 }
 
+// top_time() may be asked between pushes (a run stops at its time limit, then a CPU is woken from outside): the
+// next pop must still return the least event, wherever the push put it.
+TEST(EventQueue, TopTimeBetweenPushesNeverHidesAnEarlierPush) {
+  EventQueue q(3);
+  std::multimap<std::int64_t, std::uint32_t> ref;
+  Rng rng(5);
+  std::int64_t now = 0;
+  for (std::uint32_t id = 0; id < 20000; ++id) {
+    if (rng.below(2) == 0 && !ref.empty()) {
+      ASSERT_EQ(q.top_time(), at_ns(ref.begin()->first));
+    }
+    if (ref.empty() || rng.below(3) != 0) {
+      // Far and near keys, so that both the FIFO and the radix heap's high buckets hold events.
+      const std::int64_t t = now + static_cast<std::int64_t>(rng.below(2) == 0 ? rng.below(5) : rng.below(100000));
+      q.push(at_ns(t), EventPriority::kStep, EventKind::kCpuStep, id);
+      ref.emplace(t, id);
+    } else {
+      const Event e = q.pop();
+      now = (e.time - kTimeZero).count() / 1000;
+      ASSERT_EQ(now, ref.begin()->first);
+      ref.erase(ref.begin());
+    }
+  }
+}
+
 TEST(EventQueue, RejectsNegativeTimes) {
   EventQueue q(1);
   EXPECT_THROW(q.push(SimTime{Duration{-1}}, EventPriority::kStep, EventKind::kCpuStep, 0), std::out_of_range);
