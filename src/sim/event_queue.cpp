@@ -50,16 +50,24 @@ void EventQueue::push(SimTime at, EventPriority prio, EventKind kind, std::uint3
 void EventQueue::refill() {
   const auto b = static_cast<std::size_t>(std::countr_zero(occupied_ & ~std::uint64_t{1}));
   std::vector<Entry>& from = buckets_[b];
+  occupied_ &= ~(std::uint64_t{1} << b);
+  if (from.size() == 1) {  // the common case: the bucket's one event is the least
+    last_ = from.front().key;
+    buckets_[0].push_back(from.front());
+    from.clear();
+    return;
+  }
   std::uint64_t least = from.front().key;
   for (const Entry& e : from) least = std::min(least, e.key);
   last_ = least;
+  std::uint64_t filled = 0;
   for (const Entry& e : from) {
     const std::size_t to = bucket_of(e.key);  // below b: the keys share b's high bits with the least
     buckets_[to].push_back(e);
-    occupied_ |= std::uint64_t{1} << to;
+    filled |= std::uint64_t{1} << to;
   }
   from.clear();
-  occupied_ &= ~(std::uint64_t{1} << b);
+  occupied_ |= filled & ~std::uint64_t{1};
 }
 
 std::uint64_t EventQueue::min_key() {
