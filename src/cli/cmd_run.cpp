@@ -102,6 +102,9 @@ class RunCommand final : public Command {
     c->add_option("--warmup", warmup_,
                   "Simulated time before the measured --duration, e.g. 160ms (default: a tenth of --duration)");
     c->add_option("--seed", spec_.seed, "Random seed")->check(non_negative_integer())->capture_default_str();
+    c->add_option("--stall-limit", stall_limit_,
+                  "A CPU spinning on one line this long while others run stops the run as a livelock, e.g. 1s "
+                  "(0: never; default 100ms)");
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
     c->add_option("--counters", counters_,
                   "Counters in the table: all, the summary (the stable subset the goldens print), or all described")
@@ -120,6 +123,10 @@ class RunCommand final : public Command {
         duration_option("--duration", duration_, sim::microseconds(1), sim::milliseconds(60000), "1us..60s");
     if (!warmup_.empty()) {
       spec_.warmup = duration_option("--warmup", warmup_, sim::Duration{0}, sim::milliseconds(60000), "0..60s");
+    }
+    if (!stall_limit_.empty()) {
+      spec_.stall_limit =
+          duration_option("--stall-limit", stall_limit_, sim::Duration{0}, sim::milliseconds(60000), "0..60s");
     }
     trace_.validate();
     check_distinct_outputs({{"--output", &output_}, {"--trace", &trace_.json_path}, {"--ftrace", &trace_.ftrace_path}});
@@ -192,6 +199,7 @@ class RunCommand final : public Command {
   workloads::RunSpec spec_;
   std::string duration_ = "10ms";
   std::string warmup_;  // empty: RunSpec's default, a tenth of the duration
+  std::string stall_limit_;  // empty: RunSpec's default
   std::string format_ = "table";
   std::string counters_ = "all";
   std::string output_;

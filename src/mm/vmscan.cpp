@@ -183,28 +183,38 @@ sim::Task<std::uint64_t> Vmscan::try_to_free_pages(PerCpu& self) {
   auto& slot = ubc_[self.id.get()];
   if (!slot) slot = std::make_unique<TlbflushUnmapBatch>(k_.ncpus());
   ScanControl sc{slot.get(), false};
-  // do_try_to_free_pages -> shrink_zones: shrink_node on every node of the zonelist, this CPU's first.
-  std::uint64_t reclaimed = 0;
-  for (std::uint32_t nid : zonelist(node_of(self.id))) reclaimed += co_await shrink_node(self, node(nid), sc);
-  co_return reclaimed;
-}
-
-sim::Task<std::uint64_t> Vmscan::shrink_node(PerCpu& self, PgData& pgdat, ScanControl& sc) {
-  // shrink_node -> shrink_node_memcg: SWAP_CLUSTER_MAX at a time until nr_to_reclaim (SWAP_CLUSTER_MAX) pages of
-  // this node are reclaimed. The priority loop is not modeled: at most two passes over the list (every page needs
-  // two).
-  const std::uint64_t max_batches = 2 * (pgdat.present_pages / SWAP_CLUSTER_MAX) + 2;
-  std::uint64_t reclaimed = 0;
-  for (std::uint64_t b = 0; b < max_batches && reclaimed < SWAP_CLUSTER_MAX; ++b) {
-    bool isolated_any = false;
-    reclaimed += co_await shrink_inactive_list(self, pgdat, sc, isolated_any);
-    if (!isolated_any) break;  // everything is isolated by other reclaimers or still on pagevecs
+  // do_try_to_free_pages: shrink_zones at each priority from DEF_PRIORITY down, until nr_to_reclaim
+  // (SWAP_CLUSTER_MAX) pages are reclaimed. shrink_zones: shrink_node on every node of the zonelist, this CPU's
+  // first.
+  for (sc.priority = DEF_PRIORITY; sc.priority >= 0; --sc.priority) {
+    for (std::uint32_t nid : zonelist(node_of(self.id))) co_await shrink_node(self, node(nid), sc);
+    if (sc.nr_reclaimed >= SWAP_CLUSTER_MAX) break;
   }
-  co_return reclaimed;
+  co_return sc.nr_reclaimed;
 }
 
-sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgdat, ScanControl& sc,
-                                                      bool& isolated_any) {
+sim::Task<void> Vmscan::shrink_node(PerCpu& self, PgData& pgdat, ScanControl& sc) {
+  // shrink_node -> shrink_node_memcg for the root memcg. get_scan_count: with no swap, SCAN_FILE, and the inactive
+  // file list's size >> priority pages to scan (the model has no active list: a use-once page is never activated).
+  // At DEF_PRIORITY, global direct reclaim does not stop at nr_to_reclaim (scan_adjusted: "multiple streaming
+  // readers/writers ... it is best to do a batch of work at once"); below it, it stops once this call reclaimed
+  // nr_to_reclaim, the anon lists being empty (nr_anon == 0 ends the proportional adjustment).
+  std::uint64_t nr = pgdat.inactive_file.size() >> sc.priority;
+  const bool scan_adjusted = !sc.kswapd && sc.priority == DEF_PRIORITY;
+  std::uint64_t nr_reclaimed = 0;
+  while (nr > 0) {
+    const std::uint64_t nr_to_scan = std::min(nr, SWAP_CLUSTER_MAX);
+    nr -= nr_to_scan;
+    bool isolated_any = false;
+    nr_reclaimed += co_await shrink_inactive_list(self, pgdat, sc, isolated_any, nr_to_scan);
+    if (nr_reclaimed < SWAP_CLUSTER_MAX || scan_adjusted) continue;
+    break;
+  }
+  sc.nr_reclaimed += nr_reclaimed;
+}
+
+sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgdat, ScanControl& sc, bool& isolated_any,
+                                                      std::uint64_t nr_to_scan) {
   hw::Memory& m = k_.mem();
   const hw::KernelCosts& c = costs(self);
   co_await pagevec_lru_add(self, pagevecs_[self.id.get()]);  // lru_add_drain()
@@ -212,7 +222,7 @@ sim::Task<std::uint64_t> Vmscan::shrink_inactive_list(PerCpu& self, PgData& pgda
   std::vector<Pfn> page_list;
   self.cpu.local_irq_disable();
   co_await pgdat.lru_lock.lock(m, self.cpu);
-  while (page_list.size() < SWAP_CLUSTER_MAX && !pgdat.inactive_file.empty()) {
+  while (page_list.size() < nr_to_scan && !pgdat.inactive_file.empty()) {
     page_list.push_back(pgdat.inactive_file.front());
     pgdat.inactive_file.pop_front();
   }

@@ -73,9 +73,14 @@ struct PgData {
 
 // struct scan_control, reduced to who reclaims: direct reclaim (the allocating task) or kswapd, and the task's
 // tlb_ubc (current->tlb_ubc).
+// DEF_PRIORITY: direct reclaim's first pass scans 1/4096 of each LRU list.
+inline constexpr int DEF_PRIORITY = 12;
+
 struct ScanControl {
   TlbflushUnmapBatch* tlb_ubc = nullptr;
   bool kswapd = false;  // current_is_kswapd()
+  int priority = DEF_PRIORITY;
+  std::uint64_t nr_reclaimed = 0;
 };
 
 // Contract: one Vmscan per Kernel (installed as Kernel::vmscan by its owner); all page-cache pages of files
@@ -128,8 +133,8 @@ class Vmscan {
   // fault): account it here and put it on the LRU like any other.
   sim::Task<void> adopt(PerCpu& self, File& file, std::uint64_t index, Pfn pfn);
 
-  // try_to_free_pages from `self`: shrink_zones runs shrink_node on every node of `self`'s zonelist. Returns the
-  // pages reclaimed.
+  // try_to_free_pages from `self` (do_try_to_free_pages): from DEF_PRIORITY down to 0, shrink_zones runs
+  // shrink_node on every node of `self`'s zonelist, until SWAP_CLUSTER_MAX pages are reclaimed. Returns them.
   sim::Task<std::uint64_t> try_to_free_pages(PerCpu& self);
 
   // --- kswapd (mm/kswapd.cpp) ---
@@ -144,10 +149,13 @@ class Vmscan {
   sim::Duration kswapd_slice() const;
 
  private:
-  // shrink_node: shrink_inactive_list in SWAP_CLUSTER_MAX batches until nr_to_reclaim pages of `pgdat` were
-  // reclaimed or its LRU holds nothing more to isolate.
-  sim::Task<std::uint64_t> shrink_node(PerCpu& self, PgData& pgdat, ScanControl& sc);
-  sim::Task<std::uint64_t> shrink_inactive_list(PerCpu& self, PgData& pgdat, ScanControl& sc, bool& isolated_any);
+  // shrink_node -> shrink_node_memcg for direct reclaim at sc.priority: scans the inactive file list's size >>
+  // priority pages, SWAP_CLUSTER_MAX at a time; below DEF_PRIORITY it stops once this node's call has reclaimed
+  // SWAP_CLUSTER_MAX. Adds what it reclaimed to sc.nr_reclaimed.
+  sim::Task<void> shrink_node(PerCpu& self, PgData& pgdat, ScanControl& sc);
+  // Isolates up to `nr_to_scan` pages from the list's tail and reclaims what it can.
+  sim::Task<std::uint64_t> shrink_inactive_list(PerCpu& self, PgData& pgdat, ScanControl& sc, bool& isolated_any,
+                                                std::uint64_t nr_to_scan = SWAP_CLUSTER_MAX);
   sim::Task<std::uint64_t> shrink_page_list(PerCpu& self, PgData& pgdat, ScanControl& sc, std::vector<Pfn>& page_list,
                                             std::vector<Pfn>& keep);
   // pgdat_balanced: the node's free pages are above its high watermark.

@@ -164,6 +164,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
 
   for (const std::string& m : spec.mutations) kernel::set_mutation(cfg, m, "--mutation");
   hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
+  sys.scheduler().set_stall_limit(spec.stall_limit);
   kernel::Kernel k(sys, cfg);
   const auto oracle = check::Oracle::attach(k);
   if (tracer != nullptr) {

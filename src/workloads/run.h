@@ -28,6 +28,8 @@ struct RunSpec {
   sim::Duration duration = sim::milliseconds(10);
   sim::Duration warmup{-1};  // negative: a tenth of the duration
   std::uint64_t seed = 1;
+  // A CPU spinning on one line this long, while others run, stops the run as a livelock (0: never).
+  sim::Duration stall_limit = sim::milliseconds(100);
   std::vector<std::string>
       mutations;  // planted bugs (declared in each owner's options.h), to show the oracle catching them
 };

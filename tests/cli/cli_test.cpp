@@ -91,7 +91,9 @@ struct BadInput {
 
 TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
   const std::vector<BadInput> cases = {
-      {{"list", "bugs"}, "unknown list kind 'bugs' (known: eras, kernels, machines, mutations, native, options, patterns, scenarios, seeds, workloads)"},
+      {{"list", "bugs"},
+       "unknown list kind 'bugs' (known: eras, kernels, machines, mutations, native, options, patterns, scenarios, "
+       "seeds, workloads)"},
       {{"machine", "show", "nosuch"}, "unknown machine 'nosuch'"},
       {{"machine", "show", "/nonexistent/m.toml"}, "cannot read '/nonexistent/m.toml'"},
       {{"bench", "contention", "--pattern", "zigzag"}, "unknown pattern 'zigzag'"},
@@ -105,16 +107,20 @@ TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
       {{"check", "--mutation", "nosuch"}, "unknown mutation 'nosuch'"},
       {{"check", "--scenario", "madvise_vs_access", "--strategy", "dfs"}, "unknown strategy 'dfs'"},
       {{"check", "--scenario", "madvise_vs_access", "--budget", "0"}, "--budget must be between"},
-      {{"check", "--kernel", "linux-6.2-ppc", "--mutation", "flush_sends_no_ipis"}, "breaks x86 code, but the kernel is powerpc"},
+      {{"check", "--kernel", "linux-6.2-ppc", "--mutation", "flush_sends_no_ipis"},
+       "breaks x86 code, but the kernel is powerpc"},
       {{"check", "--replay", "/nonexistent/cx.json"}, "cannot read '/nonexistent/cx.json'"},
       {{"check", "--mutations", "nosuch"}, "unknown mutation 'nosuch'"},
       {{"check", "--scenario", "madvise_vs_access", "--seed", "-1"}, "--seed: '-1' is not a non-negative integer"},
       {{"run", "--seed", "-1"}, "--seed: '-1' is not a non-negative integer"},
       {{"run", "--warmup", "5 parsecs"}, "--warmup"},
       {{"run", "--warmup", "100s"}, "--warmup: 100s is outside 0..60s"},
+      {{"run", "--stall-limit", "2h"}, "--stall-limit: '2h' has unknown unit"},
+      {{"run", "--stall-limit", "61s"}, "--stall-limit: 61s is outside 0..60s"},
       {{"run", "--machine", "small-2s2c", "--kernel", "linux-6.2-ppc"}, "a powerpc kernel needs a powerpc64 machine"},
       {{"bench", "contention", "--seed", "-2"}, "--seed: '-2' is not a non-negative integer"},
-      {{"run", "--trace", "/tmp/t.json", "--trace-max-events", "-5"}, "--trace-max-events: '-5' is not a non-negative integer"},
+      {{"run", "--trace", "/tmp/t.json", "--trace-max-events", "-5"},
+       "--trace-max-events: '-5' is not a non-negative integer"},
       {{"frobnicate"}, "frobnicate"},
       {{}, "subcommand"},
   };

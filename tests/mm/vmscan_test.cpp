@@ -49,24 +49,58 @@ TEST(Vmscan, ShrinkInactiveListRetakesLruLockEvenWhenItKeptNoPage) {
   const std::uint64_t lock_rmws_before = s.sys.coherence().stats(vm.node(0).lru_lock.line()).rmws;
   std::uint64_t reclaimed = 0;
   s.run_on(0, reclaim(vm, s.cpu(0), reclaimed));
-  ASSERT_EQ(reclaimed, SWAP_CLUSTER_MAX) << "one batch, every page freed";
+  ASSERT_EQ(reclaimed, SWAP_CLUSTER_MAX) << "every page freed";
   EXPECT_TRUE(vm.node(0).inactive_file.empty());
-  // An uncontended acquisition is one RMW: isolate_lru_pages' and the one after shrink_page_list.
-  EXPECT_EQ(s.sys.coherence().stats(vm.node(0).lru_lock.line()).rmws - lock_rmws_before, 2u);
+  // The priority loop over a list of 32: 32 >> 5 = 1 page, then 31 >> 4 = 1, 30 >> 3 = 3, 27 >> 2 = 6,
+  // 21 >> 1 = 10 and 11 at priority 0: six batches, each isolating under the lock and retaking it after
+  // shrink_page_list; an uncontended acquisition is one RMW.
+  EXPECT_EQ(s.sys.coherence().stats(vm.node(0).lru_lock.line()).rmws - lock_rmws_before, 2u * 6);
+  EXPECT_EQ(vm.stats.pgscan_direct, SWAP_CLUSTER_MAX);
 }
 
 TEST(Vmscan, DirectReclaimShrinksEveryNodeOfTheZonelist) {
-  // do_try_to_free_pages -> shrink_zones: shrink_node on this CPU's node, then on the other.
+  // do_try_to_free_pages -> shrink_zones: shrink_node on this CPU's node, then on the other, at each priority.
   Scenario s;
   Vmscan vm(s.k, {1000, 1000}, {100, 100});
   CachedFile near(s, vm, SWAP_CLUSTER_MAX, 0), far(s, vm, SWAP_CLUSTER_MAX, 1);
   std::uint64_t reclaimed = 0;
   s.run_on(0, reclaim(vm, s.cpu(0), reclaimed));
-  EXPECT_EQ(reclaimed, 2 * SWAP_CLUSTER_MAX);
-  EXPECT_TRUE(vm.node(0).inactive_file.empty());
-  EXPECT_TRUE(vm.node(1).inactive_file.empty());
-  EXPECT_EQ(s.sys.coherence().stats(vm.node(1).lru_lock.line()).rmws, 2u) << "isolate and put back on node 1";
+  // Each node's list of 32 gives 1, 1, 3, 6 and 10 pages at priorities 5 to 1: 2, 4, 10, 22 and 42 reclaimed in
+  // all, and the loop ends after priority 1, the first to reach SWAP_CLUSTER_MAX.
+  EXPECT_EQ(reclaimed, 42u);
+  EXPECT_EQ(vm.node(0).inactive_file.size(), 11u);
+  EXPECT_EQ(vm.node(1).inactive_file.size(), 11u);
+  EXPECT_EQ(s.sys.coherence().stats(vm.node(1).lru_lock.line()).rmws, 2u * 5) << "five batches on node 1";
   EXPECT_EQ(vm.stats.allocstall, 1u);
+}
+
+TEST(Vmscan, DirectReclaimAtDefPriorityScansItsWholeShareDespiteReclaimingEnough) {
+  // v4.14 shrink_node_memcg: at DEF_PRIORITY global direct reclaim sets scan_adjusted and does not stop at
+  // nr_to_reclaim ("multiple streaming readers/writers ... best to do a batch of work at once"): a list of
+  // 40 << 12 pages gives 40 pages to scan, in batches of 32 and 8, though the first batch already reclaimed 32.
+  Scenario s;
+  const std::uint64_t pages = std::uint64_t{40} << DEF_PRIORITY;
+  Vmscan vm(s.k, {2 * pages, 1000}, {100, 100});
+  CachedFile f(s, vm, pages, 0);
+  std::uint64_t reclaimed = 0;
+  s.run_on(0, reclaim(vm, s.cpu(0), reclaimed));
+  EXPECT_EQ(reclaimed, 40u);
+  EXPECT_EQ(vm.stats.pgscan_direct, 40u);
+  EXPECT_EQ(vm.node(0).inactive_file.size(), pages - 40);
+}
+
+TEST(Vmscan, DirectReclaimBelowDefPriorityStopsANodeOnceItReclaimedEnough) {
+  // Below DEF_PRIORITY the node's call stops at nr_to_reclaim (the anon lists are empty, so no proportional scan
+  // follows). 50 << 11 pages: priority 12 scans 25 (all of its share, reclaiming 25); priority 11's share is
+  // 102,375 >> 11 = 49, and the call stops after its first batch of 32. do_try_to_free_pages then has 57.
+  Scenario s;
+  const std::uint64_t pages = std::uint64_t{50} << 11;
+  Vmscan vm(s.k, {2 * pages, 1000}, {100, 100});
+  CachedFile f(s, vm, pages, 0);
+  std::uint64_t reclaimed = 0;
+  s.run_on(0, reclaim(vm, s.cpu(0), reclaimed));
+  EXPECT_EQ(vm.stats.pgscan_direct, 25u + 32);
+  EXPECT_EQ(reclaimed, 57u);
 }
 
 TEST(Vmscan, RemoveMappingTakesTheTreeLockAndTicksTheNodesInactiveAgeOncePerEvictedPage) {

@@ -84,8 +84,9 @@ TEST(LruFileMmapRead, OracleSilentOnTheBaseAndTheLpidVariantOverSeeds) {
 }
 
 TEST(LruFileMmapRead, BatchingReplacesPerPageTlbieByOneIpiFanOutPerBatch) {
-  const RunOutput before = run("linux-4.14-ppc", 32);
-  const RunOutput lpid = run("linux-4.14-ppc-seed001-lpid", 32);
+  // 2 ms: direct reclaim's priority loop starts with small scans (a 16,384-page list gives 4 at DEF_PRIORITY).
+  const RunOutput before = run("linux-4.14-ppc", 32, 1, 2000);
+  const RunOutput lpid = run("linux-4.14-ppc-seed001-lpid", 32, 1, 2000);
   ASSERT_GT(radix(before, "tlbie_va"), 100u);
   // Pages of other readers' mms are not thread-local to the reclaimer: deferred, so no tlbie at all.
   EXPECT_LT(radix(lpid, "tlbie_va") * 20, radix(before, "tlbie_va"));
