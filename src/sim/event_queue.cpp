@@ -43,7 +43,7 @@ void EventQueue::push(SimTime at, EventPriority prio, EventKind kind, std::uint3
   }
   const std::size_t b = bucket_of(key);
   buckets_[b].push_back(e);
-  occupied_ |= std::uint64_t{1} << b;
+  occupied_ |= (std::uint64_t{1} << b) & ~std::uint64_t{1};  // bucket 0 is tracked by its own emptiness
   ++radix_size_;
 }
 
