@@ -66,7 +66,7 @@ class Memory {
     sim::SourceSite site;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-      cpu.suspend_step(h, mem.model_.access(cpu.id(), line, kind, cpu.now()), site);
+      cpu.suspend_step(h, mem.model_.access(cpu.id(), line, kind, cpu.now()), site, line);
     }
     void await_resume() {
       mem.observe(cpu, line, kind, std::nullopt, std::nullopt);
@@ -87,7 +87,7 @@ class Memory {
     sim::SourceSite site;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kLoad, cpu.now()), site);
+      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kLoad, cpu.now()), site, var.line);
     }
     T await_resume() const {
       mem.observe(cpu, var.line, Access::kLoad, observed_value(var.value), std::nullopt);
@@ -109,7 +109,7 @@ class Memory {
     sim::SourceSite site;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kStore, cpu.now()), site);
+      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kStore, cpu.now()), site, var.line);
     }
     void await_resume() {
       const std::optional<std::uint64_t> old = mem.observer_ ? observed_value(var.value) : std::nullopt;
@@ -136,7 +136,7 @@ class Memory {
     Access kind = Access::kRmw;
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, kind, cpu.now()), site);
+      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, kind, cpu.now()), site, var.line);
     }
     T await_resume() {
       T old = var.value;

@@ -249,17 +249,17 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
     const Asid pcid{self.hw_tag};
     if (const auto hit = self.tlb.lookup(pcid, v); hit && (!write || hit->writable)) {
       self.k.events().on_tlb_hit(self.id, mm, v, *hit, self.cpu.now());
-      co_await self.cpu.delay(self.k.machine().coherence.l1_hit);
+      co_await self.cpu.user_delay(self.k.machine().coherence.l1_hit);
       co_return;
     }
     // Page walk; a present PTE with the needed permission fills the TLB and the paging-structure cache.
-    co_await self.cpu.delay(tp.page_walk);
+    co_await self.cpu.user_delay(tp.page_walk);
     if (const auto pte = mm.pgd.lookup(v); pte && (!write || pte->writable)) {
       self.tlb.fill(pcid, v, hw::Translation{pte->pfn, pte->writable, mm.id()});
       const PteTable* t = mm.pgd.table(v);
       self.tlb.pwc_fill(pcid, t->frame.get(), Vpn{table_index(v) * kPtesPerTable},
                         Vpn{(table_index(v) + 1) * kPtesPerTable});
-      co_await self.cpu.delay(self.k.machine().coherence.l1_hit);
+      co_await self.cpu.user_delay(self.k.machine().coherence.l1_hit);
       co_return;
     }
     co_await handle_mm_fault(self, mm, addr, write);

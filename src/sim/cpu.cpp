@@ -41,13 +41,15 @@ void Cpu::start(Task<void> task) {
   started_ = true;
   leaf_ = h;
   site_ = SourceSite{"", "(task starts)", 0};
+  note_suspension(Suspension::Kind::kStep, h, site_, kNoLine);
   state_ = CpuState::kStepPending;
   sched_.step_ready(*this, now());
 }
 
-void Cpu::suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite& site) {
+void Cpu::suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite& site, LineId line, bool user) {
   leaf_ = h;
   site_ = site;
+  note_suspension(Suspension::Kind::kStep, h, site, line, user);
   state_ = CpuState::kStepPending;
   sched_.step_ready(*this, done);
 }
@@ -58,6 +60,7 @@ std::uint32_t Cpu::park(std::coroutine_handle<> h, LineId line, const SourceSite
   park_wake_latency_ = wake_latency;
   leaf_ = h;
   site_ = site;
+  note_suspension(quiescent ? Suspension::Kind::kPoll : Suspension::Kind::kSpin, h, site, line);
   parked_line_ = line;
   park_since_ = now();
   state_ = CpuState::kParked;
@@ -75,6 +78,7 @@ bool Cpu::wake_parked(std::uint32_t gen) {
 void Cpu::halt(std::coroutine_handle<> h, Duration wake_latency, const SourceSite& site) {
   leaf_ = h;
   site_ = site;
+  note_suspension(Suspension::Kind::kHalt, h, site, kNoLine);
   irqs_enabled_ = true;
   halt_wake_latency_ = wake_latency;
   if (pending_irqs_ != 0) {
@@ -129,6 +133,10 @@ std::coroutine_handle<> Cpu::begin_irq() {
 }
 
 void Cpu::resume() {
+  if (suspension_open_) {
+    suspension_open_ = false;
+    if (observer_ != nullptr) observer_->on_interval(*this, suspension_, now());
+  }
   state_ = CpuState::kRunning;
   ++steps_;
   if (irqs_enabled_ && pending_irqs_ != 0 && irq_handler_ != nullptr) {

@@ -39,6 +39,34 @@ enum class CpuState : std::uint8_t {
 const char* to_string(CpuState s);
 
 inline constexpr int kMaxIrqVectors = 64;
+inline constexpr LineId kNoLine{~std::uint32_t{0}};
+
+// What a CPU was suspended on, and since when: one interval of its time (for `tlbsim run --profile`).
+struct Suspension {
+  enum class Kind : std::uint8_t {
+    kStep,  // a step: compute, or an access to `line`
+    kSpin,  // parked, spinning on `line` until another CPU writes it
+    kPoll,  // parked quiescent: an idle CPU polling `line` for work
+    kHalt,  // halted until an interrupt
+  };
+  SimTime since{};
+  Kind kind = Kind::kStep;
+  std::coroutine_handle<> leaf;  // the suspended task frame; null when none
+  SourceSite site;
+  LineId line = kNoLine;
+  bool in_irq = false;
+  bool user = false;  // a step in user mode (Cpu::user_delay)
+};
+
+// Told of each interval a CPU spent suspended, when the interval ends (the CPU resumes). Contract: the CPU's
+// frames named by the suspension are alive during the call.
+class CpuObserver {
+ public:
+  virtual void on_interval(const Cpu& cpu, const Suspension& s, SimTime end) = 0;
+
+ protected:
+  ~CpuObserver() = default;
+};
 
 // Contract: every awaited step goes through suspend_step (or park/halt), so the scheduler sees each step
 // boundary; at most one step of a CPU is outstanding at any time.
@@ -63,14 +91,17 @@ class Cpu final : private RootObserver {
     Cpu& cpu;
     Duration cost;
     SourceSite site;
+    bool user = false;
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) { cpu.suspend_step(h, cpu.now() + cost, site); }
+    void await_suspend(std::coroutine_handle<> h) { cpu.suspend_step(h, cpu.now() + cost, site, kNoLine, user); }
     void await_resume() const noexcept {}
   };
   // A fixed compute cost: an instruction sequence whose time does not depend on shared state.
   DelayAwaiter delay(Duration cost, SourceSite site = SourceSite::current()) {
     return {*this, cost, site};
   }
+  // The same, spent in user mode (a user access's TLB lookup or page walk): the profile's user time.
+  DelayAwaiter user_delay(Duration cost, SourceSite site = SourceSite::current()) { return {*this, cost, site, true}; }
 
   struct HaltAwaiter {
     Cpu& cpu;
@@ -104,8 +135,10 @@ class Cpu final : private RootObserver {
   bool in_irq() const { return !irq_stack_.empty(); }
 
   // --- used by awaiters in other layers ---
-  // The current step (awaited at `site`) completes at `done`. Contract: done >= now().
-  void suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite& site);
+  // The current step (awaited at `site`, an access to `line` if it names one) completes at `done`.
+  // Contract: done >= now().
+  void suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite& site, LineId line = kNoLine,
+                    bool user = false);
   // Park until wake_parked(gen) with the returned gen, or an interrupt if interrupts are enabled. A quiescent
   // park is an idle CPU polling for work (mwait / snooze): waiting forever there is idleness, not a deadlock.
   // A wake (by the write or an interrupt) takes effect `wake_latency` later (an idle state's exit latency).
@@ -132,6 +165,13 @@ class Cpu final : private RootObserver {
   void prefetch() const { __builtin_prefetch(this); }
   void prefetch_frame() const {
     if (leaf_) __builtin_prefetch(leaf_.address());
+  }
+
+  // Told of every interval this CPU spends suspended (null: none, the default).
+  void set_observer(CpuObserver* o) { observer_ = o; }
+  // The interval in progress, while the CPU is suspended and observed; null otherwise.
+  const Suspension* open_suspension() const {
+    return observer_ != nullptr && suspension_open_ ? &suspension_ : nullptr;
   }
 
   // --- diagnostics ---
@@ -176,6 +216,16 @@ class Cpu final : private RootObserver {
   Duration halt_wake_latency_{0};
   std::uint64_t steps_ = 0;
   std::uint64_t irqs_taken_ = 0;
+  CpuObserver* observer_ = nullptr;
+  Suspension suspension_;
+  bool suspension_open_ = false;
+
+  void note_suspension(Suspension::Kind kind, std::coroutine_handle<> h, const SourceSite& site, LineId line,
+                       bool user = false) {
+    if (observer_ == nullptr) return;
+    suspension_ = Suspension{now(), kind, h, site, line, in_irq(), user};
+    suspension_open_ = true;
+  }
 };
 
 }  // namespace tlbsim::sim

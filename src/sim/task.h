@@ -4,9 +4,11 @@
 #include <coroutine>
 #include <exception>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "sim/frame_pool.h"
+#include "sim/source_site.h"
 
 namespace tlbsim::sim {
 
@@ -21,11 +23,39 @@ class RootObserver {
   ~RootObserver() = default;
 };
 
-// State common to every task promise: who continues when it finishes, and its pooled frame.
+// State common to every task promise: who continues when it finishes, its pooled frame, and the name of the
+// function it runs.
 struct PromiseBase {
   std::coroutine_handle<> continuation;
   RootObserver* root = nullptr;
   std::exception_ptr error;
+  // The coroutine's function, as its last co_await saw it (the default argument of await_transform is evaluated
+  // at the co_await): a suspended chain names each of its frames (the profiler's call stacks).
+  const char* function = "";
+
+  // Every co_await passes through here, to an awaiter that forwards to the awaited object in place (returning
+  // a reference instead makes GCC 12 copy the object).
+  template <class A>
+  struct Forward {
+    A& a;
+    bool await_ready() { return a.await_ready(); }
+    template <class H>
+    decltype(auto) await_suspend(H h) {
+      return a.await_suspend(h);
+    }
+    decltype(auto) await_resume() { return a.await_resume(); }
+  };
+  template <class A>
+  Forward<std::remove_reference_t<A>> await_transform(A&& a, SourceSite site = SourceSite::current()) noexcept {
+    function = site.function;
+    return {a};
+  }
+  // The promise of a suspended task frame given type-erased. Contract: h is a frame of a Task coroutine (the only
+  // coroutine type of the model); every TaskPromise has PromiseBase's alignment, so the promise lies where
+  // PromiseBase's would.
+  static const PromiseBase& of(std::coroutine_handle<> h) {
+    return std::coroutine_handle<PromiseBase>::from_address(h.address()).promise();
+  }
 
   static void* operator new(std::size_t size) { return FramePool::allocate(size); }
   static void operator delete(void* p, std::size_t size) noexcept { FramePool::deallocate(p, size); }
@@ -131,6 +161,7 @@ class [[nodiscard]] Task<void> : public TaskHandle<TaskPromise<void>> {
 
 template <class T>
 Task<T> TaskPromise<T>::get_return_object() {
+  static_assert(alignof(TaskPromise<T>) == alignof(PromiseBase), "PromiseBase::of needs the promise where its base is");
   return Task<T>(std::coroutine_handle<TaskPromise<T>>::from_promise(*this));
 }
 inline Task<void> TaskPromise<void>::get_return_object() {

@@ -8,6 +8,7 @@
 #include "check/oracle.h"
 #include "hw/system.h"
 #include "kernel/locking/locks.h"
+#include "kernel/sched/sched.h"
 #include "model/options.h"
 #include "model/profile.h"
 #include "sim/timed_scheduler.h"
@@ -112,13 +113,17 @@ void register_hw_stats(kernel::Kernel& k, hw::System& sys) {
 
 // Runs to `end` with the counters covering the window ops do: the run stops at the warm-up's end for a snapshot of
 // every counter, then goes on (stopping changes nothing simulated: the scheduler resumes with the same queue).
-sim::RunResult run_measured(hw::System& sys, kernel::Kernel& k, sim::Duration warmup, sim::SimTime end) {
+sim::RunResult run_measured(hw::System& sys, kernel::Kernel& k, sim::Duration warmup, sim::SimTime end,
+                            trace::Profiler* profiler) {
   register_hw_stats(k, sys);
   if (warmup.count() > 0) {
     sys.scheduler().run(sim::kTimeZero + warmup);
     k.stats().snapshot();
   }
-  return sys.scheduler().run(end);
+  if (profiler != nullptr) profiler->start(sim::kTimeZero + warmup);
+  sim::RunResult r = sys.scheduler().run(end);
+  if (profiler != nullptr) profiler->finish(sys.scheduler(), r.end);
+  return r;
 }
 
 // The run's JSON report: what ran, on what, for how long, what it measured, its counters and the oracle's verdict.
@@ -186,7 +191,17 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
       progress(now - sim::kTimeZero, end, events);
     });
   }
-  const sim::RunResult r = run_measured(sys, k, warmup, sim::kTimeZero + warmup + spec.duration);
+  std::shared_ptr<trace::Profiler> profiler;
+  if (spec.profile) {
+    profiler = std::make_shared<trace::Profiler>([&sys](LineId l) { return std::string(sys.coherence().name(l)); },
+                                                 [&k](CpuId c) {
+                                                   kernel::Sched* s = k.sched();
+                                                   return s != nullptr && s->rq(c).curr != nullptr &&
+                                                          s->rq(c).curr == s->rq(c).idle;
+                                                 });
+    profiler->attach(sys.scheduler());
+  }
+  const sim::RunResult r = run_measured(sys, k, warmup, sim::kTimeZero + warmup + spec.duration, profiler.get());
   workload->finish(k, sim::kTimeZero + warmup + spec.duration);
   if (tracer != nullptr) tracer->close(sim::kTimeZero + warmup + spec.duration);
 
@@ -199,6 +214,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   out.json = run_json({machine, spec, cfg, args, r, out, warmup, ops, total, *workload, k, *oracle});
   out.counter_rows = k.stats().rows();
+  out.profile = std::move(profiler);
   return out;
 }
 

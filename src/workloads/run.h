@@ -4,14 +4,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "hw/machine.h"
 #include "kernel/kernel.h"
 #include "sim/time.h"
+#include "trace/profile.h"
 
 namespace tlbsim::trace {
 class Tracer;
@@ -32,6 +33,7 @@ struct RunSpec {
   sim::Duration stall_limit = sim::milliseconds(100);
   std::vector<std::string>
       mutations;  // planted bugs (declared in each owner's options.h), to show the oracle catching them
+  bool profile = false;  // charge the measured window's CPU time to call stacks (RunOutput::profile)
 };
 
 struct RunOutput {
@@ -43,6 +45,8 @@ struct RunOutput {
   bool seed_changes_nothing = false;  // no tie set was ordered by the seed and the workload draws nothing from it
   // The counters (json["counters"]) as table rows, in the order their subsystems registered them.
   std::vector<kernel::Stats::Row> counter_rows;
+  // With RunSpec::profile: the measured window's simulated CPU time by call stack.
+  std::shared_ptr<const trace::Profiler> profile;
 };
 
 // Throws InputError for unknown kernels or workloads and impossible parameters. With a tracer, the run is also

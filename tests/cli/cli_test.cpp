@@ -221,6 +221,30 @@ TEST(Cli, RunTlbFlush1Table) {
   EXPECT_NE(all.out.find("tlb lookups "), std::string::npos) << all.out;
 }
 
+// The profile table after the counters, and its two files (written atomically, as every output).
+TEST(Cli, RunProfile) {
+  const Result r = run({"run", "--machine", "small-2s2c", "--kernel", "linux-6.13", "--workload", "tlb_flush2",
+                        "--threads", "2", "--duration", "200us", "--counters", "summary", "--profile"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_golden("run_tlb_flush2_profile.txt", r.out);
+  const std::string dir = ::testing::TempDir();
+  const std::string folded = dir + "/p.folded", svg = dir + "/p.svg";
+  const Result f = run({"run", "--machine", "small-2s2c", "--kernel", "linux-6.13", "--workload", "tlb_flush2",
+                        "--threads", "2", "--duration", "200us", "--profile-folded", folded, "--profile-svg", svg});
+  EXPECT_EQ(f.status, 0) << f.err;
+  EXPECT_EQ(f.out.find("profile:"), std::string::npos) << "the table is printed only with --profile";
+  EXPECT_NE(read_file(folded).find("[system];task_main;tlb_flush2_thread;tlb_flush_loop;sys_madvise_dontneed"),
+            std::string::npos);
+  EXPECT_NE(read_file(svg).find("<title>sys_madvise_dontneed ("), std::string::npos);
+  const Result j = run({"run", "--machine", "small-2s2c", "--kernel", "linux-6.13", "--workload", "tlb_flush2",
+                        "--threads", "2", "--duration", "200us", "--profile", "--format", "json"});
+  EXPECT_EQ(j.status, 0) << j.err;
+  const auto parsed = nlohmann::json::parse(j.out);
+  EXPECT_EQ(parsed["profile"]["total_ps"].get<std::int64_t>(), 8 * 200'000'000);  // small-2s2c's 8 CPUs x 200 us
+  const Result same = run({"run", "--machine", "small-2s2c", "--profile-folded", folded, "--profile-svg", folded});
+  EXPECT_EQ(same.status, 2);
+}
+
 // A workload file runs as a built-in workload does: its own name in the header, its parameter echoed.
 TEST(Cli, RunWorkloadFileTable) {
   const Result r = run({"run", "--machine", "small-2s2c", "--workload", "madvise_own_pages.toml", "--param", "pages=16",
