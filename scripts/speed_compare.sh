@@ -14,7 +14,7 @@ cases=(
   "002 hackbench 20|--machine milan-36c --kernel linux-6.13 --workload hackbench --threads 20 --duration 10ms"
   "003 idle 32|--machine sandybridge-ep-2s8c2t --kernel linux-3.3 --workload idle --threads 32 --duration 5s"
   "004 context_switch1 768, before|--machine power8-16s192c-smt8 --kernel linux-6.2-ppc --workload context_switch1 --threads 768 --duration 2ms"
-  "004 context_switch1 768, after|--machine power8-16s192c-smt8 --kernel linux-6.2-ppc-seed004 --workload context_switch1 --threads 768 --duration 500us"
+  "004 context_switch1 768, after|--machine power8-16s192c-smt8 --kernel linux-6.2-ppc-seed004 --workload context_switch1 --threads 768 --duration 2ms"
 )
 rate() { "$1" run $2 2>&1 >/dev/null | sed -n 's/.*(\([0-9.]*\) M events\/s).*/\1/p'; }
 median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
