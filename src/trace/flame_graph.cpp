@@ -37,12 +37,7 @@ std::string colour(std::string_view name) {
 std::string flame_graph_svg(const Profiler& profile, std::string_view title) {
   const auto& nodes = profile.nodes();
   const auto& names = profile.names();
-  std::vector<sim::Duration> sub(nodes.size(), sim::Duration{0});
-  // Subtree times, children before parents (a child's index is always above its parent's).
-  for (std::size_t i = nodes.size(); i-- > 0;) {
-    sub[i] += nodes[i].self;
-    if (i != 0) sub[nodes[i].parent] += sub[i];
-  }
+  const std::vector<sim::Duration> sub = profile.subtree_times();
   std::vector<std::size_t> depth(nodes.size(), 0);
   std::size_t depth_max = 0;
   for (std::size_t i = 1; i < nodes.size(); ++i) {

@@ -136,10 +136,14 @@ void Profiler::charge(const sim::Cpu& cpu, const sim::Suspension& s, sim::SimTim
 
 sim::Duration Profiler::of_class(ProfileClass c) const { return by_class_[static_cast<std::size_t>(c)]; }
 
-sim::Duration Profiler::subtree(std::uint32_t node) const {
-  sim::Duration t = nodes_[node].self;
-  for (const std::uint32_t c : nodes_[node].children) t += subtree(c);
-  return t;
+std::vector<sim::Duration> Profiler::subtree_times() const {
+  // A child's index is always above its parent's: one pass from the last node adds each into its parent.
+  std::vector<sim::Duration> sub(nodes_.size(), sim::Duration{0});
+  for (std::size_t i = nodes_.size(); i-- > 0;) {
+    sub[i] += nodes_[i].self;
+    if (i != 0) sub[nodes_[i].parent] += sub[i];
+  }
+  return sub;
 }
 
 std::vector<Profiler::Row> Profiler::rows() const {
@@ -147,11 +151,12 @@ std::vector<Profiler::Row> Profiler::rows() const {
   std::vector<sim::Duration> self(names_.size(), sim::Duration{0});
   std::vector<std::uint32_t> on_path(names_.size(), 0);
   std::vector<bool> seen(names_.size(), false);
+  const std::vector<sim::Duration> sub = subtree_times();
   // Depth first: a function's first frame on a path takes its whole subtree (deeper recursion adds nothing).
   const auto visit = [&](auto& self_ref, std::uint32_t n) -> void {
     const std::uint32_t name = nodes_[n].name;
     if (n != 0) {
-      if (on_path[name] == 0) children[name] += subtree(n);
+      if (on_path[name] == 0) children[name] += sub[n];
       ++on_path[name];
       self[name] += nodes_[n].self;
       seen[name] = true;

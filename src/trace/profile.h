@@ -68,8 +68,8 @@ class Profiler final : public sim::CpuObserver {
   };
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<std::string>& names() const { return names_; }
-  // A node's time with everything under it.
-  sim::Duration subtree(std::uint32_t node) const;
+  // Each node's time with everything under it, by node.
+  std::vector<sim::Duration> subtree_times() const;
 
  private:
   std::uint32_t intern(const char* name);
