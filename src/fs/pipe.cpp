@@ -41,6 +41,10 @@ sim::Task<void> pipe_write(Sched& s, TaskStruct& t, Pipe& p, std::uint32_t len) 
   const bool merge = !was_empty && seen.slot(seen.head - 1) + len <= kPipeBufPage;
   for (;;) {
     if (merge || !seen.full()) {
+      // vfs_write, the page (pipe->tmp_page or alloc_page), copy_page_from_iter and file_update_time, beyond the
+      // mutex and ring modeled here (machine [kernel] pipe_write; all of it charged under the mutex).
+      if (const sim::Duration c = s.k.machine().kernel.pipe_write; c > sim::Duration{0})
+        co_await s.cpu_of(t).cpu.delay(c);
       co_await mem.rmw(s.cpu_of(t).cpu, p.ring, [merge, len](PipeRing r) {
         if (merge) {
           r.slot(r.head - 1) += len;
@@ -74,6 +78,10 @@ sim::Task<std::uint32_t> pipe_read(Sched& s, TaskStruct& t, Pipe& p, std::uint32
   for (;;) {
     if (!seen.empty()) {
       // Copy from the tail buffer; an emptied buffer is released and the tail advances.
+      // vfs_read, copy_page_to_iter, the emptied buffer's release (to pipe->tmp_page) and file_accessed, beyond
+      // the mutex and ring modeled here (machine [kernel] pipe_read; charged once per call, under the mutex).
+      const sim::Duration c = s.k.machine().kernel.pipe_read;
+      if (done == 0 && c > sim::Duration{0}) co_await s.cpu_of(t).cpu.delay(c);
       const std::uint32_t want = len - done;
       const PipeRing before = co_await mem.rmw(s.cpu_of(t).cpu, p.ring, [want](PipeRing r) {
         std::uint32_t& buf = r.slot(r.tail);

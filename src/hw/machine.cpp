@@ -153,6 +153,10 @@ void parse_kernel_costs(MachineParse& p) {
   m.kernel.munmap_vmas = lat.take(kern, "kernel", "munmap_vmas");
   m.kernel.unix_sendmsg = lat.take(kern, "kernel", "unix_sendmsg");
   m.kernel.unix_recvmsg = lat.take(kern, "kernel", "unix_recvmsg");
+  m.kernel.context_switch = lat.take(kern, "kernel", "context_switch");
+  m.kernel.try_to_wake_up = lat.take(kern, "kernel", "try_to_wake_up");
+  m.kernel.pipe_write = lat.take(kern, "kernel", "pipe_write");
+  m.kernel.pipe_read = lat.take(kern, "kernel", "pipe_read");
   kern.finish();
 }
 

@@ -46,6 +46,17 @@ struct KernelCosts {
   // itself (the socket's locks, queue and sk_wmem_alloc, the wake-ups and the wait): skb allocation and free, copies.
   sim::Duration unix_sendmsg{0};
   sim::Duration unix_recvmsg{0};
+  // The scheduler's own work, beyond the runqueue lock, the modeled lines (on_cpu, on_rq, need_resched) and
+  // switch_mm: __schedule's bookkeeping (update_curr, dequeue of a sleeping task, pick_next_task, put_prev_task),
+  // prepare_task_switch, switch_to's register and FPU state, and finish_task_switch; charged once per switch.
+  sim::Duration context_switch{0};
+  // try_to_wake_up's work on a sleeping task beyond pi_lock, the runqueue lock and the modeled lines:
+  // select_task_rq's bookkeeping, enqueue_task (update_curr, place_entity, load averages) and check_preempt.
+  sim::Duration try_to_wake_up{0};
+  // One small pipe write() / read() beyond the null system call and the modeled pipe mutex, ring and wake-ups:
+  // vfs_write / vfs_read, the page (pipe->tmp_page or alloc_page) and its release, the copy, file_update_time.
+  sim::Duration pipe_write{0};
+  sim::Duration pipe_read{0};
 };
 
 // One idle state of the machine's cpuidle driver (machine-file [[idle.states]], shallowest first).

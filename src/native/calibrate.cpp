@@ -12,113 +12,16 @@
 #include <thread>
 
 #include "hw/machine.h"
+#include "native/calibrate_sched.h"
+#include "native/calibration_run.h"
 
 #if defined(__linux__)
-#include <sys/utsname.h>
 #include <unistd.h>
 #endif
 
 namespace tlbsim::native {
 
 namespace {
-
-// Runs `f` on a thread of its own, so that the pinning it does leaves the caller's affinity alone.
-template <class F>
-auto in_thread(F f) -> decltype(f()) {
-  std::optional<decltype(f())> out;
-  std::exception_ptr error;
-  std::thread t([&] {
-    try {
-      out.emplace(f());
-    } catch (...) {
-      error = std::current_exception();
-    }
-  });
-  t.join();
-  if (error) std::rethrow_exception(error);
-  return std::move(*out);
-}
-
-std::string cpuinfo_field(const std::string& key) {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with(key) && line.find(':') != std::string::npos) {
-      const std::size_t c = line.find(':');
-      const std::size_t b = line.find_first_not_of(" \t", c + 1);
-      return b == std::string::npos ? "" : line.substr(b);
-    }
-  }
-  return "";
-}
-
-struct HostInfo {
-  std::string machine = "unknown", release = "unknown", hostname = "host", cpu_model = "unknown CPU";
-  bool pcid = false;
-};
-
-HostInfo host_info() {
-  HostInfo h;
-#if defined(__linux__)
-  utsname u{};
-  if (uname(&u) == 0) h.machine = u.machine, h.release = u.release, h.hostname = u.nodename;
-#endif
-  if (const std::string m = cpuinfo_field("model name"); !m.empty())
-    h.cpu_model = m;
-  else if (const std::string c = cpuinfo_field("cpu"); !c.empty())
-    h.cpu_model = c;
-  std::string flags = cpuinfo_field("flags");
-  flags.push_back(' ');
-  h.pcid = flags.starts_with("pcid ") || flags.find(" pcid ") != std::string::npos;
-  return h;
-}
-
-struct Field {
-  double ns = 0;
-  std::string source;
-  bool measured = false;
-};
-
-// The machine file's latency fields: the base machine's defaults, overridden by what was measured.
-class Fields {
- public:
-  explicit Fields(const hw::Machine& base) : base_(base.name) {
-    for (const auto& r : base.latencies) f_[r.key] = {r.ns, r.source, false};
-  }
-  void measure(const std::string& key, double ns, std::string source) { f_[key] = {ns, std::move(source), true}; }
-  double ns(const std::string& key) const { return at(key).ns; }
-  bool measured(const std::string& key) const { return at(key).measured; }
-  std::string line(const std::string& key) const {
-    const Field& f = at(key);
-    const std::string name = key.substr(key.find('.') + 1);
-    if (f.measured) return fmt::format("{} = {{ ns = {:.1f}, source = {} }}\n", name, f.ns, toml_quote(f.source));
-    return fmt::format(
-        "# DEFAULT: not measured on this host; the {} figure, with its source\n"
-        "{} = {{ ns = {:.1f}, source = {} }}\n",
-        base_, name, f.ns, toml_quote("DEFAULT (not measured on this host; from builtin " + base_ + "): " + f.source));
-  }
-
- private:
-  const Field& at(const std::string& key) const {
-    if (auto it = f_.find(key); it != f_.end()) return it->second;
-    // A class of transfer the base machine lacks: the nearest class it has.
-    for (const char* k : {"coherence.llc_transfer", "coherence.remote_transfer", "ipi.deliver_socket"}) {
-      if (key.starts_with(std::string(k).substr(0, 4)) && f_.count(k) != 0) return f_.at(k);
-    }
-    throw std::logic_error("calibrate: no default for " + key);
-  }
-  std::string base_;
-  std::map<std::string, Field> f_;
-};
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
-}
 
 const char* class_name(hw::Distance d) {
   switch (d) {
@@ -132,33 +35,6 @@ const char* class_name(hw::Distance d) {
       return "other socket";
   }
 }
-
-// One calibration in progress: the host, the machine it starts from, the fields measured so far, and how a figure
-// is noted and sourced.
-struct CalibrationRun {
-  const CalibrateOptions& o;
-  std::ostream& progress;
-  Calibration& cal;
-  const HostInfo& info;
-  const hw::Machine& base;
-  Fields& fields;
-  bool ppc;
-  std::string reps;  // "over N repetitions"
-  std::uint32_t cpu0;
-  std::optional<Spread> wakeup;  // the wake-up of a thread asleep on another CPU of the package (wakeup_ns)
-
-  // Records a figure for the file's header and prints it.
-  Spread note(const std::string& what, const Spread& sp) {
-    cal.figures.push_back({what, sp});
-    progress << fmt::format("calibrate: {:<58} {}\n", what, describe(sp)) << std::flush;
-    return sp;
-  }
-  // The source of a measured field: where, when and how it was measured, and its spread.
-  std::string from(const Spread& sp, const std::string& how) const {
-    return fmt::format("MEASURED on {} ({}) by tlbsim calibrate, {}: {}; median {:.1f} ns, p10 {:.1f}, p90 {:.1f} {}",
-                       info.hostname, info.cpu_model, utc_now(), how, sp.median, sp.p10, sp.p90, reps);
-  }
-};
 
 using CpuPair = std::optional<std::pair<std::uint32_t, std::uint32_t>>;
 
@@ -432,9 +308,10 @@ std::string file_kernel_tables(const CalibrationRun& r) {
   const Fields& fields = r.fields;
   const bool ppc = r.ppc;
   std::string f = "[kernel]\n";
-  for (const char* k : {"syscall", "page_fault", "page_alloc", "page_copy", "page_zero", "pte_update", "memcg_charge",
-                        "lru_update", "rmap_update", "fault_around_page", "fault_around_skip", "mmap_region",
-                        "munmap_vmas", "unix_sendmsg", "unix_recvmsg"}) {
+  for (const char* k :
+       {"syscall", "page_fault", "page_alloc", "page_copy", "page_zero", "pte_update", "memcg_charge", "lru_update",
+        "rmap_update", "fault_around_page", "fault_around_skip", "mmap_region", "munmap_vmas", "unix_sendmsg",
+        "unix_recvmsg", "context_switch", "try_to_wake_up", "pipe_write", "pipe_read"}) {
     f += fields.line(std::string("kernel.") + k);
   }
   const bool tag_none = !ppc && !r.info.pcid;
@@ -485,6 +362,7 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   CalibrationRun r{o, progress, cal, info, base, fields, ppc, reps, cal.host.cpus.front().cpu, std::nullopt};
   const TransferPairs pairs = measure_coherence(r);
   measure_kernel_costs(r);
+  measure_scheduler_costs(r);
   // TLB shootdown round trips: madvise(MADV_DONTNEED) of one page with and without a remote CPU in the mm.
   const Spread local = measure_local_flush(r);
   measure_remote_shootdowns(r, pairs, local);

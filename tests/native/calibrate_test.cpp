@@ -31,6 +31,15 @@ TEST(Calibrate, WritesALoadableMachineFileForThisHost) {
     if (p.key == "kernel.syscall") measured_syscall = p.source.starts_with("MEASURED");
   }
   EXPECT_TRUE(measured_syscall);
+  // The scheduler's figures come from a pipe ping-pong and yields on one CPU (issue 29).
+  for (const char* what : {"pipe ping-pong, 2 threads", "pipe ping-pong, 2 processes", "sched_yield() of 2 threads"}) {
+    EXPECT_NE(progress.str().find(what), std::string::npos) << what;
+  }
+  for (const auto& p : m.latencies) {
+    if (p.key == "kernel.pipe_write" || p.key == "kernel.pipe_read") {
+      EXPECT_TRUE(p.source.starts_with("MEASURED")) << p.key;
+    }
+  }
 }
 
 TEST(Calibrate, QuotesTomlStrings) { EXPECT_EQ(toml_quote("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\""); }

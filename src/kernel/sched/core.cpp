@@ -225,6 +225,9 @@ sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next)
   // From here until the switch is done no user code runs on this CPU (prev's entries are reached again only
   // through switch_mm's generation check).
   k.events().set_user_context(pc.id, 0);
+  // __schedule's bookkeeping, prepare_task_switch, switch_to's register and FPU state and finish_task_switch,
+  // beyond the lines and locks modeled here (machine [kernel] context_switch; charged under the runqueue lock).
+  if (const sim::Duration c = k.machine().kernel.context_switch; c > sim::Duration{0}) co_await pc.cpu.delay(c);
   co_await k.mem().write(pc.cpu, next.on_cpu, true);  // prepare_task_switch -> prepare_task
   if (next.mm == nullptr) {
     // To a kernel thread (or idle): keep the previous mm loaded, lazily.
@@ -325,6 +328,9 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned
   const CpuId target = co_await select_task_rq(waker, p, wake_flags);
   Rq& r = rq(target);
   co_await r.lock.lock(mem, w.cpu);  // ttwu_queue -> ttwu_do_activate
+  // select_task_rq's and enqueue_task's bookkeeping and check_preempt, beyond the lines and locks modeled here
+  // (machine [kernel] try_to_wake_up; all of it charged under the runqueue lock).
+  if (const sim::Duration c = k.machine().kernel.try_to_wake_up; c > sim::Duration{0}) co_await w.cpu.delay(c);
   p.cpu = target;
   update_avg_idle(r, w.cpu.now());
   const bool fork = (wake_flags & WF_FORK) != 0;

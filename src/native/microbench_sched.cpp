@@ -1,0 +1,192 @@
+#include "native/microbench_sched.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "native/host.h"
+
+#if defined(__linux__)
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
+namespace tlbsim::native {
+
+#if defined(__linux__)
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ns_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::nano>(b - a).count();
+}
+
+std::uint64_t iters(const BenchScale& s, std::uint64_t base) {
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(base) * s.work));
+}
+
+void pin_or_throw(std::uint32_t cpu) {
+  if (!pin_this_thread(cpu)) throw std::runtime_error(fmt::format("calibrate: cannot pin a thread to CPU {}", cpu));
+}
+
+// Two pipes, closed when it goes.
+struct PipePair {
+  int to[2] = {-1, -1}, back[2] = {-1, -1};
+  PipePair() {
+    if (pipe(to) != 0 || pipe(back) != 0) {
+      close_all();
+      throw std::runtime_error("calibrate: pipe failed");
+    }
+  }
+  ~PipePair() { close_all(); }
+  PipePair(const PipePair&) = delete;
+  PipePair& operator=(const PipePair&) = delete;
+  void close_all() {
+    for (int* fd : {&to[0], &to[1], &back[0], &back[1]}) {
+      if (*fd >= 0) close(*fd);
+      *fd = -1;
+    }
+  }
+};
+
+// The partner of a ping-pong: reads a byte from `in`, writes it to `out`, until it reads 'q' or the pipe fails.
+void echo(int in, int out) {
+  char c = 0;
+  while (read(in, &c, 1) == 1 && c != 'q') {
+    if (write(out, &c, 1) != 1) break;
+  }
+}
+
+long switches_of_this_thread() {
+  rusage u{};
+  if (getrusage(RUSAGE_THREAD, &u) != 0) return 0;
+  return u.ru_nvcsw + u.ru_nivcsw;
+}
+
+}  // namespace
+
+PipeCalls pipe_calls_ns(std::uint32_t cpu, const BenchScale& s) {
+  pin_or_throw(cpu);
+  PipePair p;
+  const std::uint64_t n = iters(s, 20000);
+  std::vector<double> writes, reads;
+  char c = 'x';
+  for (std::uint32_t r = 0; r <= s.repetitions; ++r) {  // r == 0 warms up
+    double w = 0, rd = 0, clock = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const auto t0 = Clock::now();
+      const auto t1 = Clock::now();
+      if (write(p.to[1], &c, 1) != 1) throw std::runtime_error("calibrate: pipe write failed");
+      const auto t2 = Clock::now();
+      if (read(p.to[0], &c, 1) != 1) throw std::runtime_error("calibrate: pipe read failed");
+      const auto t3 = Clock::now();
+      clock += ns_between(t0, t1);
+      w += ns_between(t1, t2);
+      rd += ns_between(t2, t3);
+    }
+    if (r == 0) continue;
+    const double nd = static_cast<double>(n);
+    writes.push_back(std::max(0.0, (w - clock) / nd));
+    reads.push_back(std::max(0.0, (rd - clock) / nd));
+  }
+  return {spread_of(std::move(writes)), spread_of(std::move(reads))};
+}
+
+YieldSwitch yield_switch_ns(std::uint32_t cpu, const BenchScale& s) {
+  pin_or_throw(cpu);
+  std::atomic<bool> stop{false}, pinned{true}, started{false};
+  std::atomic<std::uint64_t> other_yields{0};
+  std::thread partner([&] {
+    pinned.store(pin_this_thread(cpu));
+    started.store(true);
+    while (!stop.load(std::memory_order_relaxed)) {
+      sched_yield();
+      other_yields.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  while (!started.load()) sched_yield();
+  if (!pinned.load()) {
+    stop.store(true);
+    partner.join();
+    throw std::runtime_error(fmt::format("calibrate: cannot pin a thread to CPU {}", cpu));
+  }
+  const std::uint64_t n = iters(s, 20000);
+  std::vector<double> out;
+  double yields = 0, switched = 0;
+  for (std::uint32_t r = 0; r <= s.repetitions; ++r) {  // r == 0 warms up
+    const std::uint64_t o0 = other_yields.load();
+    const long s0 = switches_of_this_thread();
+    const auto t0 = Clock::now();
+    for (std::uint64_t i = 0; i < n; ++i) sched_yield();
+    const double ns = ns_between(t0, Clock::now());
+    const double all = static_cast<double>(n + (other_yields.load() - o0));
+    if (r == 0) continue;
+    out.push_back(ns / all);
+    yields += all;
+    switched += 2.0 * static_cast<double>(switches_of_this_thread() - s0);
+  }
+  stop.store(true);
+  partner.join();
+  return {spread_of(std::move(out)), yields > 0 ? std::min(1.0, switched / yields) : 0.0};
+}
+
+Spread pipe_pingpong_ns(std::uint32_t cpu, bool processes, const BenchScale& s) {
+  pin_or_throw(cpu);  // before the fork or the thread: the partner inherits the one-CPU mask, as in will-it-scale
+  PipePair p;
+  pid_t child = -1;
+  std::thread partner;
+  if (processes) {
+    child = fork();
+    if (child < 0) throw std::runtime_error("calibrate: fork failed");
+    if (child == 0) {
+      echo(p.to[0], p.back[1]);
+      _exit(0);
+    }
+  } else {
+    partner = std::thread([&p] { echo(p.to[0], p.back[1]); });
+  }
+  const std::uint64_t n = iters(s, 10000);
+  std::vector<double> out;
+  bool failed = false;
+  for (std::uint32_t r = 0; r <= s.repetitions && !failed; ++r) {  // r == 0 warms up
+    const auto t0 = Clock::now();
+    char c = 'x';
+    for (std::uint64_t i = 0; i < n && !failed; ++i) {
+      failed = write(p.to[1], &c, 1) != 1 || read(p.back[0], &c, 1) != 1;
+    }
+    if (r > 0) out.push_back(ns_between(t0, Clock::now()) / (2.0 * static_cast<double>(n)));
+  }
+  const char q = 'q';
+  if (write(p.to[1], &q, 1) != 1) p.close_all();  // the partner then sees the pipe fail
+  if (processes) {
+    int status = 0;
+    waitpid(child, &status, 0);
+  } else {
+    partner.join();
+  }
+  if (failed) throw std::runtime_error("calibrate: pipe ping-pong failed");
+  return spread_of(std::move(out));
+}
+
+#else
+
+PipeCalls pipe_calls_ns(std::uint32_t, const BenchScale&) { throw std::runtime_error("calibrate runs on Linux only"); }
+YieldSwitch yield_switch_ns(std::uint32_t, const BenchScale&) {
+  throw std::runtime_error("calibrate runs on Linux only");
+}
+Spread pipe_pingpong_ns(std::uint32_t, bool, const BenchScale&) {
+  throw std::runtime_error("calibrate runs on Linux only");
+}
+
+#endif
+
+}  // namespace tlbsim::native

@@ -1,0 +1,50 @@
+// The scheduler and pipe microbenchmarks calibrate derives [kernel] context_switch, try_to_wake_up, pipe_write and
+// pipe_read from: each runs on one CPU and gives an ordered, positive spread.
+#include "native/microbench_sched.h"
+
+#include <gtest/gtest.h>
+
+#include "native/host.h"
+
+namespace tlbsim::native {
+namespace {
+
+std::uint32_t first_cpu() {
+  const HostTopology host = read_host_topology();
+  return host.cpus.empty() ? 0 : host.cpus.front().cpu;
+}
+
+// A write to an empty pipe and the read that empties it are each a system call: positive, ordered.
+TEST(MicrobenchSched, PipeCallsAreTimedApart) {
+  if (!native_supported()) GTEST_SKIP() << "microbenchmarks need Linux";
+  const PipeCalls c = pipe_calls_ns(first_cpu(), {3, 0.05});
+  EXPECT_GT(c.write.median, 0.0);
+  EXPECT_GT(c.read.median, 0.0);
+  EXPECT_GE(c.write.p90, c.write.p10);
+  EXPECT_GE(c.read.p90, c.read.p10);
+}
+
+// Two threads on one CPU yielding in turn switch on nearly every yield, and a yield that switches costs more than
+// the pipe's bare system calls would let one think is free.
+TEST(MicrobenchSched, YieldsOfTwoThreadsOnOneCpuSwitch) {
+  if (!native_supported()) GTEST_SKIP() << "microbenchmarks need Linux";
+  const YieldSwitch y = yield_switch_ns(first_cpu(), {3, 0.05});
+  EXPECT_GT(y.per_yield.median, 0.0);
+  EXPECT_GT(y.switched, 0.5);
+  EXPECT_LE(y.switched, 1.0);
+}
+
+// context_switch1's loop on one CPU: a half round trip holds a write, a read and a switch, so it is slower than
+// the write and the read alone, for threads and for processes.
+TEST(MicrobenchSched, PingPongOnOneCpuCostsMoreThanItsCalls) {
+  if (!native_supported()) GTEST_SKIP() << "microbenchmarks need Linux";
+  const std::uint32_t cpu = first_cpu();
+  const PipeCalls c = pipe_calls_ns(cpu, {3, 0.05});
+  for (bool processes : {false, true}) {
+    const Spread half = pipe_pingpong_ns(cpu, processes, {3, 0.05});
+    EXPECT_GT(half.median, c.write.median + c.read.median) << (processes ? "processes" : "threads");
+  }
+}
+
+}  // namespace
+}  // namespace tlbsim::native
