@@ -11,6 +11,7 @@
 #include "check/scenario.h"
 #include "hw/machine.h"
 #include "kernel/kernel.h"
+#include "kernel/sched/sched.h"
 #include "model/options.h"
 #include "model/profile.h"
 #include "trace/tracer.h"
@@ -243,7 +244,7 @@ class TraceRecorder final : public sim::ActionObserver, public hw::AccessObserve
 
 }  // namespace
 
-Replay replay(const Counterexample& cx, trace::Tracer* tracer) {
+Replay replay(const Counterexample& cx, trace::Tracer* tracer, bool profile) {
   TraceRecorder rec;
   RunHooks hooks{&rec, &rec, [&rec](kernel::Kernel& k) { rec.k = &k; }, nullptr, nullptr};
   if (tracer != nullptr) {
@@ -254,6 +255,26 @@ Replay replay(const Counterexample& cx, trace::Tracer* tracer) {
     hooks.on_end = [tracer](kernel::Kernel& k) {
       tracer->close(k.sys().scheduler().now());
       k.set_tracer(nullptr);
+    };
+  }
+  std::shared_ptr<trace::Profiler> profiler;
+  if (profile) {
+    const auto before = hooks.before_setup;
+    const auto end = hooks.on_end;
+    hooks.before_setup = [&profiler, before](kernel::Kernel& k) {
+      if (before) before(k);
+      profiler = std::make_shared<trace::Profiler>([&k](LineId l) { return std::string(k.sys().coherence().name(l)); },
+                                                   [&k](CpuId c) {
+                                                     kernel::Sched* s = k.sched();
+                                                     return s != nullptr && s->rq(c).curr != nullptr &&
+                                                            s->rq(c).curr == s->rq(c).idle;
+                                                   });
+      profiler->attach(k.sys().scheduler());
+      profiler->start(sim::kTimeZero);
+    };
+    hooks.on_end = [&profiler, end](kernel::Kernel& k) {
+      if (profiler) profiler->finish(k.sys().scheduler(), k.sys().scheduler().now());
+      if (end) end(k);
     };
   }
   DecisionChooser chooser(cx.decisions);
@@ -279,7 +300,7 @@ Replay replay(const Counterexample& cx, trace::Tracer* tracer) {
     text += fmt::format("{:>4}{} {}{}\n", i, forced ? "*" : " ", std::string(rec.rows[i].column * kWidth, ' '), cell);
   }
   text += o.violation ? "VIOLATION: " + o.what + "\n" : "no violation: the schedule ran to its end\n";
-  return Replay{o.violation, o.what, std::move(text), chooser.unapplied()};
+  return Replay{o.violation, o.what, std::move(text), chooser.unapplied(), std::move(profiler)};
 }
 
 }  // namespace tlbsim::check

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "check/run.h"
+#include "trace/profile.h"
 
 namespace tlbsim::trace {
 class Tracer;
@@ -39,9 +41,11 @@ struct Replay {
   // The first decision that did not apply (DecisionChooser::unapplied()); "" when the decisions describe a schedule
   // of the scenario. A file's replay with such a decision is not the run the file recorded.
   std::string unapplied;
+  // With `profile`, the simulated CPU time of the replay (setup included) by call stack, as `tlbsim run --profile`.
+  std::shared_ptr<trace::Profiler> profile;
 };
 // Replays deterministically; the same decisions give the same text. With a tracer, the run (setup included) is
-// also recorded as a timeline, closed at the run's end.
-Replay replay(const Counterexample& cx, trace::Tracer* tracer = nullptr);
+// also recorded as a timeline, closed at the run's end; with `profile`, profiled.
+Replay replay(const Counterexample& cx, trace::Tracer* tracer = nullptr, bool profile = false);
 
 }  // namespace tlbsim::check

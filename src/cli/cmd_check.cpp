@@ -13,6 +13,7 @@
 #include "check/mutation_suite.h"
 #include "check/scenario.h"
 #include "cli/command.h"
+#include "cli/profile_options.h"
 #include "cli/trace_options.h"
 #include "cli/validators.h"
 #include "model/options.h"
@@ -74,6 +75,7 @@ class CheckCommand final : public Command {
         ->capture_default_str();
     c->add_flag("--no-shrink", no_shrink_, "Keep the counterexample as found");
     c->add_option("--replay", replay_, "Replay a counterexample file and print its interleaving");
+    profile_.define(c);
     trace_.define(c);
     c->add_option("--mutations", suite_, "Run the mutation suite: all, or mutation names")->expected(0, -1);
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
@@ -89,6 +91,7 @@ class CheckCommand final : public Command {
     if (hardware_ > 1000) throw InputError("--hardware must be at most 1000");
     if (!replay_.empty()) return run_replay(io);
     if (trace_.enabled()) throw InputError("--trace and --ftrace apply to a run: use them with --replay FILE");
+    if (profile_.enabled()) throw InputError("--profile and its files apply to a run: use them with --replay FILE");
     if (suite_opt_->count() > 0) return run_suite(io);
     return run_explore(io);
   }
@@ -97,22 +100,31 @@ class CheckCommand final : public Command {
   int run_replay(Streams& io) {
     const check::Counterexample cx = check::parse_counterexample(read_file(replay_), replay_);
     trace_.validate();
+    check_distinct_outputs({{"--trace", &trace_.json_path},
+                            {"--ftrace", &trace_.ftrace_path},
+                            {"--profile-folded", &profile_.folded_path},
+                            {"--profile-svg", &profile_.svg_path}});
+    profile_.validate();
     std::unique_ptr<TraceSession> session;
     if (trace_.enabled()) {
       session = std::make_unique<TraceSession>(trace_, cx.target.machine.cpu_count(),
                                                fmt::format("tlbsim check replay of {}", cx.target.scenario),
                                                fmt::format("tlbsim check --replay {}", replay_));
     }
-    const check::Replay r = check::replay(cx, session ? &session->tracer() : nullptr);
+    const check::Replay r = check::replay(cx, session ? &session->tracer() : nullptr, profile_.enabled());
     if (!r.unapplied.empty()) {
       throw InputError(fmt::format("{}: counterexample file: not a schedule of scenario '{}': {}", replay_,
                                    cx.target.scenario, r.unapplied));
     }
     if (session) session->write_files(io.err);
+    if (r.profile) profile_.write_files(*r.profile, fmt::format("tlbsim check --replay {}", replay_));
     if (format_ == "json") {
-      io.out << nlohmann::json{{"violation", r.violation}, {"what", r.what}, {"trace", r.text}}.dump(2) << "\n";
+      nlohmann::json j{{"violation", r.violation}, {"what", r.what}, {"trace", r.text}};
+      if (profile_.table && r.profile) j["profile"] = r.profile->to_json(ProfileOptions::kMinShare);
+      io.out << j.dump(2) << "\n";
     } else {
       io.out << r.text;
+      if (profile_.table && r.profile) io.out << r.profile->table(ProfileOptions::kMinShare);
     }
     return r.violation ? 1 : 0;
   }
@@ -190,6 +202,7 @@ class CheckCommand final : public Command {
   bool no_shrink_ = false;
   TraceOptions trace_;
   std::string replay_;
+  ProfileOptions profile_;
   std::vector<std::string> suite_;
   CLI::Option* suite_opt_ = nullptr;
   std::string format_ = "table";

@@ -8,13 +8,13 @@
 #include <ostream>
 
 #include "cli/command.h"
+#include "cli/profile_options.h"
 #include "cli/trace_options.h"
 #include "cli/validators.h"
 #include "hw/machine.h"
 #include "kernel/arch_mmu.h"
 #include "model/options.h"
 #include "model/profile.h"
-#include "trace/flame_graph.h"
 #include "util/atomic_file.h"
 #include "util/registry.h"
 #include "workloads/file/workload_file.h"
@@ -113,14 +113,7 @@ class RunCommand final : public Command {
         ->capture_default_str();
     c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout")
         ->check(non_empty());
-    c->add_flag("--profile", profile_,
-                "Print the measured window's simulated CPU time by function, as `perf report --children` does "
-                "(docs/usage.md, \"Profiles\")");
-    c->add_option("--profile-folded", profile_folded_,
-                  "Write the profile's folded stacks (picoseconds per stack) to this file, for flame-graph tools")
-        ->check(non_empty());
-    c->add_option("--profile-svg", profile_svg_, "Write the profile as a flame graph (SVG) to this file")
-        ->check(non_empty());
+    profile_.define(c);
     trace_.define(c);
     return c;
   }
@@ -141,12 +134,11 @@ class RunCommand final : public Command {
     check_distinct_outputs({{"--output", &output_},
                             {"--trace", &trace_.json_path},
                             {"--ftrace", &trace_.ftrace_path},
-                            {"--profile-folded", &profile_folded_},
-                            {"--profile-svg", &profile_svg_}});
+                            {"--profile-folded", &profile_.folded_path},
+                            {"--profile-svg", &profile_.svg_path}});
     if (!output_.empty()) check_output_path(output_, "--output");  // before the run, not after it
-    if (!profile_folded_.empty()) check_output_path(profile_folded_, "--profile-folded");
-    if (!profile_svg_.empty()) check_output_path(profile_svg_, "--profile-svg");
-    spec_.profile = profile_ || !profile_folded_.empty() || !profile_svg_.empty();
+    profile_.validate();
+    spec_.profile = profile_.enabled();
     std::unique_ptr<TraceSession> session;
     if (trace_.enabled()) {
       session = std::make_unique<TraceSession>(
@@ -175,7 +167,7 @@ class RunCommand final : public Command {
     if (format_ == "json") {
       nlohmann::json j = r.json;
       j.erase("wall_seconds");  // keep the output a function of the inputs; speed goes to stderr
-      if (profile_ && r.profile) j["profile"] = r.profile->to_json(kProfileMinShare);
+      if (profile_.table && r.profile) j["profile"] = r.profile->to_json(ProfileOptions::kMinShare);
       text = j.dump(2) + "\n";
     } else {
       const auto& j = r.json;
@@ -202,16 +194,13 @@ class RunCommand final : public Command {
         text += "seed: no simultaneous events to order and no draws: every --seed gives this run\n";
       }
       for (const auto& v : j["violations"]) text += fmt::format("  violation: {}\n", v["what"].get<std::string>());
-      if (profile_ && r.profile) text += r.profile->table(kProfileMinShare);
+      if (profile_.table && r.profile) text += r.profile->table(ProfileOptions::kMinShare);
     }
     if (output_.empty()) io.out << text;
     else write_file_atomic(output_, text);
-    if (r.profile && !profile_folded_.empty()) write_file_atomic(profile_folded_, r.profile->folded());
-    if (r.profile && !profile_svg_.empty()) {
-      write_file_atomic(
-          profile_svg_,
-          trace::flame_graph_svg(*r.profile, fmt::format("tlbsim run: {} on {}, kernel {}, {} threads", spec_.workload,
-                                                         m.name, spec_.kernel, spec_.threads)));
+    if (r.profile) {
+      profile_.write_files(*r.profile, fmt::format("tlbsim run: {} on {}, kernel {}, {} threads", spec_.workload,
+                                                   m.name, spec_.kernel, spec_.threads));
     }
     io.err << fmt::format("tlbsim: {} events in {:.3f} s of wall time ({:.1f} M events/s)\n", r.events,
                           r.wall_seconds, r.wall_seconds > 0 ? static_cast<double>(r.events) / r.wall_seconds / 1e6 : 0);
@@ -228,12 +217,8 @@ class RunCommand final : public Command {
   std::string format_ = "table";
   std::string counters_ = "all";
   std::string output_;
-  bool profile_ = false;
-  std::string profile_folded_;
-  std::string profile_svg_;
+  ProfileOptions profile_;
   TraceOptions trace_;
-  // The profile table and JSON list the functions with at least this share of the CPU time.
-  static constexpr double kProfileMinShare = 0.005;
 };
 
 TLBSIM_REGISTER(Command, RunCommand, "run", "run a workload on the modeled kernel");

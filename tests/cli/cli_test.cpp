@@ -321,6 +321,19 @@ TEST(Cli, CheckFindsAMutationWritesACounterexampleAndReplaysIt) {
   EXPECT_TRUE(check.errors.empty()) << (check.errors.empty() ? "" : check.errors[0]);
   EXPECT_GT(check.spans, 0u);
   std::filesystem::remove(trace);
+  // The replay profiled: the same interleaving, then the table; the folded stacks cover the switch_mm_irqs_off
+  // the schedule interleaves, and every stack has a positive time.
+  const std::string folded = (std::filesystem::temp_directory_path() / "tlbsim_cli_replay.folded").string();
+  const Result profiled = run({"check", "--replay", path, "--profile", "--profile-folded", folded});
+  EXPECT_EQ(profiled.status, 1) << profiled.err;
+  EXPECT_EQ(profiled.out.substr(0, r.out.size()), r.out);
+  EXPECT_NE(profiled.out.find("Children      Self  Function", r.out.size()), std::string::npos) << profiled.out;
+  const std::string stacks = read_file(folded);
+  EXPECT_NE(stacks.find("switch_mm_irqs_off"), std::string::npos) << stacks;
+  EXPECT_EQ(std::regex_search(stacks, std::regex(R"( 0\n)")), false) << stacks;
+  std::filesystem::remove(folded);
+  // Without --replay the profile options are refused: there is no single run to profile.
+  EXPECT_EQ(run({"check", "--scenario", "switch_vs_madvise", "--profile"}).status, 2);
   std::filesystem::remove(path);
 }
 

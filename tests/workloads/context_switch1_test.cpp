@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "hw/machine.h"
 #include "workloads/run.h"
 
@@ -56,6 +58,35 @@ TEST(SchedulerWorkloads, ProcChurnFreesTheChildrensMms) {
   spec.duration = sim::microseconds(500);
   const RunOutput r = run_workload(hw::load_machine("small-2s2c"), spec);
   EXPECT_GT(r.json["counters"]["mm_freed"].get<std::uint64_t>(), 2u);
+}
+
+// One task and its partner on one CPU (a machine with one thread per core): each op (a write and a read by one
+// side) is charged the machine's pipe_write once and its context_switch once per switch. Raising either by 5 us
+// lengthens an op by 5 us times those counts, and by nothing else.
+TEST(ContextSwitch1, OneCpuChargesPipeWriteAndContextSwitchPerOp) {
+  const hw::Machine base =
+      hw::load_machine(std::string(TLBSIM_SOURCE_DIR) + "/tests/data/kvm-2vcpu-20261204-devvm-host.toml");
+  RunSpec spec;
+  spec.workload = "context_switch1";
+  spec.kernel = "linux-6.13";
+  spec.threads = 1;
+  spec.duration = sim::microseconds(500);
+  const auto op_ns = [&](const hw::Machine& m, double* switches_per_op) {
+    const RunOutput r = run_workload(m, spec);
+    EXPECT_EQ(r.violations, 0u);
+    const double ops = r.json["ops"].get<double>();
+    if (switches_per_op != nullptr) *switches_per_op = r.json["counters"]["context_switches"].get<double>() / ops;
+    return 1e9 / r.metric;
+  };
+  double sw = 0;
+  const double t0 = op_ns(base, &sw);
+  EXPECT_NEAR(sw, 1.0, 0.05) << "one switch per op: the reader sleeps, its partner runs";
+  hw::Machine slow_switch = base;
+  slow_switch.kernel.context_switch += sim::microseconds(5);
+  EXPECT_NEAR(op_ns(slow_switch, nullptr) - t0, 5000.0 * sw, 250.0);
+  hw::Machine slow_write = base;
+  slow_write.kernel.pipe_write += sim::microseconds(5);
+  EXPECT_NEAR(op_ns(slow_write, nullptr) - t0, 5000.0, 250.0);
 }
 
 }  // namespace
