@@ -29,14 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 double ns_since(Clock::time_point t0) { return std::chrono::duration<double, std::nano>(Clock::now() - t0).count(); }
 
-std::uint64_t iters(const BenchScale& s, std::uint64_t base) {
-  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(base) * s.work));
-}
-
-void pin_or_throw(std::uint32_t cpu) {
-  if (!pin_this_thread(cpu)) throw std::runtime_error(fmt::format("calibrate: cannot pin a thread to CPU {}", cpu));
-}
-
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -93,9 +85,17 @@ class Spinner {
 
 }  // namespace
 
+std::uint64_t bench_iters(const BenchScale& s, std::uint64_t base) {
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(base) * s.work));
+}
+
+void pin_or_throw(std::uint32_t cpu) {
+  if (!pin_this_thread(cpu)) throw std::runtime_error(fmt::format("calibrate: cannot pin a thread to CPU {}", cpu));
+}
+
 Spread line_transfer_ns(std::uint32_t a, std::uint32_t b, const BenchScale& s) {
   Line line;
-  const std::uint64_t n = iters(s, 2000);
+  const std::uint64_t n = bench_iters(s, 2000);
   const std::uint64_t rounds = (n + n / 10) + n * s.repetitions;  // warm-up round + samples
   std::atomic<bool> pinned{false};
   std::thread partner([&] {
@@ -127,7 +127,7 @@ Spread line_transfer_ns(std::uint32_t a, std::uint32_t b, const BenchScale& s) {
 
 Spread atomic_rmw_ns(const std::vector<std::uint32_t>& cpus, const BenchScale& s) {
   Line line;
-  const std::uint64_t n = iters(s, 200000);
+  const std::uint64_t n = bench_iters(s, 200000);
   std::vector<double> out;
   for (std::uint32_t r = 0; r < s.repetitions; ++r) {
     std::atomic<std::uint32_t> ready{0};
@@ -153,14 +153,14 @@ Spread atomic_rmw_ns(const std::vector<std::uint32_t>& cpus, const BenchScale& s
 #if defined(__linux__)
 
 Spread syscall_ns(const BenchScale& s) {
-  return sample(s, iters(s, 20000), [](std::uint64_t m) {
+  return sample(s, bench_iters(s, 20000), [](std::uint64_t m) {
     for (std::uint64_t i = 0; i < m; ++i) syscall(SYS_getppid);
   });
 }
 
 Spread page_fault_ns(bool write, const BenchScale& s) {
   const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::uint64_t pages = iters(s, 1024);
+  const std::uint64_t pages = bench_iters(s, 1024);
   std::vector<double> out;
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
     void* m = mmap(nullptr, pages * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -187,7 +187,7 @@ Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remot
   const Spinner spinner(remote);
   auto* p = static_cast<volatile char*>(m);
   std::vector<double> out;
-  const std::uint64_t n = iters(s, 300);
+  const std::uint64_t n = bench_iters(s, 300);
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
     double total = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -206,7 +206,7 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
   if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) return std::nullopt;
   pin_or_throw(cpu);
   const Spinner spinner(remote);
-  return sample(s, iters(s, 300), [](std::uint64_t m) {
+  return sample(s, bench_iters(s, 300), [](std::uint64_t m) {
     for (std::uint64_t i = 0; i < m; ++i) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
   });
 }
@@ -233,7 +233,7 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
   });
   pin_or_throw(waker);
   std::vector<double> out;
-  const std::uint64_t n = std::max<std::uint64_t>(2, iters(s, 20));
+  const std::uint64_t n = std::max<std::uint64_t>(2, bench_iters(s, 20));
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
     double total = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -278,7 +278,7 @@ std::optional<Spread> wake_call_ns(std::uint32_t waker, std::uint32_t sleeper, c
     throw std::runtime_error(fmt::format("calibrate: cannot pin a thread to CPU {}", waker));
   }
   std::vector<double> out;
-  const std::uint64_t n = iters(s, 200);
+  const std::uint64_t n = bench_iters(s, 200);
   for (std::uint32_t r = 0; r <= s.repetitions && pinned.load(); ++r) {
     double total = 0;
     std::uint64_t woken = 0;
@@ -330,7 +330,7 @@ std::optional<Spread> membarrier_ns(std::uint32_t, std::optional<std::uint32_t>,
 
 Spread page_op_ns(bool copy, const BenchScale& s) {
   std::vector<char> src(4096, 1), dst(4096, 0);
-  return sample(s, iters(s, 20000), [&](std::uint64_t m) {
+  return sample(s, bench_iters(s, 20000), [&](std::uint64_t m) {
     for (std::uint64_t i = 0; i < m; ++i) {
       if (copy)
         std::memcpy(dst.data(), src.data(), dst.size());
@@ -350,7 +350,7 @@ Spread memory_load_ns(const BenchScale& s) {
   std::vector<Line> chain(lines);  // one index per 64-byte line, linked in random order
   for (std::size_t i = 0; i < lines; ++i) chain[order[i]].v.store(order[(i + 1) % lines], std::memory_order_relaxed);
   std::size_t at = 0;
-  const Spread out = sample(s, iters(s, 100000), [&](std::uint64_t m) {
+  const Spread out = sample(s, bench_iters(s, 100000), [&](std::uint64_t m) {
     for (std::uint64_t i = 0; i < m; ++i) at = chain[at].v.load(std::memory_order_relaxed);
   });
   clobber(&at);

@@ -16,6 +16,10 @@ struct BenchScale {
   std::uint32_t repetitions = 15;  // samples per figure
   double work = 1.0;               // multiplies the iterations in each sample (tests use a small value)
 };
+// The iterations of a sample: `base` times the scale's work, at least 1.
+std::uint64_t bench_iters(const BenchScale& s, std::uint64_t base);
+// Pins the calling thread on `cpu`, or throws std::runtime_error saying which CPU refused.
+void pin_or_throw(std::uint32_t cpu);
 
 // One-way line transfer: two threads pinned on `a` and `b` ping-pong one cache line; half a round trip, in ns.
 Spread line_transfer_ns(std::uint32_t a, std::uint32_t b, const BenchScale& s);

@@ -30,14 +30,6 @@ double ns_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::nano>(b - a).count();
 }
 
-std::uint64_t iters(const BenchScale& s, std::uint64_t base) {
-  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(base) * s.work));
-}
-
-void pin_or_throw(std::uint32_t cpu) {
-  if (!pin_this_thread(cpu)) throw std::runtime_error(fmt::format("calibrate: cannot pin a thread to CPU {}", cpu));
-}
-
 // Two pipes, closed when it goes.
 struct PipePair {
   int to[2] = {-1, -1}, back[2] = {-1, -1};
@@ -77,7 +69,7 @@ long switches_of_this_thread() {
 PipeCalls pipe_calls_ns(std::uint32_t cpu, const BenchScale& s) {
   pin_or_throw(cpu);
   PipePair p;
-  const std::uint64_t n = iters(s, 20000);
+  const std::uint64_t n = bench_iters(s, 20000);
   std::vector<double> writes, reads;
   char c = 'x';
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {  // r == 0 warms up
@@ -119,7 +111,7 @@ YieldSwitch yield_switch_ns(std::uint32_t cpu, const BenchScale& s) {
     partner.join();
     throw std::runtime_error(fmt::format("calibrate: cannot pin a thread to CPU {}", cpu));
   }
-  const std::uint64_t n = iters(s, 20000);
+  const std::uint64_t n = bench_iters(s, 20000);
   std::vector<double> out;
   double yields = 0, switched = 0;
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {  // r == 0 warms up
@@ -154,7 +146,7 @@ Spread pipe_pingpong_ns(std::uint32_t cpu, bool processes, const BenchScale& s) 
   } else {
     partner = std::thread([&p] { echo(p.to[0], p.back[1]); });
   }
-  const std::uint64_t n = iters(s, 10000);
+  const std::uint64_t n = bench_iters(s, 10000);
   std::vector<double> out;
   bool failed = false;
   for (std::uint32_t r = 0; r <= s.repetitions && !failed; ++r) {  // r == 0 warms up
