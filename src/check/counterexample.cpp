@@ -264,11 +264,7 @@ Replay replay(const Counterexample& cx, trace::Tracer* tracer, bool profile) {
     hooks.before_setup = [&profiler, before](kernel::Kernel& k) {
       if (before) before(k);
       profiler = std::make_shared<trace::Profiler>([&k](LineId l) { return std::string(k.sys().coherence().name(l)); },
-                                                   [&k](CpuId c) {
-                                                     kernel::Sched* s = k.sched();
-                                                     return s != nullptr && s->rq(c).curr != nullptr &&
-                                                            s->rq(c).curr == s->rq(c).idle;
-                                                   });
+                                                   [&k](CpuId c) { return kernel::Sched::runs_idle_task(k, c); });
       profiler->attach(k.sys().scheduler());
       profiler->start(sim::kTimeZero);
     };

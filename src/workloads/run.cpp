@@ -194,11 +194,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   std::shared_ptr<trace::Profiler> profiler;
   if (spec.profile) {
     profiler = std::make_shared<trace::Profiler>([&sys](LineId l) { return std::string(sys.coherence().name(l)); },
-                                                 [&k](CpuId c) {
-                                                   kernel::Sched* s = k.sched();
-                                                   return s != nullptr && s->rq(c).curr != nullptr &&
-                                                          s->rq(c).curr == s->rq(c).idle;
-                                                 });
+                                                 [&k](CpuId c) { return kernel::Sched::runs_idle_task(k, c); });
     profiler->attach(sys.scheduler());
   }
   const sim::RunResult r = run_measured(sys, k, warmup, sim::kTimeZero + warmup + spec.duration, profiler.get());

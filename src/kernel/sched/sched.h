@@ -153,6 +153,11 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   SchedStats stats;
   Rq& rq(CpuId c) { return *rqs_[c.get()]; }
   TaskStruct& current(CpuId c) { return *rq(c).curr; }
+  // is_idle_task(cpu_rq(c)->curr) (include/linux/sched.h): whether `c` is running its idle task (false before
+  // start() gives it one).
+  bool runs_idle_task(CpuId c) { return rq(c).curr != nullptr && rq(c).curr == rq(c).idle; }
+  // The same for a kernel that may have no scheduler (the profiler's predicate for idle time).
+  static bool runs_idle_task(Kernel& k, CpuId c) { return k.sched() != nullptr && k.sched()->runs_idle_task(c); }
   PerCpu& cpu_of(TaskStruct& t) { return k.percpu(t.cpu); }
 
   // Starts every CPU's idle task (in init_mm, as after boot).
