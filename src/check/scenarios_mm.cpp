@@ -1,10 +1,12 @@
 // Checker scenarios on one or two address spaces: unmapping and madvise racing user accesses, lazy CPUs and
 // freed page tables, concurrent flushes of one mm, and context switches (with ASID slot reuse) racing a flush.
+// mprotect write-protecting a page that another CPU writes, directly or on its return from lazy TLB mode.
 // Each runs the modeled kernel's own syscalls and the architecture's switch_mm through kernel::ArchMmu.
 #include <vector>
 
 #include "check/scenario.h"
 #include "mm/memory.h"
+#include "mm/mprotect.h"
 
 namespace tlbsim::check {
 
@@ -39,9 +41,9 @@ sim::Task<void> touch(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write
   co_await user_touch(self, mm, addr, write);
 }
 
-sim::Task<void> touch_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
+sim::Task<void> touch_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n, bool write = false) {
   for (int i = 0; i < n; ++i) {
-    if (!co_await user_touch(self, mm, addr, false)) co_return;
+    if (!co_await user_touch(self, mm, addr, write)) co_return;
   }
 }
 
@@ -233,6 +235,48 @@ class AsidReuseVsMadvise final : public SwitchVsMadvise {
 };
 TLBSIM_SCENARIO(AsidReuseVsMadvise, "asid_reuse",
                 "cpu1 cycles through 6 other processes (recycling ASID slots) and back while cpu0 madvises");
+
+// cpu0 write-protects page X (mprotect PROT_READ) while cpu1 keeps writing it: once the mprotect has returned, a
+// write must fault (SIGSEGV), never go through a writable TLB entry.
+class MprotectVsWrite final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, 2 * kPageSize);
+    kernel::Kernel& k = run.kernel();
+    run.race(0, protect(k.percpu(CpuId{0}), *s_.mm, s_.x));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3, true));
+  }
+  static sim::Task<void> protect(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    co_await kernel::sys_mprotect(self, mm, x, kPageSize, false);
+  }
+
+ private:
+  Shared2 s_;
+};
+TLBSIM_SCENARIO(MprotectVsWrite, "mprotect_vs_write",
+                "cpu0 mprotects a page read-only while cpu1, running the same mm, keeps writing it");
+
+// cpu1, lazy in a kernel thread with the mm still loaded, returns to the mm and writes page X while cpu0
+// write-protects X: the flush skips the lazy CPU, so its return must catch up (tlb_gen, or the lazy shootdown).
+class MprotectLazyThenWrite final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, 2 * kPageSize);
+    kernel::Kernel& k = run.kernel();
+    run.prepare(1, switch_to_kthread(k.percpu(CpuId{1}), *s_.mm));
+    run.race(0, MprotectVsWrite::protect(k.percpu(CpuId{0}), *s_.mm, s_.x));
+    run.race(1, back_and_write(k.percpu(CpuId{1}), *s_.mm, s_.x));
+  }
+
+ private:
+  static sim::Task<void> back_and_write(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    co_await switch_to(self, mm);
+    co_await touch_n(self, mm, x, 2, true);
+  }
+  Shared2 s_;
+};
+TLBSIM_SCENARIO(MprotectLazyThenWrite, "mprotect_lazy_then_write",
+                "cpu1 returns from lazy TLB mode and writes a page that cpu0 mprotects read-only meanwhile");
 
 }  // namespace
 

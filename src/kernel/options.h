@@ -28,6 +28,7 @@ enum class Mutation : std::uint8_t {
   tlbbatch_add_mm_skipped,
   reclaim_frees_before_batched_flush,
   smp_call_skips_wait,
+  mprotect_flush_skipped,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -45,6 +46,10 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
      .doc = "shrink_page_list frees the unmapped pages before try_to_unmap_flush flushes the batch"},
     {TLBSIM_ID(Mutation, smp_call_skips_wait), .area = "ipi", .scenarios = "madvise_vs_access", .kernel = "linux-5.17",
      .doc = "smp_call_function_many_cond returns without waiting for the targets to run the function (no ack)"},
+    {TLBSIM_ID(Mutation, mprotect_flush_skipped), .area = "mprotect", .scenarios = "mprotect_vs_write",
+     .kernel = "linux-5.17",
+     .doc =
+         "change_protection write-protects the PTEs but never flushes them (flush_tlb_range, or the gather's flush)"},
 };
 
 }  // namespace tlbsim::kernel

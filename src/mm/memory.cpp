@@ -183,6 +183,10 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
     if (const Vma* vma = mm.find_vma(addr)) {
       const std::shared_ptr<VmaLock> lock = vma->vm_lock;  // rcu_read_lock keeps it
       if (co_await vma_start_read(self, mm, *lock)) {
+        if (write && !vma->writable) {  // access_error: the VMA lock is dropped before the signal
+          co_await vma_end_read(self, mm, *lock);
+          throw Sigsegv(fmt::format("SIGSEGV: cpu{} wrote {:#x}, mapped read-only", self.id.get(), addr));
+        }
         // Held for read, the VMA cannot change or go (vma_start_write waits for its readers).
         co_await handle_pte_fault(self, mm, *vma, addr, write);
         co_await vma_end_read(self, mm, *lock);
@@ -198,6 +202,10 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
     // bad_area: mmap_lock is released before the signal is sent.
     co_await mm.mmap_lock.up_read(self);
     throw Sigsegv(fmt::format("SIGSEGV: cpu{} touched {:#x}, outside every mapping", self.id.get(), addr));
+  }
+  if (write && !vma->writable) {  // access_error (bad_area_access_error)
+    co_await mm.mmap_lock.up_read(self);
+    throw Sigsegv(fmt::format("SIGSEGV: cpu{} wrote {:#x}, mapped read-only", self.id.get(), addr));
   }
   co_await handle_pte_fault(self, mm, *vma, addr, write);
   co_await mm.mmap_lock.up_read(self);

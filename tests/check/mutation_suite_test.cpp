@@ -13,7 +13,8 @@ TEST(MutationSuite, AtLeastTwelveMutationsCoveringEveryArea) {
   std::set<std::string> areas;
   for (const kernel::MutationInfo& i : kernel::all_mutations()) areas.insert(std::string(i.area));
   EXPECT_GE(kernel::all_mutations().size(), 12u);
-  EXPECT_EQ(areas, (std::set<std::string>{"asid", "batching", "cpumask", "generation", "ipi", "lazy_mm", "powerpc"}));
+  EXPECT_EQ(areas, (std::set<std::string>{"asid", "batching", "cpumask", "generation", "ipi", "lazy_mm", "mprotect",
+                                          "powerpc"}));
 }
 
 TEST(MutationSuite, EveryMutationIsCaughtAndItsMinimalCounterexampleReplays) {

@@ -1,0 +1,146 @@
+// Models mm/mprotect.c: do_mprotect_pkey -> mprotect_fixup -> change_protection -> change_pte_range, per era
+// (v3.3, v4.14, v5.17, v6.2 powerpc, v6.13; the era switches are MprotectEra's, each with the change that made it).
+// Read: v3.4 (an HTC vendor tree, checked against a v3.0 one), v4.14.79, v5.15, android14-6.1 and a v6.6 tree, and
+// torvalds/linux between v6.15-rc1 and v6.16-rc1 (whose flush logic a v6.10 tree shares); docs/model.md names them.
+#include "mm/mprotect.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "kernel/options.h"
+#include "mm/memory.h"
+#include "mm/mmu_gather.h"
+#include "mm/rmap.h"
+
+namespace tlbsim::kernel {
+
+namespace {
+
+// change_pte_range over [start, end) of one VMA, whose new protection is `writable`. Returns the present PTEs
+// rewritten (`pages`). With a gather (v5.19+), each one that pte_needs_flush says needs a flush widens its range
+// (tlb_flush_pte_range); before, the caller flushes the VMA's range (when pages > 0, from v4.x).
+sim::Task<std::uint64_t> change_protection_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
+                                                 bool writable, const MprotectEra& era, MmuGather* tlb) {
+  hw::Memory& m = self.k.mem();
+  std::uint64_t pages = 0;
+  std::uint64_t addr = start;
+  while (addr < end) {
+    const Vpn first = vpn_of(addr);
+    const std::uint64_t table_end = std::min(end, (table_index(first) + 1) * kPtesPerTable * kPageSize);
+    if (mm.pgd.table(first) == nullptr) {  // change_pmd_range: pmd_none_or_clear_bad
+      addr = table_end;
+      continue;
+    }
+    Spinlock& ptl = mm.ptl(first);
+    co_await ptl.lock(m, self.cpu);  // pte_offset_map_lock
+    if (era.batched_pending) co_await flush_tlb_batched_pending(self, mm);
+    for (; addr < table_end; addr += kPageSize) {
+      const Vpn v = vpn_of(addr);
+      const auto old = mm.pgd.lookup(v);
+      if (!old) continue;  // pte_none (or a swap/migration entry, which the model does not have)
+      Pte next = *old;
+      if (!writable) {
+        next.writable = false;  // pte_modify to PAGE_READONLY
+      } else if (era.upgrade_exclusive_anon && old->anon && old->pfn.get() != 0) {
+        next.writable = true;  // can_change_pte_writable: an exclusive anonymous page (PageAnonExclusive)
+      }
+      // ptep_modify_prot_start / ptep_modify_prot_commit, for every present PTE (counted in `pages` whether it
+      // changed or not). A write-protect is, to the oracle, the removal of the writable translation: complete when
+      // this system call returns.
+      co_await self.cpu.delay(self.k.machine().kernel.pte_update);
+      ++pages;
+      if (next.writable != old->writable) {
+        mm.pgd.set(v, next);
+        if (old->writable) self.k.events().on_pte_removed(mm, v, *old, self.id, self.cpu.now());
+      }
+      // tlb_flush_pte_range when pte_needs_flush(oldpte, ptent). The model's present PTEs are all accessed, and
+      // only the write permission changes here.
+      bool needs_flush = true;
+      if (era.needs_flush == PteNeedsFlush::kX86) needs_flush = next.writable != old->writable;
+      if (era.needs_flush == PteNeedsFlush::kPowerpcRadix) needs_flush = old->writable && !next.writable;
+      if (tlb != nullptr && needs_flush) tlb->adjust_range(addr);
+    }
+    co_await ptl.unlock(m, self.cpu);  // pte_unmap_unlock
+  }
+  co_return pages;
+}
+
+}  // namespace
+
+MprotectEra mprotect_era(KernelVersion version, Arch arch) {
+  MprotectEra e;
+  e.flush_pending = version >= KernelVersion{3, 13};
+  e.batched_pending = version >= KernelVersion{4, 13};
+  e.flush_range_always = version < KernelVersion{4, 0};
+  e.mmu_gather = version >= KernelVersion{5, 19};
+  if (arch == Arch::kX86 && version >= KernelVersion{5, 19}) e.needs_flush = PteNeedsFlush::kX86;
+  if (arch == Arch::kPowerpc && version >= KernelVersion{6, 1}) e.needs_flush = PteNeedsFlush::kPowerpcRadix;
+  e.upgrade_exclusive_anon = version >= KernelVersion{6, 0};
+  return e;
+}
+
+sim::Task<void> sys_mprotect(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len, bool writable) {
+  if (addr % kPageSize != 0 || len == 0 || len % kPageSize != 0) {
+    throw std::invalid_argument(fmt::format("mprotect({:#x}, {:#x}): not a whole number of pages", addr, len));
+  }
+  const std::uint64_t end = addr + len;
+  const MprotectEra era = mprotect_era(self.k.config().version, self.k.arch().arch());
+  const bool skip_flush = planted(self.k.config(), Mutation::mprotect_flush_skipped);
+  co_await self.cpu.delay(self.k.machine().kernel.syscall);
+  co_await mm.mmap_lock.down_write(self);
+  for (std::uint64_t a = addr; a < end;) {  // do_mprotect_pkey: the range must be mapped throughout
+    const Vma* v = mm.find_vma(a);
+    if (v == nullptr || v->start > a) {
+      throw std::invalid_argument(fmt::format("mprotect({:#x}, {:#x}): {:#x} is not mapped", addr, len, a));
+    }
+    a = v->end;
+  }
+  // v5.19+: one gather for the whole call (tlb_gather_mmu, which increments tlb_flush_pending).
+  MmuGather tlb(mm);
+  if (era.mmu_gather) co_await tlb_gather_mmu(self, tlb);
+  for (std::uint64_t a = addr; a < end;) {
+    Vma* vma = mm.find_vma(a);
+    if (vma->writable == writable) {  // mprotect_fixup: newflags == oldflags
+      a = vma->end;
+      continue;
+    }
+    // mprotect_fixup: split off the parts outside the range (each split write-locks the VMA first, v6.4+), then
+    // write-lock the VMA and set its flags (vm_flags_reset, vma_set_page_prot). Merging with neighbours of the
+    // same flags is not modeled (docs/model.md).
+    if (vma->start < a) {
+      co_await vma_start_write(self, mm, *vma);
+      vma = &mm.split_vma(*vma, a);
+    }
+    if (vma->end > end) {
+      co_await vma_start_write(self, mm, *vma);
+      mm.split_vma(*vma, end);
+    }
+    co_await vma_start_write(self, mm, *vma);
+    vma->writable = writable;
+    const std::uint64_t start = vma->start, stop = vma->end;
+    // change_protection -> change_protection_range.
+    if (era.mmu_gather) {
+      co_await change_protection_range(self, mm, start, stop, writable, era, &tlb);
+    } else {
+      if (era.flush_pending) co_await self.k.mem().rmw(self.cpu, mm.tlb_flush_pending, [](int c) { return c + 1; });
+      const std::uint64_t pages = co_await change_protection_range(self, mm, start, stop, writable, era, nullptr);
+      // flush_tlb_range(vma, start, end) (x86: flush_tlb_mm_range with PAGE_SHIFT): always in v3.x, else when
+      // the walk rewrote a present PTE.
+      if ((pages > 0 || era.flush_range_always) && !skip_flush)
+        co_await self.k.arch().flush_tlb_mm_range(self, mm, start, stop, kPageShift, false);
+      if (era.flush_pending) co_await self.k.mem().rmw(self.cpu, mm.tlb_flush_pending, [](int c) { return c - 1; });
+    }
+    a = stop;
+  }
+  if (era.mmu_gather) {
+    if (skip_flush) tlb.reset_range();  // the planted bug: the gathered PTE changes are never flushed
+    co_await tlb_finish_mmu(self, tlb);
+  }
+  co_await mmap_write_unlock(self, mm);
+  self.k.events().on_syscall_return(self.id);
+}
+
+}  // namespace tlbsim::kernel
