@@ -89,20 +89,23 @@ sim::Task<void> sys_mprotect(PerCpu& self, MmStruct& mm, std::uint64_t addr, std
   const std::uint64_t end = addr + len;
   const MprotectEra era = mprotect_era(self.k.config().version, self.k.arch().arch());
   const bool skip_flush = planted(self.k.config(), Mutation::mprotect_flush_skipped);
-  co_await self.cpu.delay(self.k.machine().kernel.syscall);
-  co_await mm.mmap_lock.down_write(self);
-  for (std::uint64_t a = addr; a < end;) {  // do_mprotect_pkey: the range must be mapped throughout
+  // do_mprotect_pkey's -ENOMEM for a range not mapped throughout, tested here before the lock so that the caller's
+  // error leaves no lock held.
+  for (std::uint64_t a = addr; a < end;) {
     const Vma* v = mm.find_vma(a);
     if (v == nullptr || v->start > a) {
       throw std::invalid_argument(fmt::format("mprotect({:#x}, {:#x}): {:#x} is not mapped", addr, len, a));
     }
     a = v->end;
   }
+  co_await self.cpu.delay(self.k.machine().kernel.syscall);
+  co_await mm.mmap_lock.down_write(self);
   // v5.19+: one gather for the whole call (tlb_gather_mmu, which increments tlb_flush_pending).
   MmuGather tlb(mm);
   if (era.mmu_gather) co_await tlb_gather_mmu(self, tlb);
   for (std::uint64_t a = addr; a < end;) {
     Vma* vma = mm.find_vma(a);
+    if (vma == nullptr || vma->start > a) break;  // unmapped while we waited for the lock: -ENOMEM, done so far stands
     if (vma->writable == writable) {  // mprotect_fixup: newflags == oldflags
       a = vma->end;
       continue;
