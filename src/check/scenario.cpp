@@ -14,4 +14,19 @@ sim::Task<bool> user_touch(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint
   co_return !segv;
 }
 
+sim::Task<void> switch_to(kernel::PerCpu& self, kernel::MmStruct& mm) {
+  self.k.events().set_user_context(self.id, 0);
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+  self.k.events().set_user_context(self.id, mm.id());
+}
+
+sim::Task<void> switch_to_kthread(kernel::PerCpu& self, kernel::MmStruct& mm) {
+  self.k.events().set_user_context(self.id, 0);
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().enter_lazy_tlb(self, mm);
+  co_await self.cpu.local_irq_enable();
+}
+
 }  // namespace tlbsim::check

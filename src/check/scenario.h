@@ -41,6 +41,12 @@ class CheckScenario {
 // signal would end the task, and returns false.
 sim::Task<bool> user_touch(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t addr, bool write);
 
+// The scheduler's switch to a user task of `mm` (context_switch -> switch_mm_irqs_off with interrupts off); the
+// oracle sees the CPU in the kernel until the switch is done.
+sim::Task<void> switch_to(kernel::PerCpu& self, kernel::MmStruct& mm);
+// The scheduler's switch to a kernel thread: enter_lazy_tlb keeps `mm` loaded.
+sim::Task<void> switch_to_kthread(kernel::PerCpu& self, kernel::MmStruct& mm);
+
 }  // namespace tlbsim::check
 
 #define TLBSIM_SCENARIO(Impl, NAME, DESC) TLBSIM_REGISTER(::tlbsim::check::CheckScenario, Impl, NAME, DESC)

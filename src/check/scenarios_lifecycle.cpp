@@ -124,16 +124,9 @@ class Reclaim : public CheckScenario {
     kernel::File& f = k.new_file(pages * kPageSize);
     m.addr = m.mm->get_unmapped_area(pages * kPageSize);
     m.mm->insert_vma(kernel::Vma{m.addr, m.addr + pages * kPageSize, false, true, &f, 0, nullptr});
-    vm_->add_mapping(f, *m.mm, m.addr, 0);
+    vm_->add_file(f);
     for (std::uint64_t i = 0; i < pages; ++i) vm_->prefill(f, i, 0, true);
     return m;
-  }
-  static sim::Task<void> switch_to(kernel::PerCpu& self, MmStruct& mm) {
-    self.k.events().set_user_context(self.id, 0);  // in the kernel until the switch is done
-    self.cpu.local_irq_disable();
-    co_await self.k.arch().switch_mm_irqs_off(self, mm);
-    co_await self.cpu.local_irq_enable();
-    self.k.events().set_user_context(self.id, mm.id());
   }
   static sim::Task<void> enter(kernel::PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t pages) {
     co_await switch_to(self, mm);

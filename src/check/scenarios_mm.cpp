@@ -16,23 +16,6 @@ using kernel::kPageSize;
 using kernel::MmStruct;
 using kernel::PerCpu;
 
-// The scheduler's switch to a user task of `mm` (context_switch -> switch_mm_irqs_off with interrupts off).
-sim::Task<void> switch_to(PerCpu& self, MmStruct& mm) {
-  self.k.events().set_user_context(self.id, 0);  // in the kernel until the switch is done
-  self.cpu.local_irq_disable();
-  co_await self.k.arch().switch_mm_irqs_off(self, mm);
-  co_await self.cpu.local_irq_enable();
-  self.k.events().set_user_context(self.id, mm.id());
-}
-
-// The scheduler's switch to a kernel thread: enter_lazy_tlb keeps `mm` loaded.
-sim::Task<void> switch_to_kthread(PerCpu& self, MmStruct& mm) {
-  self.k.events().set_user_context(self.id, 0);
-  self.cpu.local_irq_disable();
-  co_await self.k.arch().enter_lazy_tlb(self, mm);
-  co_await self.cpu.local_irq_enable();
-}
-
 sim::Task<void> map(PerCpu& self, MmStruct& mm, std::uint64_t len, std::uint64_t& addr) {
   addr = co_await kernel::sys_mmap(self, mm, len, false, nullptr, 0);
 }

@@ -155,7 +155,7 @@ sim::Task<void> exit_mmap(PerCpu& self, MmStruct& mm) {
     }
   }
   co_await tlb_finish_mmu(self, tlb);  // the final flush: full, and lazy CPUs too since tables were freed
-  mm.vmas.clear();
+  mm.remove_all_vmas();
   co_await mm.mmap_lock.up_write(self);
   self.k.events().on_syscall_return(self.id);
 }

@@ -8,6 +8,7 @@ namespace tlbsim::kernel {
 enum class Option : std::uint8_t {
   MMU_LAZY_TLB_SHOOTDOWN,
   DEBUG_VM_SHOOT_LAZIES,
+  move_ptes_flush_present,
 };
 
 inline constexpr OptionDecl<Option> kOptions[] = {
@@ -20,6 +21,11 @@ inline constexpr OptionDecl<Option> kOptions[] = {
     {TLBSIM_ID(Option, DEBUG_VM_SHOOT_LAZIES), .arch = Arch::kPowerpc, .since = {6, 2}, .until = {6, 2}, .seed = "004",
      .depends_on = "MMU_LAZY_TLB_SHOOTDOWN",
      .doc = "after the shootdown, cross-call every CPU to check none still has the mm as active_mm"},
+    // Not a seed: the later fix of mremap's late flush, eb66ae030829 "mremap: properly flush TLB before releasing
+    // the page" (Linus Torvalds, v4.19, CVE-2018-18281), for the eras before it: move_ptes flushes the moved range
+    // with both PTE locks held whenever it moved a present PTE, not only a dirty one (docs/findings.md, F6).
+    {TLBSIM_ID(Option, move_ptes_flush_present), .since = {3, 3}, .until = {4, 18},
+     .doc = "later fix (eb66ae030829, v4.19): move_ptes flushes under the PTE locks whenever a PTE moved"},
 };
 
 enum class Mutation : std::uint8_t {
@@ -29,6 +35,7 @@ enum class Mutation : std::uint8_t {
   reclaim_frees_before_batched_flush,
   smp_call_skips_wait,
   mprotect_flush_skipped,
+  mremap_flush_skipped,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -50,6 +57,8 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
      .kernel = "linux-5.17",
      .doc =
          "change_protection write-protects the PTEs but never flushes them (flush_tlb_range, or the gather's flush)"},
+    {TLBSIM_ID(Mutation, mremap_flush_skipped), .area = "mremap", .scenarios = "mremap_vs_access",
+     .kernel = "linux-5.17", .doc = "move_page_tables moves the PTEs but never flushes the old range"},
 };
 
 }  // namespace tlbsim::kernel

@@ -415,9 +415,7 @@ static void free_pgtables(MmuGather& tlb, MmStruct& mm, std::uint64_t start, std
   }
 }
 
-sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
-  co_await self.cpu.delay(self.k.machine().kernel.syscall);
-  co_await mm.mmap_lock.down_write(self);
+sim::Task<bool> do_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len, bool downgrade) {
   const std::uint64_t end = addr + len;
   // do_vmi_munmap's gather (detach_vmas_to_be_unmapped before v6.1): the VMAs that straddle the range's ends are
   // split (__split_vma), those inside it are detached; each is write-locked first (v6.4+).
@@ -440,10 +438,6 @@ sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::
   const Vma* next = std::as_const(mm).vma_above(end);
   const std::uint64_t floor = prev != nullptr ? prev->end : 0;      // FIRST_USER_ADDRESS
   const std::uint64_t ceiling = next != nullptr ? next->start : 0;  // USER_PGTABLES_CEILING
-  // From v4.20 ("mm: mmap: zap pages with read mmap_sem in munmap", dd2283f2605e) munmap downgrades mmap_lock to
-  // read once the VMAs are detached, and zaps and flushes under the read lock (__do_munmap's `downgrade`;
-  // vms_complete_munmap_vmas's mmap_write_downgrade in v6.12+); before it, the whole munmap holds it for write.
-  const bool downgrade = self.k.config().version >= KernelVersion{4, 20};
   co_await self.cpu.delay(self.k.machine().kernel.munmap_vmas);
   if (downgrade) co_await mmap_write_downgrade(self, mm);
   // unmap_region: zap everything, then free_pgtables (the range's leaf tables are now empty), then finish.
@@ -452,7 +446,20 @@ sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::
   co_await zap_page_range_in(self, tlb, mm, addr, end);
   free_pgtables(tlb, mm, addr, end, floor, ceiling);
   co_await tlb_finish_mmu(self, tlb);
-  if (downgrade) {
+  co_return downgrade;
+}
+
+sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await self.cpu.delay(self.k.machine().kernel.syscall);
+  co_await mm.mmap_lock.down_write(self);
+  // From v4.20 ("mm: mmap: zap pages with read mmap_sem in munmap", dd2283f2605e) munmap downgrades mmap_lock to
+  // read once the VMAs are detached, and zaps and flushes under the read lock (__do_munmap's `downgrade`;
+  // vms_complete_munmap_vmas's mmap_write_downgrade in v6.12+); before it, the whole munmap holds it for write.
+  const bool downgrade = self.k.config().version >= KernelVersion{4, 20};
+  // Awaited into a local, not in the `if` condition: GCC 12 miscompiled that form here (the coroutine never
+  // resumed after the flush's IPI wait; found by the lazy-CPU munmap tests).
+  const bool downgraded = co_await do_munmap(self, mm, addr, len, downgrade);
+  if (downgraded) {
     co_await mm.mmap_lock.up_read(self);
   } else {
     co_await mmap_write_unlock(self, mm);

@@ -43,6 +43,10 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
 // mmap(NULL, len, PROT_READ|PROT_WRITE, shared ? MAP_SHARED : MAP_PRIVATE, fd, pgoff): returns the address.
 sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len, bool shared, File* file,
                                   std::uint64_t pgoff);
+// do_munmap (do_vmi_munmap) of [addr, addr + len) with mmap_lock held for write: splits the VMAs that straddle its
+// ends, detaches those inside, zaps the range and frees its page tables through one mmu_gather. With `downgrade` it
+// downgrades mmap_lock to read once the VMAs are detached and returns true: the caller then holds it for read.
+sim::Task<bool> do_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len, bool downgrade);
 // munmap(addr, len) of exactly one earlier mapping.
 sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len);
 // madvise(addr, len, MADV_DONTNEED).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tlbsim::kernel {
@@ -44,6 +45,24 @@ const Vma* MmStruct::vma_above(std::uint64_t end) const {
   return it == vmas.end() ? nullptr : &it->second;
 }
 
+std::optional<Vpn> FileMapping::vpn_of_index(std::uint64_t index) const {
+  if (index < pgoff || index - pgoff >= (end - start) / kPageSize) return std::nullopt;
+  return Vpn{(start >> kPageShift) + index - pgoff};
+}
+
+namespace {
+
+// The i_mmap entry of `mm`'s file VMA that starts at `start`.
+std::vector<FileMapping>::iterator i_mmap_entry(File& f, const MmStruct* mm, std::uint64_t start) {
+  const auto it = std::find_if(f.i_mmap.begin(), f.i_mmap.end(),
+                               [&](const FileMapping& m) { return m.mm == mm && m.start == start; });
+  if (it == f.i_mmap.end())
+    throw std::logic_error(fmt::format("mm {}: file VMA at {:#x} not in i_mmap", mm->id(), start));
+  return it;
+}
+
+}  // namespace
+
 Vma& MmStruct::insert_vma(const Vma& v) {
   const Vma* below = vma_below(v.start);
   const Vma* above = vma_above(v.start);
@@ -60,6 +79,7 @@ Vma& MmStruct::insert_vma(const Vma& v) {
     free_vma_lock_lines_.pop_back();
   }
   added.vm_lock = std::make_shared<VmaLock>(VmaLock{{0, line}});
+  if (added.file != nullptr) added.file->i_mmap.push_back(FileMapping{this, added.start, added.end, added.pgoff});
   return added;
 }
 
@@ -67,8 +87,13 @@ bool MmStruct::remove_vma(std::uint64_t start) {
   const auto it = vmas.find(start);
   if (it == vmas.end()) return false;
   if (it->second.vm_lock) free_vma_lock_lines_.push_back(it->second.vm_lock->count.line);
+  if (File* f = it->second.file) f->i_mmap.erase(i_mmap_entry(*f, this, start));
   vmas.erase(it);
   return true;
+}
+
+void MmStruct::remove_all_vmas() {
+  while (!vmas.empty()) remove_vma(vmas.begin()->first);
 }
 
 Vma& MmStruct::split_vma(Vma& v, std::uint64_t addr) {
@@ -79,15 +104,26 @@ Vma& MmStruct::split_vma(Vma& v, std::uint64_t addr) {
   upper.start = addr;
   upper.pgoff = v.pgoff + (addr - v.start) / kPageSize;
   upper.vm_lock = nullptr;
+  if (v.file != nullptr) i_mmap_entry(*v.file, this, v.start)->end = addr;
   v.end = addr;
   return insert_vma(upper);
 }
 
 void MmStruct::resize_vma(Vma& v, std::uint64_t start, std::uint64_t end) {
+  if (v.file != nullptr) {
+    FileMapping& m = *i_mmap_entry(*v.file, this, v.start);
+    m.pgoff = start < v.start ? m.pgoff - (v.start - start) / kPageSize : m.pgoff + (start - v.start) / kPageSize;
+    m.start = start;
+    m.end = end;
+  }
   if (start != v.start) {
     auto node = vmas.extract(v.start);
     node.key() = start;
-    if (node.mapped().file != nullptr) node.mapped().pgoff -= (node.mapped().start - start) / kPageSize;
+    Vma& moved = node.mapped();
+    if (moved.file != nullptr) {
+      moved.pgoff = start < moved.start ? moved.pgoff - (moved.start - start) / kPageSize
+                                        : moved.pgoff + (start - moved.start) / kPageSize;
+    }
     node.mapped().start = start;
     vmas.insert(std::move(node));
   }

@@ -21,11 +21,26 @@
 
 namespace tlbsim::kernel {
 
-// A file's page cache (a sparse file: every page reads as zeros).
+class MmStruct;
+
+// One VMA that maps a file, as mapping->i_mmap holds it (struct vm_area_struct's vm_mm, vm_start, vm_end, vm_pgoff).
+struct FileMapping {
+  MmStruct* mm = nullptr;
+  std::uint64_t start = 0, end = 0;  // vma->vm_start, vm_end
+  std::uint64_t pgoff = 0;           // vma->vm_pgoff
+  // The virtual page at which this mapping maps file page `index`, if it covers it (vma_address).
+  std::optional<Vpn> vpn_of_index(std::uint64_t index) const;
+};
+
+// A file's page cache (a sparse file: every page reads as zeros) and the VMAs that map it.
 struct File {
   std::uint32_t id = 0;
   std::uint64_t size = 0;
   PageCacheIndex pages;  // mapping->i_pages: page offset -> frame
+  // mapping->i_mmap, in the order an rmap walk visits it (vma_interval_tree_foreach): a VMA linked later is visited
+  // later, which is the order mremap's move relies on when it takes no rmap lock (copy_vma's need_rmap_locks).
+  // Contract: kept by MmStruct's VMA operations (vma_link, unlink_file_vma, __split_vma, vma_adjust).
+  std::vector<FileMapping> i_mmap;
 };
 
 // vma->vm_lock (struct vma_lock, v6.4 "mm: introduce per-VMA lock"): the lock a page fault takes instead of
@@ -93,8 +108,11 @@ class MmStruct {
   Vma* vma_above(std::uint64_t end) { return const_cast<Vma*>(std::as_const(*this).vma_above(end)); }
   // Inserts a VMA (vma_link); returns it.
   Vma& insert_vma(const Vma& v);
-  // Removes the VMA that starts at `start` (detach_vmas_to_be_unmapped / vms_gather_munmap_vmas); false if none.
+  // Removes the VMA that starts at `start` (detach_vmas_to_be_unmapped / vms_gather_munmap_vmas, and
+  // unlink_file_vma); false if none.
   bool remove_vma(std::uint64_t start);
+  // Removes every VMA (exit_mmap's remove_vma of each).
+  void remove_all_vmas();
   // __split_vma: `v` keeps [v.start, addr) and a new VMA (its own lock) gets [addr, v.end); returns the new one.
   Vma& split_vma(Vma& v, std::uint64_t addr);
   // vma_expand / vma_merge's adjustments: `v` now spans [start, end) (re-keyed when its start moves; the Vma object

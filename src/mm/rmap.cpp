@@ -40,11 +40,12 @@ sim::Task<void> flush_tlb_batched_pending(PerCpu& self, MmStruct& mm) {
   co_await self.k.mem().write(self.cpu, mm.tlb_flush_batched, false);
 }
 
-sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, Vpn v, bool ttu_batch_flush) {
+sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, Vpn v, Pfn page,
+                                 bool ttu_batch_flush) {
   Spinlock& ptl = mm.ptl(v);
   co_await ptl.lock(self.k.mem(), self.cpu);
   const auto old = mm.pgd.lookup(v);
-  if (old) {
+  if (old && old->pfn == page) {
     const bool defer = co_await should_defer_flush(self, mm, ttu_batch_flush);
     mm.pgd.clear(v);  // ptep_get_and_clear (deferred) or ptep_clear_flush
     self.k.events().on_pte_removed(mm, v, *old, self.id, self.cpu.now());

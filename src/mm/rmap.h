@@ -24,8 +24,10 @@ sim::Task<void> try_to_unmap_flush(PerCpu& self, TlbflushUnmapBatch& ubc);
 sim::Task<void> try_to_unmap_flush_dirty(PerCpu& self, TlbflushUnmapBatch& ubc);
 // flush_tlb_batched_pending(mm): called under the page-table lock before PTEs of mm change.
 sim::Task<void> flush_tlb_batched_pending(PerCpu& self, MmStruct& mm);
-// try_to_unmap_one for one anonymous PTE: clear it and flush now, or defer the flush into `ubc`.
-// The caller frees the page only after try_to_unmap_flush (shrink_page_list's order).
-sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, Vpn v, bool ttu_batch_flush);
+// try_to_unmap_one for the PTE of `mm` at `v` if it still maps `page` (page_vma_mapped_walk, under the PTE lock): clear
+// it and flush now, or defer the flush into `ubc`. The caller frees the page only after try_to_unmap_flush
+// (shrink_page_list's order).
+sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, Vpn v, Pfn page,
+                                 bool ttu_batch_flush);
 
 }  // namespace tlbsim::kernel

@@ -62,8 +62,7 @@ CachePage& Vmscan::info(Pfn p) {
   return pages_[p.get()];
 }
 
-void Vmscan::add_mapping(File& file, MmStruct& mm, std::uint64_t start, std::uint64_t pgoff) {
-  i_mmap_[&file] = FileMapping{&mm, start, pgoff};
+void Vmscan::add_file(File& file) {
   if (!tree_lock_.contains(&file)) {
     tree_lock_.emplace(
         &file, std::make_unique<Spinlock>(k_.sys().coherence(), "mapping.tree_lock", k_.arch().spinlock_kind()));
@@ -77,19 +76,22 @@ void Vmscan::prefill(File& file, std::uint64_t index, std::uint32_t n, bool scan
   PgData& pgdat = node(n);
   ++pgdat.nr_used;
   pgdat.inactive_file.push_back(p);
-  const FileMapping& m = i_mmap_.at(&file);
-  m.mm->pgd.set(Vpn{(m.start >> kPageShift) + index - m.pgoff}, Pte{p, true, false, false});
+  if (file.i_mmap.empty()) return;
+  const FileMapping& m = file.i_mmap.front();
+  if (const auto v = m.vpn_of_index(index)) m.mm->pgd.set(*v, Pte{p, true, false, false});
 }
 
-std::optional<Vpn> Vmscan::mapped_at(Pfn pfn) const {
+std::vector<RmapHit> Vmscan::mapped_at(Pfn pfn) const {
+  std::vector<RmapHit> hits;
   const CachePage& c = pages_[pfn.get()];
-  const auto it = i_mmap_.find(c.mapping);
-  if (it == i_mmap_.end() || c.index < it->second.pgoff) return std::nullopt;
-  const FileMapping& m = it->second;
-  const Vpn v{(m.start >> kPageShift) + c.index - m.pgoff};
-  const auto pte = m.mm->pgd.lookup(v);  // page_vma_mapped_walk: the PTE must still map this page
-  if (!pte || pte->pfn != pfn) return std::nullopt;
-  return v;
+  if (c.mapping == nullptr) return hits;
+  for (const FileMapping& m : c.mapping->i_mmap) {
+    const auto v = m.vpn_of_index(c.index);
+    if (!v) continue;
+    const auto pte = m.mm->pgd.lookup(*v);  // page_vma_mapped_walk: the PTE must still map this page
+    if (pte && pte->pfn == pfn) hits.push_back(RmapHit{m.mm, *v});
+  }
+  return hits;
 }
 
 void Vmscan::free_page(Pfn p) {
@@ -259,13 +261,11 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, S
     CachePage& pg = info(p);
     // page_check_references -> page_referenced: rmap_walk_file under i_mmap_rwsem; page_referenced_one takes the
     // PTE lock (page_vma_mapped_walk) and ptep_clear_flush_young: book3s64 clears the accessed bit, no flush.
-    const std::optional<Vpn> v = mapped_at(p);
     bool referenced_ptes = false;
-    if (v) {
-      MmStruct& mm = *i_mmap_.at(pg.mapping).mm;
-      Spinlock& ptl = mm.ptl(*v);
+    for (const RmapHit& h : mapped_at(p)) {
+      Spinlock& ptl = h.mm->ptl(h.vpn);
       co_await ptl.lock(m, self.cpu);
-      referenced_ptes = std::exchange(pg.young, false);
+      if (std::exchange(pg.young, false)) referenced_ptes = true;
       co_await self.cpu.delay(c.rmap_update + c.pte_update);
       co_await ptl.unlock(m, self.cpu);
     }
@@ -278,10 +278,9 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, S
       keep.push_back(p);
       continue;
     }
-    // PAGEREF_RECLAIM_CLEAN. A mapped page: try_to_unmap(page, TTU_BATCH_FLUSH) over its one mapping.
-    if (v) {
-      MmStruct& mm = *i_mmap_.at(pg.mapping).mm;
-      co_await try_to_unmap_one(self, ubc, mm, *v, true);
+    // PAGEREF_RECLAIM_CLEAN. A mapped page: try_to_unmap(page, TTU_BATCH_FLUSH) over every mapping that maps it.
+    for (const RmapHit& h : mapped_at(p)) {
+      co_await try_to_unmap_one(self, ubc, *h.mm, h.vpn, p, true);
       co_await self.cpu.delay(c.rmap_update);  // the walk and page_remove_rmap
     }
     // The page is clean (read-only, a hole): __remove_mapping, under spin_lock_irqsave(&mapping->tree_lock),
@@ -291,7 +290,7 @@ sim::Task<std::uint64_t> Vmscan::shrink_page_list(PerCpu& self, PgData& pgdat, S
     File& mapping = *pg.mapping;
     Spinlock& tree_lock = *tree_lock_.at(&mapping);
     co_await tree_lock.lock_irqsave(m, self.cpu, k_.arch().spin_lock_flags_enables_irqs());
-    if (mapped_at(p)) {
+    if (!mapped_at(p).empty()) {
       co_await tree_lock.unlock(m, self.cpu);
       co_await self.cpu.local_irq_enable();
       keep.push_back(p);

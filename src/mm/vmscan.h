@@ -34,11 +34,10 @@ struct CachePage {
   bool referenced = false;  // PG_referenced
 };
 
-// One file's i_mmap as far as this model needs it: its one mapping (one mm, one VMA).
-struct FileMapping {
+// One PTE that maps a page, as rmap_walk_file finds it: the mapping's mm and the virtual page.
+struct RmapHit {
   MmStruct* mm = nullptr;
-  std::uint64_t start = 0;  // vma->vm_start
-  std::uint64_t pgoff = 0;  // vma->vm_pgoff
+  Vpn vpn;
 };
 
 // The node's kswapd thread (mm/vmscan.c kswapd()), as far as this model schedules it: asleep on kswapd_wait, or
@@ -84,7 +83,7 @@ struct ScanControl {
 };
 
 // Contract: one Vmscan per Kernel (installed as Kernel::vmscan by its owner); all page-cache pages of files
-// registered with add_mapping are allocated and freed here. Each CPU has its own pagevec; the workload's one task
+// registered with add_file are allocated and freed here. Each CPU has its own pagevec; the workload's one task
 // on each CPU (tasks do not migrate in this model) and each node's kswapd have their own reclaim batch.
 // Reclaim's counters (/proc/vmstat allocstall, pgscan_direct, pgsteal_direct, pgactivate, and kswapd's
 // pgscan_kswapd, pgsteal_kswapd, pageoutrun), from vmscan.cpp and kswapd.cpp, and kswapd's own CPU time after the
@@ -113,9 +112,10 @@ class Vmscan {
     return p.get() < pages_.size() && pages_[p.get()].mapping ? &pages_[p.get()] : nullptr;
   }
 
-  // mmap of `file` by `mm` at `start` (vma_interval_tree_insert into mapping->i_mmap).
-  void add_mapping(File& file, MmStruct& mm, std::uint64_t start, std::uint64_t pgoff);
-  // The run's initial condition: page `index` of `file` is cached on `node`, mapped by its mapping, on the LRU
+  // Puts `file`'s page cache under this reclaim (its mapping->tree_lock). Its VMAs are in file.i_mmap, linked there
+  // by MmStruct::insert_vma.
+  void add_file(File& file);
+  // The run's initial condition: page `index` of `file` is cached on `node`, mapped by its first mapping, on the LRU
   // head, having been scanned once already (young clear, PG_referenced set) or not.
   void prefill(File& file, std::uint64_t index, std::uint32_t node, bool scanned_once);
 
@@ -163,8 +163,8 @@ class Vmscan {
   // lru_cache_add: onto this CPU's pagevec; __pagevec_lru_add under lru_lock when it fills.
   sim::Task<void> lru_cache_add(PerCpu& self, Pfn pfn);
   sim::Task<void> pagevec_lru_add(PerCpu& self, std::vector<Pfn>& pvec);
-  // rmap_walk_file for the page's one mapping: the virtual page it maps at, if its PTE still maps it.
-  std::optional<Vpn> mapped_at(Pfn pfn) const;
+  // rmap_walk_file: the PTEs that map the page now, in i_mmap order (page_vma_mapped_walk checks each PTE maps it).
+  std::vector<RmapHit> mapped_at(Pfn pfn) const;
   CachePage& info(Pfn p);
   void free_page(Pfn p);
 
@@ -172,7 +172,6 @@ class Vmscan {
   std::vector<std::unique_ptr<PgData>> nodes_;
   // By pfn. A deque: growing it keeps references valid, and shrink_page_list holds one across its awaits.
   std::deque<CachePage> pages_;
-  std::unordered_map<const File*, FileMapping> i_mmap_;
   // mapping->tree_lock of each mapped file (v4.14 struct address_space), guarding its page-cache radix tree.
   std::unordered_map<const File*, std::unique_ptr<Spinlock>> tree_lock_;
   std::vector<std::vector<Pfn>> pagevecs_;                // per CPU: lru_add_pvec

@@ -223,6 +223,14 @@ class Task {
           }
           break;
         }
+        case FileOpKind::kMprotect: {
+          const std::uint64_t off = o.offset ? v_(*o.offset) : 0;
+          const std::uint64_t len = o.length ? v_(*o.length) : size(r) - off;
+          if (mprotect(const_cast<char*>(base + off), len, PROT_READ | (o.write ? PROT_WRITE : 0)) != 0) {
+            fail(fmt::format("{}: mprotect", o.where));
+          }
+          break;
+        }
         case FileOpKind::kForEachPage:
           for (std::uint64_t pg = 0; pg < size(r); pg += workloads::kFilePageSize) {
             for (const FileOp& b : o.body) {

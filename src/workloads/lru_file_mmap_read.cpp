@@ -176,7 +176,7 @@ class LruFileMmapRead final : public Workload {
       // usemem: open(O_RDONLY), mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0), done before the run.
       r.addr = r.mm->get_unmapped_area(file_pages * kPageSize);
       r.mm->insert_vma(kernel::Vma{r.addr, r.addr + file_pages * kPageSize, false, true, r.file, 0, nullptr});
-      vmscan_->add_mapping(*r.file, *r.mm, r.addr, 0);
+      vmscan_->add_file(*r.file);
     }
     prefill(by_node);
     ops.assign(p.threads, 0);

@@ -161,8 +161,9 @@ namespace {
 // modeled) must not violate on the same schedule.
 TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   const std::string dir = std::string(TLBSIM_SOURCE_DIR) + "/docs/counterexamples/";
-  for (const char* name : {"f1-seed000-batched-flush-skipped.json", "f4-seed001-reclaimer-not-flushed.json",
-                           "f5-seed002-trim-skips-switching-cpu.json"}) {
+  for (const char* name :
+       {"f1-seed000-batched-flush-skipped.json", "f4-seed001-reclaimer-not-flushed.json",
+        "f5-seed002-trim-skips-switching-cpu.json", "f6-mremap-flush-after-ptl-cve-2018-18281.json"}) {
     const Counterexample cx = parse_counterexample(read_file(dir + name), name);
     const Replay r = replay(cx);
     EXPECT_TRUE(r.violation) << name;
@@ -176,6 +177,9 @@ TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   EXPECT_FALSE(replay(f5).violation) << "should_flush_tlb_switching fixes F5 on the same schedule";
   f5.target = make_target("linux-6.13-seed002", {}, {}, f5.target.scenario, "");
   EXPECT_FALSE(replay(f5).violation) << "patch 1/3 alone IPIs every CPU in the mask that is not lazy";
+  Counterexample f6 = parse_counterexample(read_file(dir + "f6-mremap-flush-after-ptl-cve-2018-18281.json"), "f6");
+  f6.target = make_target("linux-3.3", {"move_ptes_flush_present=on"}, {}, f6.target.scenario, "");
+  EXPECT_FALSE(replay(f6).violation) << "move_ptes_flush_present (eb66ae030829) fixes F6 on the same schedule";
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ sim::Task<void> do_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool w
   co_await user_access(self, mm, addr, write);
 }
 sim::Task<void> do_unmap(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, std::uint64_t addr, bool batch) {
-  co_await try_to_unmap_one(self, ubc, mm, vpn_of(addr), batch);
+  const auto pte = mm.pgd.lookup(vpn_of(addr));
+  co_await try_to_unmap_one(self, ubc, mm, vpn_of(addr), pte ? pte->pfn : Pfn{0}, batch);
 }
 sim::Task<void> do_flush(PerCpu& self, TlbflushUnmapBatch& ubc) { co_await try_to_unmap_flush(self, ubc); }
 sim::Task<void> do_lazy(PerCpu& self) { co_await x86::enter_lazy_tlb(self); }

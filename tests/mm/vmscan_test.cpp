@@ -29,7 +29,7 @@ struct CachedFile {
     const std::uint64_t mapped = std::max<std::uint64_t>(pages, 1) * kPageSize;  // mmap maps at least a page
     const std::uint64_t addr = mm.get_unmapped_area(mapped);
     mm.insert_vma(Vma{addr, addr + mapped, false, true, &file, 0, nullptr});
-    vm.add_mapping(file, mm, addr, 0);
+    vm.add_file(file);
     for (std::uint64_t i = 0; i < pages; ++i) vm.prefill(file, i, node, true);
   }
   MmStruct& mm;

@@ -11,6 +11,7 @@
 #include "kernel/fork.h"
 #include "kernel/sched/sched.h"
 #include "mm/memory.h"
+#include "mm/mprotect.h"
 #include "net/unix/af_unix.h"
 #include "util/error.h"
 #include "workloads/file/workload_file.h"
@@ -217,6 +218,12 @@ class FileWorkload final : public Workload {
           const std::uint64_t off = o.offset ? values_(*o.offset) : 0;
           const std::uint64_t len = o.length ? values_(*o.length) : size_[r] - off;
           co_await kernel::sys_madvise_dontneed(run.self(), mm, t.addr[r] + off, len);
+          break;
+        }
+        case FileOpKind::kMprotect: {
+          const std::uint64_t off = o.offset ? values_(*o.offset) : 0;
+          const std::uint64_t len = o.length ? values_(*o.length) : size_[r] - off;
+          co_await kernel::sys_mprotect(run.self(), mm, t.addr[r] + off, len, o.write);
           break;
         }
         case FileOpKind::kForEachPage:

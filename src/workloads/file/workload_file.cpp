@@ -13,6 +13,7 @@
 #include "util/error.h"
 #include "util/param_reader.h"
 #include "util/registry.h"
+#include "workloads/file/workload_file_check.h"
 #include "workloads/workload_args.h"
 
 namespace tlbsim::workloads {
@@ -23,9 +24,10 @@ namespace {
 
 constexpr std::int64_t kMaxValue = std::int64_t{1} << 40;  // bounds every literal: no sum of two overflows
 
+// In FileOpKind's order, then the socket spellings of pipe_write and pipe_read.
 const std::vector<std::string> kOps = {"mmap",  "munmap",     "touch",     "madvise", "for_each_page",
                                        "count", "pipe_write", "pipe_read", "sleep",   "barrier",
-                                       "spawn", "send",       "recv"};
+                                       "spawn", "mprotect",   "send",      "recv"};
 
 class Parser {
  public:
@@ -162,6 +164,7 @@ class Parser {
              : kind == "recv" ? FileOpKind::kPipeRead
                               : static_cast<FileOpKind>(std::find(kOps.begin(), kOps.end(), kind) - kOps.begin());
     const bool page_op = o.kind == FileOpKind::kTouch || o.kind == FileOpKind::kMadvise;
+    const bool range_op = page_op || o.kind == FileOpKind::kMprotect;
     const bool pipe_op = o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead;
     if (in_body && !page_op && o.kind != FileOpKind::kCount) {
       r.fail("op", fmt::format("'{}' cannot be inside for_each_page (its body may touch, madvise and count)", kind));
@@ -202,7 +205,7 @@ class Parser {
     } else if (!in_body) {
       o.region = region(r);
     }
-    if (page_op && !in_body) {
+    if (range_op && !in_body) {
       // A range of the region: offset and length default to all of it.
       if (has(r, "offset")) o.offset = value(r, "offset");
       if (has(r, "length")) o.length = value(r, "length");
@@ -212,6 +215,7 @@ class Parser {
       if (!in_body && has(r, "stride")) o.stride = value(r, "stride");
     }
     if (o.kind == FileOpKind::kMadvise) r.choice("advice", {"dontneed"});
+    if (o.kind == FileOpKind::kMprotect) o.write = r.choice("prot", {"read", "read_write"}) == "read_write";
     if (o.kind == FileOpKind::kForEachPage) {
       for (ParamReader& b : r.table_array("body")) o.body.push_back(op(b, true));
       if (o.body.empty()) r.fail("body", "for_each_page needs a body: an array of operations");
@@ -234,124 +238,6 @@ class Parser {
   WorkloadFile& f_;
   std::size_t spawns_ = 0;
 };
-
-// Walks `ops` from the mapped state `mapped`: each region is mapped when used and unmapped when mapped again.
-void walk(const WorkloadFile& f, const std::vector<FileOp>& ops, std::vector<bool>& mapped, bool& counts,
-          bool in_body = false) {
-  for (const FileOp& o : ops) {
-    if (o.kind == FileOpKind::kSpawn) {
-      // The child execs into a fresh mm: its regions start unmapped, and exit unmaps what it leaves. It maps
-      // anonymous memory only (the native child is a new program, which has none of the task's files).
-      for (const FileOp& b : o.body) {
-        if (b.kind == FileOpKind::kMmap && f.regions[b.region].file) {
-          throw InputError(fmt::format("{}: a spawned child maps anonymous regions only; '{}' is a file", b.where,
-                                       f.regions[b.region].name));
-        }
-      }
-      std::vector<bool> child(f.regions.size(), false);
-      bool child_counts = false;
-      walk(f, o.body, child, child_counts);
-      continue;
-    }
-    if (o.kind == FileOpKind::kCount || o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead ||
-        o.kind == FileOpKind::kSleep || o.kind == FileOpKind::kBarrier || in_body) {
-      counts = counts || o.kind == FileOpKind::kCount;
-      continue;
-    }
-    const FileRegion& g = f.regions[o.region];
-    if (o.kind == FileOpKind::kMmap) {
-      if (mapped[o.region]) throw InputError(fmt::format("{}: region '{}' is mapped already", o.where, g.name));
-      mapped[o.region] = true;
-      continue;
-    }
-    if (!mapped[o.region]) {
-      throw InputError(
-          fmt::format("{}: region '{}' is used before it is mapped (an mmap of it must come first)", o.where, g.name));
-    }
-    if (o.kind == FileOpKind::kMunmap) mapped[o.region] = false;
-    if (o.kind == FileOpKind::kForEachPage) walk(f, o.body, mapped, counts, true);
-  }
-}
-
-void check(WorkloadFile& f, const std::string& loop_where) {
-  std::vector<bool> mapped(f.regions.size(), false);
-  bool counts = false;
-  walk(f, f.setup, mapped, counts);
-  if (counts)
-    throw InputError(fmt::format("{}: [[setup]] may not count operations: only the loop is measured", f.origin));
-  const std::vector<bool> at_start = mapped;
-  walk(f, f.loop, mapped, counts);
-  if (f.loop.empty()) throw InputError(fmt::format("{}: missing [[loop]]: the operations each task repeats", f.origin));
-  if (!counts) {
-    throw InputError(
-        fmt::format("{}: the loop never counts: add {{ op = \"count\" }} where one operation of the "
-                    "benchmark is done",
-                    loop_where));
-  }
-  for (std::size_t i = 0; i < f.regions.size(); ++i) {
-    if (mapped[i] != at_start[i]) {
-      throw InputError(fmt::format("{}: the loop leaves region '{}' {} at its end, so its next pass would find it {}",
-                                   loop_where, f.regions[i].name, mapped[i] ? "mapped" : "unmapped",
-                                   mapped[i] ? "mapped" : "unmapped"));
-    }
-  }
-}
-
-// Each pipe joins the two sides of a pair: one side writes it and the other reads it. A side that reads a pipe
-// only it writes would wait on itself; a pipe nobody reads fills and blocks its writer.
-void check_pipes(const WorkloadFile& f) {
-  struct Use {
-    int writers = 0, readers = 0;  // bit 0: the task (set-up or loop), bit 1: the partner
-    std::string where;
-  };
-  std::vector<Use> use(f.pipes.size());
-  const auto mark = [&use](const std::vector<FileOp>& ops, int side) {
-    for (const FileOp& o : ops) {
-      if (o.kind == FileOpKind::kPipeWrite) use[o.pipe].writers |= side;
-      if (o.kind == FileOpKind::kPipeRead) use[o.pipe].readers |= side;
-      if ((o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead) && use[o.pipe].where.empty()) {
-        use[o.pipe].where = o.where;
-      }
-    }
-  };
-  mark(f.setup, 1);
-  mark(f.loop, 1);
-  mark(f.partner_loop, 2);
-  // Both sides beginning with a read wait for each other before either writes.
-  const auto first_pipe_op = [](const std::vector<FileOp>& ops) -> const FileOp* {
-    for (const FileOp& o : ops) {
-      if (o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead) return &o;
-    }
-    return nullptr;
-  };
-  const FileOp* task_first = first_pipe_op(f.setup);
-  if (task_first == nullptr) task_first = first_pipe_op(f.loop);
-  const FileOp* partner_first = first_pipe_op(f.partner_loop);
-  if (task_first != nullptr && partner_first != nullptr && task_first->kind == FileOpKind::kPipeRead &&
-      partner_first->kind == FileOpKind::kPipeRead) {
-    throw InputError(
-        fmt::format("{}: the task and its partner both begin by reading a pipe ({} and {}), so each "
-                    "waits for the other forever",
-                    task_first->where, f.pipes[task_first->pipe], f.pipes[partner_first->pipe]));
-  }
-  for (std::size_t i = 0; i < f.pipes.size(); ++i) {
-    const Use& u = use[i];
-    if (u.where.empty()) continue;  // declared, unused
-    const bool one_way = (u.writers == 1 && u.readers == 2) || (u.writers == 2 && u.readers == 1);
-    if (one_way) continue;
-    const char* side = (u.readers | u.writers) == 2 ? "the partner" : "the task";
-    if (u.writers == 0 || u.readers == 0) {
-      throw InputError(
-          fmt::format("{}: pipe '{}' is {} by {} and {} by neither side{}", u.where, f.pipes[i],
-                      u.writers == 0 ? "read" : "written", side, u.writers == 0 ? "written" : "read",
-                      u.writers == 0 ? ": the read would wait forever" : ": its writer would block once it is full"));
-    }
-    throw InputError(
-        fmt::format("{}: pipe '{}' must be written by one side of the pair and read by the other; here "
-                    "{} reads what it writes itself, so it would wait on itself",
-                    u.where, f.pipes[i], side));
-  }
-}
 
 }  // namespace
 
@@ -402,8 +288,7 @@ WorkloadFile parse_workload_file(std::string_view text, std::string origin) {
         fmt::format("{}: [[partner_loop]] without partner = true under [tasks]", root.where_key("partner_loop")));
   }
   root.finish();
-  check(f, loop_where);
-  check_pipes(f);
+  check_operations(f, loop_where);
   return f;
 }
 
@@ -450,26 +335,7 @@ ResolvedValues resolve_values(const WorkloadFile& f, WorkloadArgs* args) {
                                    g.where, g.name, size[i], what(g.size), kFilePageSize, kMaxRegionBytes));
     }
   }
-  const auto check_ops = [&](const std::vector<FileOp>& ops) {
-    for (const FileOp& o : ops) {
-      if (o.kind != FileOpKind::kTouch && o.kind != FileOpKind::kMadvise) continue;
-      const std::uint64_t off = o.offset ? v(*o.offset) : 0;
-      const std::uint64_t len = o.length ? v(*o.length) : size[o.region] - std::min(off, size[o.region]);
-      if (off >= size[o.region] || len == 0 || len > size[o.region] - off) {
-        throw InputError(fmt::format("{}: offset {} and length {} are not a range inside region '{}' ({} bytes)",
-                                     o.where, off, len, f.regions[o.region].name, size[o.region]));
-      }
-      if (o.kind == FileOpKind::kMadvise && (off % kFilePageSize != 0 || len % kFilePageSize != 0)) {
-        throw InputError(fmt::format("{}: madvise takes whole pages: offset {} and length {} must be multiples of {}",
-                                     o.where, off, len, kFilePageSize));
-      }
-      if (o.kind == FileOpKind::kTouch && v(o.stride) == 0) {
-        throw InputError(fmt::format("{}: stride must be at least 1 byte", o.where));
-      }
-    }
-  };
-  check_ops(f.setup);
-  check_ops(f.loop);
+  check_ranges(f, v, size);
   return v;
 }
 

@@ -63,7 +63,8 @@ enum class FileOpKind {
   kPipeRead,
   kSleep,
   kBarrier,
-  kSpawn
+  kSpawn,
+  kMprotect
 };
 
 // The largest write or read one pipe operation makes: a pipe's default capacity (16 pages).
@@ -72,8 +73,10 @@ inline constexpr std::uint64_t kMaxPipeBytes = 65536;
 // (net/unix/af_unix.h).
 inline constexpr std::uint64_t kSocketMessageBytes = 100;
 
-// One operation. touch and madvise name a region and a byte range of it (offset, length; default the whole
-// region), or, inside for_each_page, apply to its current page and name nothing. for_each_page runs its body once
+// One operation. touch, madvise and mprotect name a region and a byte range of it (offset, length; default the whole
+// region), or, inside for_each_page, touch and madvise apply to its current page and name nothing. mprotect sets
+// the range's protection to PROT_READ or PROT_READ|PROT_WRITE (`write`); a write touch may not reach a read-only
+// page, and the loop leaves every page's protection as it found it. for_each_page runs its body once
 // per page of its region; bodies do not nest. pipe_write and pipe_read move `bytes` through one of the task pair's
 // pipes, each a system call followed by the return to user mode.
 struct FileOp {
@@ -83,7 +86,7 @@ struct FileOp {
   std::uint64_t bytes = 1;  // pipe_write, pipe_read
   std::uint64_t n = 1;      // count: operations done
   sim::Duration duration{0};  // sleep
-  bool write = false;      // touch: access = "write" | "read"
+  bool write = false;         // touch: access = "write" | "read"; mprotect: prot = "read_write" | "read"
   std::optional<FileValue> offset, length;
   FileValue stride{kFilePageSize, std::nullopt};  // touch: bytes between touched addresses
   std::vector<FileOp> body;                       // for_each_page; spawn: what the child runs

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "hw/machine.h"
 #include "util/error.h"
@@ -102,6 +103,20 @@ TEST(FileWorkload, UserMicrobenchmarkRunsAndItsParameterScalesTheWork) {
   const RunOutput big = run("madvise_own_pages.toml", 1, "linux-6.13", {"pages=64"});
   EXPECT_LT(big.json["ops"].get<double>(), ops1 / 4);
   EXPECT_EQ(big.json["params"]["pages"], "64");
+}
+
+TEST(FileWorkload, MprotectToggleFaultsAfterTheUpgradeOnlyBeforeV6_0) {
+  // v5.17: mprotect(PROT_READ|PROT_WRITE) leaves the 8 PTEs read-only, so each round's 8 writes fault
+  // (wp_page_reuse); v6.13 makes the exclusive anonymous PTEs writable at once. Both write-protect (and flush) each
+  // round: with two threads, at least one remote flush request per op.
+  for (const auto& [kernel, faults_per_op] : {std::pair{"linux-5.17", 8.0}, {"linux-6.13", 0.0}}) {
+    const RunOutput r = run("mprotect_toggle.toml", 2, kernel);
+    const double ops = r.json["ops"].get<double>();
+    ASSERT_GT(ops, 0) << kernel;
+    EXPECT_NEAR(r.json["counters"]["page_faults"].get<double>() / ops, faults_per_op, 0.5) << kernel;
+    EXPECT_GE(r.json["counters"]["nr_tlb_remote_flush"].get<double>() / ops, 1.0) << kernel;
+    EXPECT_TRUE(r.json["violations"].empty()) << kernel;
+  }
 }
 
 // A workload file on disk, for the cases the built-in files do not cover.

@@ -116,6 +116,21 @@ TEST(WorkloadFile, MalformedFilesAreLocatedErrors) {
                "body = [{ op = \"munmap\" }]\n",
        "'munmap' cannot be inside for_each_page"},
       {"[workload]\nname = \"a b\"\n", "'workload.name': expected 1-64 letters"},
+      // mprotect: whole pages; no write to a page it made read-only; the loop restores the protections it changed.
+      {kHead + "[[setup]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"mprotect\"\nregion = \"r\"\n"
+               "prot = \"read\"\nlength = 100\n[[loop]]\nop = \"count\"\n",
+       "mprotect takes whole pages"},
+      {kHead + "[[setup]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"mprotect\"\nregion = \"r\"\n"
+               "prot = \"read\"\noffset = 8192\nlength = 4096\n[[loop]]\nop = \"touch\"\nregion = \"r\"\n"
+               "access = \"write\"\n[[loop]]\nop = \"count\"\n",
+       "t.toml:20:6: workload file: loop[1].op: this write reaches a page of region 'r' that an mprotect made "
+       "read-only"},
+      {kHead + "[[setup]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"mprotect\"\nregion = \"r\"\n"
+               "prot = \"read\"\n[[loop]]\nop = \"count\"\n",
+       "the loop leaves region 'r' with other protections than it found"},
+      {kHead + "[[setup]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"mprotect\"\nregion = \"r\"\n"
+               "prot = \"none\"\n[[loop]]\nop = \"count\"\n",
+       "'loop[0].prot': expected one of read, read_write"},
       // What a spawned child may do.
       {kHead + kLoop + "[[loop]]\nop = \"spawn\"\nbody = [{ op = \"count\" }]\n", "cannot be in a spawned child"},
       {kHead + kLoop + "[[loop]]\nop = \"spawn\"\nbody = [{ op = \"touch\", region = \"r\", access = \"read\" }]\n",

@@ -50,7 +50,8 @@ sim::Task<void> do_madvise(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::
   co_await kernel::sys_madvise_dontneed(self, mm, addr, len);
 }
 sim::Task<void> do_unmap(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, std::uint64_t addr) {
-  co_await kernel::try_to_unmap_one(self, ubc, mm, vpn_of(addr), true);
+  const auto pte = mm.pgd.lookup(vpn_of(addr));
+  co_await kernel::try_to_unmap_one(self, ubc, mm, vpn_of(addr), pte ? pte->pfn : Pfn{0}, true);
 }
 sim::Task<void> do_flush(PerCpu& self, TlbflushUnmapBatch& ubc) { co_await kernel::try_to_unmap_flush(self, ubc); }
 

@@ -1,0 +1,102 @@
+// Checker scenarios for PTEs that move rather than go: mremap racing a user of the old address, directly and
+// through reclaim, which can free the page at its new address while a CPU still caches the old translation
+// (CVE-2018-18281 in the eras before v4.19).
+#include <memory>
+#include <vector>
+
+#include "check/scenario.h"
+#include "mm/memory.h"
+#include "mm/mremap.h"
+#include "mm/vmscan.h"
+
+namespace tlbsim::check {
+
+namespace {
+
+using kernel::kPageSize;
+using kernel::MmStruct;
+using kernel::PerCpu;
+
+sim::Task<void> mremap(PerCpu& self, MmStruct& mm, std::uint64_t from, std::uint64_t len, std::uint64_t to) {
+  co_await kernel::sys_mremap(self, mm, from, len, to);
+}
+
+sim::Task<void> read_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (!co_await user_touch(self, mm, addr, false)) co_return;
+  }
+}
+
+sim::Task<void> enter_and_read(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  co_await switch_to(self, mm);
+  co_await user_touch(self, mm, addr, false);
+}
+
+// cpu0 and cpu1 run one mm and have written page X (anonymous, the first of a two-page mapping); cpu0 mremaps X
+// alone to a free address, so the old VMA is split and X's PTE moves; cpu1 keeps reading X, which must fault
+// (SIGSEGV) once mremap has returned, never hit a stale translation.
+class MremapVsAccess final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    kernel::Kernel& k = run.kernel();
+    mm_ = &k.new_mm();
+    run.prepare(0, switch_to(k.percpu(CpuId{0}), *mm_));
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), *mm_));
+    run.prepare(0, map(k.percpu(CpuId{0}), *mm_, x_));
+    run.prepare(0, write(k.percpu(CpuId{0}), *mm_, x_));
+    run.prepare(1, write(k.percpu(CpuId{1}), *mm_, x_));
+    const std::uint64_t y = mm_->get_unmapped_area(kPageSize);
+    run.race(0, mremap(k.percpu(CpuId{0}), *mm_, x_, kPageSize, y));
+    run.race(1, read_n(k.percpu(CpuId{1}), *mm_, x_, 3));
+  }
+
+ private:
+  static sim::Task<void> map(PerCpu& self, MmStruct& mm, std::uint64_t& addr) {
+    addr = co_await kernel::sys_mmap(self, mm, 2 * kPageSize, false, nullptr, 0);
+  }
+  static sim::Task<void> write(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+    co_await user_touch(self, mm, addr, true);
+  }
+  MmStruct* mm_ = nullptr;
+  std::uint64_t x_ = 0;
+};
+TLBSIM_SCENARIO(MremapVsAccess, "mremap_vs_access",
+                "cpu0 mremaps a page that cpu1, running the same mm, keeps reading at its old address");
+
+// One page of a file, cached and mapped MAP_SHARED read-only at X by an mm that cpu0 and cpu1 run; both have read
+// it. cpu0 mremaps X to Y; cpu1 runs direct reclaim, which finds the page through the file's i_mmap (at Y once it
+// has moved), unmaps it there with the flush of Y that reclaim makes, and frees it; cpu1 then reads X again. A clean
+// PTE's flush waits for the end of move_page_tables before v4.19, after the PTE lock drops: a CPU that still caches
+// X then reads a freed page (Jann Horn's CVE-2018-18281 race, with reclaim in the role of his ftruncate).
+class MremapVsReclaim final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    kernel::Kernel& k = run.kernel();
+    vm_ = std::make_unique<kernel::Vmscan>(k, std::vector<std::uint64_t>{1}, std::vector<std::uint64_t>{1});
+    mm_ = &k.new_mm();
+    kernel::File& f = k.new_file(kPageSize);
+    const std::uint64_t x = mm_->get_unmapped_area(kPageSize);
+    mm_->insert_vma(kernel::Vma{x, x + kPageSize, false, true, &f, 0, nullptr});
+    vm_->add_file(f);
+    vm_->prefill(f, 0, 0, true);  // scanned once already: reclaim frees it at its next scan
+    const std::uint64_t y = mm_->get_unmapped_area(kPageSize);
+    run.prepare(0, enter_and_read(k.percpu(CpuId{0}), *mm_, x));
+    run.prepare(1, enter_and_read(k.percpu(CpuId{1}), *mm_, x));
+    run.race(0, mremap(k.percpu(CpuId{0}), *mm_, x, kPageSize, y));
+    run.race(1, reclaim_then_read(k.percpu(CpuId{1}), *vm_, *mm_, x));
+  }
+
+ private:
+  static sim::Task<void> reclaim_then_read(PerCpu& self, kernel::Vmscan& vm, MmStruct& mm, std::uint64_t x) {
+    co_await vm.try_to_free_pages(self);
+    co_await read_n(self, mm, x, 2);
+  }
+  std::unique_ptr<kernel::Vmscan> vm_;
+  MmStruct* mm_ = nullptr;
+};
+TLBSIM_SCENARIO(MremapVsReclaim, "mremap_vs_reclaim",
+                "cpu0 mremaps a cached file page while cpu1, which caches its old address, reclaims it and reads");
+
+}  // namespace
+
+}  // namespace tlbsim::check

@@ -1,0 +1,143 @@
+// Models mm/mremap.c: mremap_to -> move_vma -> copy_vma, move_page_tables -> move_ptes, then do_munmap of the old
+// range, per era (v3.3, v4.14, v5.17, v6.2 powerpc, v6.13; the era switches are MremapEra's, each with the change that
+// made it). docs/model.md ("mremap") names the trees read for each era.
+#include "mm/mremap.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kernel/options.h"
+#include "mm/memory.h"
+#include "mm/rmap.h"
+
+namespace tlbsim::kernel {
+
+namespace {
+
+constexpr std::uint64_t kPmdSize = kPtesPerTable * kPageSize;
+constexpr std::uint64_t kLatencyLimit = 64 * kPageSize;  // LATENCY_LIMIT (mm/mremap.c, before v4.18)
+
+// move_ptes for [old_addr, old_end) -> new_addr, within one old and one new page table. Takes the old table's PTE
+// lock, then the new one's (spin_lock_nested) when they differ; moves each PTE (ptep_get_and_clear, move_pte,
+// set_pte_at). Where the era says so, flushes the moved range before the old PTE lock drops (force_flush: v4.9-v4.18
+// after the new lock drops, v4.19+ before) and returns false; otherwise returns true: the caller's need_flush. The
+// rmap locks (i_mmap_mutex for a file VMA in v3.2-v3.6; take_rmap_locks when need_rmap_locks from v3.7) are not
+// modeled (docs/model.md).
+sim::Task<bool> move_ptes(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, std::uint64_t old_end,
+                          std::uint64_t new_addr, const MremapEra& era, bool skip_flush) {
+  hw::Memory& m = self.k.mem();
+  Spinlock& old_ptl = mm.ptl(vpn_of(old_addr));
+  Spinlock& new_ptl = mm.ptl(vpn_of(new_addr));
+  co_await old_ptl.lock(m, self.cpu);  // pte_offset_map_lock of the old table
+  if (&new_ptl != &old_ptl) co_await new_ptl.lock(m, self.cpu);
+  if (era.batched_pending) co_await flush_tlb_batched_pending(self, mm);
+  bool force_flush = false;
+  for (std::uint64_t a = old_addr, n = new_addr; a < old_end; a += kPageSize, n += kPageSize) {
+    const Vpn v = vpn_of(a);
+    const auto pte = mm.pgd.clear(v);  // ptep_get_and_clear
+    if (!pte) continue;                // pte_none
+    // move_pte, set_pte_at (pte_alloc made the new table: PageTables::set here). Set in the same step as the clear:
+    // the page's mapcount never drops, so to reclaim's rmap walk the page stays mapped throughout.
+    mm.pgd.set(vpn_of(n), *pte);
+    // The old address's translation is gone: complete, to the oracle, when mremap returns or the page is freed.
+    self.k.events().on_pte_removed(mm, v, *pte, self.id, self.cpu.now());
+    // The model's PTEs have no dirty bit: a writable PTE is dirty (every path that makes one writable does so on a
+    // write, or for an anonymous page, which is dirty; docs/model.md).
+    if (era.flush_present_under_ptl || (era.flush_dirty_under_ptl && pte->writable)) force_flush = true;
+    co_await self.cpu.delay(self.k.machine().kernel.pte_update);
+  }
+  // flush_tlb_range(vma, old_end - len, old_end) with the old PTE lock still held, and the new one too from v4.19.
+  const bool flush = force_flush && !skip_flush;
+  if (flush && era.flush_present_under_ptl) {
+    co_await self.k.arch().flush_tlb_mm_range(self, mm, old_addr, old_end, kPageShift, false);
+  }
+  if (&new_ptl != &old_ptl) co_await new_ptl.unlock(m, self.cpu);
+  if (flush && !era.flush_present_under_ptl) {
+    co_await self.k.arch().flush_tlb_mm_range(self, mm, old_addr, old_end, kPageShift, false);
+  }
+  co_await old_ptl.unlock(m, self.cpu);  // pte_unmap_unlock
+  co_return !force_flush;
+}
+
+// move_page_tables(vma, old_addr, new_vma, new_addr, len): moves extent by extent, an extent ending at the next PMD
+// boundary of either address or (before v4.18) at LATENCY_LIMIT; an old extent without a page table is skipped
+// (get_old_pmd). Then, unless every move_ptes flushed under its lock, flush_tlb_range(vma, old_end - len, old_addr)
+// over the old range, after every PTE lock has dropped.
+sim::Task<void> move_page_tables(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, std::uint64_t new_addr,
+                                 std::uint64_t len, const MremapEra& era, bool skip_flush) {
+  const std::uint64_t old_end = old_addr + len;
+  const std::uint64_t start = old_addr;
+  bool need_flush = false;
+  for (std::uint64_t extent = 0; old_addr < old_end; old_addr += extent, new_addr += extent) {
+    extent = std::min((old_addr + kPmdSize) / kPmdSize * kPmdSize, old_end) - old_addr;
+    if (mm.pgd.table(vpn_of(old_addr)) == nullptr) continue;
+    extent = std::min(extent, (new_addr + kPmdSize) / kPmdSize * kPmdSize - new_addr);
+    if (era.latency_limit) extent = std::min(extent, kLatencyLimit);
+    // (Awaited into a local: GCC 12 miscompiles a co_await in an `if` condition here; see do_munmap's caller.)
+    const bool deferred = co_await move_ptes(self, mm, old_addr, old_addr + extent, new_addr, era, skip_flush);
+    need_flush = need_flush || deferred;
+  }
+  if (need_flush && !skip_flush) {
+    co_await self.k.arch().flush_tlb_mm_range(self, mm, start, old_end, kPageShift, false);
+  }
+}
+
+}  // namespace
+
+MremapEra mremap_era(const KernelConfig& config) {
+  MremapEra e;
+  e.batched_pending = config.version >= KernelVersion{4, 13};
+  e.flush_dirty_under_ptl = config.version >= KernelVersion{4, 9};
+  e.flush_present_under_ptl = config.version >= KernelVersion{4, 19} || config.on(Option::move_ptes_flush_present);
+  e.latency_limit = config.version < KernelVersion{4, 18};
+  return e;
+}
+
+sim::Task<void> sys_mremap(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, std::uint64_t len,
+                           std::uint64_t new_addr) {
+  const auto what = [&] { return fmt::format("mremap({:#x}, {:#x}, -> {:#x})", old_addr, len, new_addr); };
+  if (old_addr % kPageSize != 0 || new_addr % kPageSize != 0 || len == 0 || len % kPageSize != 0) {
+    throw std::invalid_argument(what() + ": not whole pages");
+  }
+  // mremap_to's EINVAL for overlapping ranges; vma_to_resize's EFAULT for a range one VMA does not cover.
+  if (new_addr < old_addr + len && old_addr < new_addr + len) throw std::invalid_argument(what() + ": ranges overlap");
+  const auto covered = [&] {
+    const Vma* v = mm.find_vma(old_addr);
+    return v != nullptr && v->end >= old_addr + len;
+  };
+  const auto dest_free = [&] {
+    const Vma* v = mm.vma_above(new_addr);
+    const Vma* below = mm.vma_below(new_addr);
+    return (v == nullptr || v->start >= new_addr + len) && (below == nullptr || below->end <= new_addr);
+  };
+  if (!covered()) throw std::invalid_argument(what() + ": the old range is not one mapping");
+  if (!dest_free()) throw std::invalid_argument(what() + ": the new range is mapped");
+  const MremapEra era = mremap_era(self.k.config());
+  const bool skip_flush = planted(self.k.config(), Mutation::mremap_flush_skipped);
+  co_await self.cpu.delay(self.k.machine().kernel.syscall);
+  co_await mm.mmap_lock.down_write(self);
+  // Changed while we waited for the lock (another thread's munmap or mmap): the call fails, nothing moved.
+  if (covered() && dest_free()) {
+    Vma& vma = *mm.find_vma(old_addr);
+    // move_vma: the old VMA is write-locked (v6.4+, a no-op before), then copy_vma links a new VMA for the
+    // destination (vma_link, into the file's i_mmap after the old one); a fresh VMA needs no rmap locks
+    // (need_rmap_locks false), and merging it with a neighbour is not modeled (docs/model.md).
+    co_await vma_start_write(self, mm, vma);
+    Vma moved = vma;
+    moved.start = new_addr;
+    moved.end = new_addr + len;
+    moved.pgoff = vma.pgoff + (old_addr - vma.start) / kPageSize;
+    moved.vm_lock = nullptr;
+    co_await vma_start_write(self, mm, mm.insert_vma(moved));
+    co_await self.cpu.delay(self.k.machine().kernel.mmap_region);  // copy_vma's VMA work, as mmap_region's
+    co_await move_page_tables(self, mm, old_addr, new_addr, len, era, skip_flush);
+    // do_munmap(mm, old_addr, old_len): the old VMA (split where the move took part of it) and its page tables.
+    co_await do_munmap(self, mm, old_addr, len, false);
+  }
+  co_await mmap_write_unlock(self, mm);
+  self.k.events().on_syscall_return(self.id);
+}
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,42 @@
+// mremap(2) moving a mapping, as mm/mremap.c has it in each modeled era: move_vma links the new VMA (copy_vma),
+// move_page_tables moves the PTEs under the page-table locks (move_ptes) and flushes the old range, and do_munmap
+// removes the old VMA, all under mmap_lock held for write. Where the flush sits relative to the page-table lock is
+// what changed between the eras.
+#pragma once
+
+#include <cstdint>
+
+#include "kernel/kernel.h"
+
+namespace tlbsim::kernel {
+
+// What an era's move_ptes does, by release (each field names the kernel change that brought it).
+struct MremapEra {
+  // flush_tlb_batched_pending(mm) under the PTE locks before the PTEs move (v4.13, 3ea277194daa, "mm, mprotect:
+  // flush TLB if potentially racing with a parallel reclaim leaving stale TLB entries", which adds it to move_ptes
+  // too).
+  bool batched_pending = false;
+  // v4.9, 5d1904204c99 ("mremap: fix race between mremap() and page cleanning"): a dirty PTE moved makes move_ptes
+  // flush the moved range after it drops the new PTE lock and before the old one (force_flush); a clean one leaves
+  // the flush to the end of move_page_tables, after every lock has dropped (v3.2, 7b6efc2bc4f1, "mremap: avoid
+  // sending one IPI per page").
+  bool flush_dirty_under_ptl = false;
+  // v4.19, eb66ae030829 ("mremap: properly flush TLB before releasing the page", CVE-2018-18281): any present PTE
+  // moved forces the flush, now with both PTE locks held, and move_page_tables has no flush of its own. Modeled in
+  // older eras as the option move_ptes_flush_present (kernel/options.h).
+  bool flush_present_under_ptl = false;
+  // LATENCY_LIMIT: move_page_tables moves at most 64 pages per move_ptes call, to bound the PTE lock hold time;
+  // removed in v4.18 (Mel Gorman, "mremap: Remove LATENCY_LIMIT from mremap to reduce the number of TLB
+  // shootdowns"), after which an extent runs to the next PMD boundary.
+  bool latency_limit = false;
+};
+MremapEra mremap_era(const KernelConfig& config);
+
+// mremap(old_addr, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, new_addr) of page-aligned ranges: moves the pages of
+// [old_addr, old_addr + len), which one VMA must cover, to [new_addr, new_addr + len), which must be unmapped and
+// apart from the old range (otherwise throws std::invalid_argument, a caller's error in the model: the kernel's
+// EFAULT and EINVAL; mremap_to's do_munmap of a mapped destination is not modeled).
+sim::Task<void> sys_mremap(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, std::uint64_t len,
+                           std::uint64_t new_addr);
+
+}  // namespace tlbsim::kernel

@@ -1,0 +1,169 @@
+// Scenario tests of mremap (mm/mremap.cpp): which release flushes where, what a move does to the other CPU's TLB,
+// and the file's i_mmap that reclaim walks afterwards.
+#include "mm/mremap.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "kernel/options.h"
+#include "kernel/scenario.h"
+#include "mm/memory.h"
+#include "model/profile.h"
+
+namespace tlbsim::kernel {
+namespace {
+
+using testing::Scenario;
+
+KernelConfig profile(const char* name, bool fix = false) {
+  KernelConfig cfg = load_kernel_profile(name).config;
+  if (fix) cfg.set(Option::move_ptes_flush_present, true);
+  return cfg;
+}
+
+TEST(Mremap, EachEraHasItsReleasesFlushPlacement) {
+  const MremapEra v33 = mremap_era(profile("linux-3.3"));
+  EXPECT_FALSE(v33.batched_pending || v33.flush_dirty_under_ptl || v33.flush_present_under_ptl);
+  EXPECT_TRUE(v33.latency_limit);
+  const MremapEra v414 = mremap_era(profile("linux-4.14-ppc"));
+  EXPECT_TRUE(v414.batched_pending && v414.flush_dirty_under_ptl && v414.latency_limit);
+  EXPECT_FALSE(v414.flush_present_under_ptl) << "v4.14 predates eb66ae030829 (v4.19)";
+  for (const char* later : {"linux-5.17", "linux-6.2-ppc", "linux-6.13"}) {
+    const MremapEra e = mremap_era(profile(later));
+    EXPECT_TRUE(e.batched_pending && e.flush_present_under_ptl) << later;
+    EXPECT_FALSE(e.latency_limit) << later;
+  }
+  KernelConfig fixed = profile("linux-3.3");
+  fixed.set(Option::move_ptes_flush_present, true);
+  EXPECT_TRUE(mremap_era(fixed).flush_present_under_ptl);
+}
+
+sim::Task<void> enter_and_touch(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t pages, bool write) {
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+  for (std::uint64_t i = 0; i < pages; ++i) co_await user_access(self, mm, addr + i * kPageSize, write);
+}
+sim::Task<void> map_pages(PerCpu& self, MmStruct& mm, std::uint64_t pages, std::uint64_t& addr) {
+  addr = co_await sys_mmap(self, mm, pages * kPageSize, false, nullptr, 0);
+}
+sim::Task<void> move(PerCpu& self, MmStruct& mm, std::uint64_t from, std::uint64_t len, std::uint64_t to) {
+  co_await sys_mremap(self, mm, from, len, to);
+}
+sim::Task<void> read_or_segv(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool& segv) {
+  try {
+    co_await user_access(self, mm, addr, false);
+  } catch (const Sigsegv&) {
+    segv = true;
+  }
+}
+
+// Two CPUs run one mm and have both written the first `moved` pages of a private anonymous mapping one page longer,
+// so that moving them leaves the old VMA's last page (and its page table) in place.
+struct Moved {
+  Moved(const char* name, std::uint64_t moved, bool fix = false)
+      : s(profile(name, fix), profile(name).arch == Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c"),
+        mm(s.k.new_mm()),
+        pages(moved) {
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    s.oracle().set_user_context(CpuId{1}, mm.id());
+    s.run_on(0, map_pages(s.cpu(0), mm, moved + 1, addr));
+    s.run_on(0, enter_and_touch(s.cpu(0), mm, addr, moved, true));
+    s.run_on(1, enter_and_touch(s.cpu(1), mm, addr, moved, true));
+    to = mm.get_unmapped_area(moved * kPageSize, 2 << 20);  // a fresh page table of its own
+  }
+  std::uint64_t remote_flushes() { return s.k.counters().get(VmTlbEvent::NR_TLB_REMOTE_FLUSH); }
+  void run() { s.run_on(0, move(s.cpu(0), mm, addr, pages * kPageSize, to)); }
+  Scenario s;
+  MmStruct& mm;
+  std::uint64_t pages;
+  std::uint64_t addr = 0, to = 0;
+};
+
+TEST(Mremap, TheMovedPageIsMappedAtItsNewAddressAndTheOldOneFaults) {
+  for (const char* name : {"linux-3.3", "linux-4.14-ppc", "linux-5.17", "linux-6.2-ppc", "linux-6.13"}) {
+    Moved t(name, 1);
+    const Pfn pfn = t.mm.pgd.lookup(vpn_of(t.addr))->pfn;
+    ASSERT_TRUE(t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.addr)).has_value()) << name;
+    t.run();
+    EXPECT_FALSE(t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.addr)).has_value())
+        << name << ": cpu1 still caches the old address after mremap returned";
+    EXPECT_FALSE(t.mm.pgd.lookup(vpn_of(t.addr)).has_value()) << name;
+    ASSERT_TRUE(t.mm.pgd.lookup(vpn_of(t.to)).has_value()) << name;
+    EXPECT_EQ(t.mm.pgd.lookup(vpn_of(t.to))->pfn, pfn) << name << ": the page moves, it is not copied";
+    ASSERT_NE(t.mm.find_vma(t.to), nullptr) << name;
+    EXPECT_EQ(t.mm.find_vma(t.addr), nullptr) << name << ": do_munmap removed the old range";
+    ASSERT_NE(t.mm.find_vma(t.addr + kPageSize), nullptr) << name << ": the rest of the old VMA stays";
+    bool segv = false;
+    t.s.run_on(1, read_or_segv(t.s.cpu(1), t.mm, t.addr, segv));
+    EXPECT_TRUE(segv) << name;
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << name;
+  }
+}
+
+TEST(Mremap, OnX86OneFlushRequestUnlessTheFixFlushesEachLatencyLimitedExtent) {
+  // 128 written pages in one page table. v3.3: two extents of LATENCY_LIMIT (64 pages), one flush_tlb_range after
+  // both. v5.17/v6.13: one extent to the PMD boundary, flushed under its PTE locks. v3.3 with the later fix
+  // (move_ptes_flush_present): each 64-page extent flushes under its lock, two requests.
+  struct Case {
+    const char* profile;
+    bool fix;
+    std::uint64_t requests;
+  };
+  for (const Case c : {Case{"linux-3.3", false, 1}, Case{"linux-3.3", true, 2}, Case{"linux-5.17", false, 1},
+                       Case{"linux-6.13", false, 1}}) {
+    Moved t(c.profile, 128, c.fix);
+    const std::uint64_t before = t.remote_flushes();
+    t.run();
+    EXPECT_EQ(t.remote_flushes() - before, c.requests) << c.profile << (c.fix ? " with the fix" : "");
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << c.profile;
+  }
+}
+
+TEST(Mremap, AFileMappingMovesInTheFilesIMmap) {
+  Scenario s(profile("linux-5.17"));
+  MmStruct& mm = s.k.new_mm();
+  File& f = s.k.new_file(4 * kPageSize);
+  const std::uint64_t from = mm.get_unmapped_area(4 * kPageSize);
+  mm.insert_vma(Vma{from, from + 4 * kPageSize, false, true, &f, 0, nullptr});
+  ASSERT_EQ(f.i_mmap.size(), 1u);
+  const std::uint64_t to = mm.get_unmapped_area(2 * kPageSize);
+  s.run_on(0, move(s.cpu(0), mm, from + 2 * kPageSize, 2 * kPageSize, to));
+  // The old VMA keeps its first two pages; the new one maps file pages 2 and 3 at `to`.
+  ASSERT_EQ(f.i_mmap.size(), 2u);
+  EXPECT_EQ(f.i_mmap[0].start, from);
+  EXPECT_EQ(f.i_mmap[0].end, from + 2 * kPageSize);
+  EXPECT_EQ(f.i_mmap[1].start, to);
+  EXPECT_EQ(f.i_mmap[1].pgoff, 2u);
+  EXPECT_EQ(f.i_mmap[1].vpn_of_index(3), vpn_of(to + kPageSize));
+  EXPECT_FALSE(f.i_mmap[1].vpn_of_index(1).has_value());
+}
+
+TEST(Mremap, OverlappingOrUnmappedRangesAreTheCallersError) {
+  // Each call throws before it starts (a fresh machine each: the thrown task is not resumed).
+  {
+    Moved t("linux-5.17", 2);
+    EXPECT_THROW(t.s.run_on(0, move(t.s.cpu(0), t.mm, t.addr, 2 * kPageSize, t.addr + kPageSize)),
+                 std::invalid_argument)
+        << "overlapping ranges";
+  }
+  {
+    Moved t("linux-5.17", 2);
+    EXPECT_THROW(t.s.run_on(0, move(t.s.cpu(0), t.mm, t.to, kPageSize, t.to + (4 << 20))), std::invalid_argument)
+        << "nothing mapped at the old address";
+  }
+  {
+    Moved t("linux-5.17", 2);
+    EXPECT_THROW(t.s.run_on(0, move(t.s.cpu(0), t.mm, t.addr, 4 * kPageSize, t.to)), std::invalid_argument)
+        << "4 pages run past the 3-page VMA";
+  }
+  {
+    Moved t("linux-5.17", 1);
+    EXPECT_THROW(t.s.run_on(0, move(t.s.cpu(0), t.mm, t.addr, kPageSize, t.addr + kPageSize)), std::invalid_argument)
+        << "the destination is mapped";
+  }
+}
+
+}  // namespace
+}  // namespace tlbsim::kernel

@@ -1,0 +1,63 @@
+// The workload file's consistency checks (workload_file_check.cpp) on the protections mprotect leaves: page ranges,
+// for_each_page writes and the loop's restoring of what it changed.
+#include "workloads/file/workload_file_check.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "util/error.h"
+#include "workloads/file/workload_file.h"
+
+namespace tlbsim::workloads {
+namespace {
+
+// A 4-page region, mapped in setup; `loop` follows and ends with a count.
+std::string file(const std::string& loop) {
+  return "[workload]\nname = \"w\"\n[tasks]\nmode = \"threads\"\nplacement = \"pinned\"\n[[regions]]\nname = \"r\"\n"
+         "backing = \"anonymous\"\npages = 4\n[[setup]]\nop = \"mmap\"\nregion = \"r\"\n" +
+         loop + "[[loop]]\nop = \"count\"\n";
+}
+
+std::string protect(const char* prot, int first_page, int pages) {
+  return "[[loop]]\nop = \"mprotect\"\nregion = \"r\"\nprot = \"" + std::string(prot) +
+         "\"\noffset = " + std::to_string(first_page * 4096) + "\nlength = " + std::to_string(pages * 4096) + "\n";
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    const WorkloadFile f = parse_workload_file(text, "t.toml");
+    check_ranges(f, resolve_values(f, nullptr), {4 * 4096});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kWriteAll = "[[loop]]\nop = \"touch\"\nregion = \"r\"\naccess = \"write\"\n";
+const std::string kWriteEachPage =
+    "[[loop]]\nop = \"for_each_page\"\nregion = \"r\"\nbody = [{ op = \"touch\", access = \"write\" }]\n";
+
+TEST(WorkloadFileCheck, AWriteMayNotReachAPageAnMprotectMadeReadOnly) {
+  EXPECT_EQ(error_of(file(kWriteAll + protect("read", 0, 4) + protect("read_write", 0, 4))), "");
+  EXPECT_NE(error_of(file(protect("read", 3, 1) + kWriteAll + protect("read_write", 3, 1))).find("read-only"),
+            std::string::npos);
+  EXPECT_NE(error_of(file(protect("read", 1, 1) + kWriteEachPage + protect("read_write", 1, 1))).find("read-only"),
+            std::string::npos);
+  // Reads of read-only pages are fine; so is a write to the pages that stayed writable.
+  EXPECT_EQ(
+      error_of(file(protect("read", 2, 2) +
+                    "[[loop]]\nop = \"touch\"\nregion = \"r\"\naccess = \"write\"\nlength = 8192\n" +
+                    "[[loop]]\nop = \"touch\"\nregion = \"r\"\naccess = \"read\"\n" + protect("read_write", 2, 2))),
+      "");
+}
+
+TEST(WorkloadFileCheck, TheLoopRestoresTheProtectionsItChanged) {
+  EXPECT_NE(error_of(file(protect("read", 0, 2) + protect("read_write", 0, 1))).find("other protections"),
+            std::string::npos);
+  // Two halves made writable again restore the whole range.
+  EXPECT_EQ(error_of(file(protect("read", 0, 4) + protect("read_write", 0, 2) + protect("read_write", 2, 2))), "");
+}
+
+}  // namespace
+}  // namespace tlbsim::workloads
