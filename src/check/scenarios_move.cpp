@@ -1,11 +1,12 @@
 // Checker scenarios for PTEs that move rather than go: mremap racing a user of the old address, directly and
 // through reclaim, which can free the page at its new address while a CPU still caches the old translation
-// (CVE-2018-18281 in the eras before v4.19).
+// (CVE-2018-18281 in the eras before v4.19); page migration racing a writer of the page and a madvise of it.
 #include <memory>
 #include <vector>
 
 #include "check/scenario.h"
 #include "mm/memory.h"
+#include "mm/migrate.h"
 #include "mm/mremap.h"
 #include "mm/vmscan.h"
 
@@ -96,6 +97,61 @@ class MremapVsReclaim final : public CheckScenario {
 };
 TLBSIM_SCENARIO(MremapVsReclaim, "mremap_vs_reclaim",
                 "cpu0 mremaps a cached file page while cpu1, which caches its old address, reclaims it and reads");
+
+// cpu0 and cpu1 run one mm and have written page X (anonymous, the first of two). cpu0 migrates the mm's pages
+// (migrate_pages(2) of its own process); cpu1 keeps writing X: a write must reach the old page before the
+// migration entry is made (and so the copy) or fault and wait for the new one, never go through a stale entry
+// once the old page is freed.
+class MigrateRace : public CheckScenario {
+ public:
+  explicit MigrateRace(bool madvise) : madvise_(madvise) {}
+  void start(ScenarioRun& run) override {
+    kernel::Kernel& k = run.kernel();
+    mm_ = &k.new_mm();
+    run.prepare(0, switch_to(k.percpu(CpuId{0}), *mm_));
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), *mm_));
+    run.prepare(0, map(k.percpu(CpuId{0}), *mm_, x_));
+    run.prepare(0, write(k.percpu(CpuId{0}), *mm_, x_));
+    run.prepare(0, write(k.percpu(CpuId{0}), *mm_, x_ + kPageSize));
+    run.prepare(1, write(k.percpu(CpuId{1}), *mm_, x_));
+    run.race(0, migrate(k.percpu(CpuId{0}), *mm_));
+    run.race(1, madvise_ ? madvise_then_write(k.percpu(CpuId{1}), *mm_, x_) : write_n(k.percpu(CpuId{1}), *mm_, x_, 3));
+  }
+
+ private:
+  static sim::Task<void> map(PerCpu& self, MmStruct& mm, std::uint64_t& addr) {
+    addr = co_await kernel::sys_mmap(self, mm, 2 * kPageSize, false, nullptr, 0);
+  }
+  static sim::Task<void> write(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+    co_await user_touch(self, mm, addr, true);
+  }
+  static sim::Task<void> write_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
+    for (int i = 0; i < n; ++i) co_await user_touch(self, mm, addr, true);
+  }
+  static sim::Task<void> madvise_then_write(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+    co_await user_touch(self, mm, addr + kPageSize, true);
+    co_await kernel::sys_madvise_dontneed(self, mm, addr, kPageSize);
+    co_await user_touch(self, mm, addr, true);
+  }
+  static sim::Task<void> migrate(PerCpu& self, MmStruct& mm) { co_await kernel::sys_migrate_pages(self, mm); }
+  bool madvise_;
+  MmStruct* mm_ = nullptr;
+  std::uint64_t x_ = 0;
+};
+
+class MigrateVsAccess final : public MigrateRace {
+ public:
+  MigrateVsAccess() : MigrateRace(false) {}
+};
+TLBSIM_SCENARIO(MigrateVsAccess, "migrate_vs_access",
+                "cpu0 migrates the pages of an mm (migrate_pages) while cpu1, running it, keeps writing one of them");
+
+class MigrateVsMadvise final : public MigrateRace {
+ public:
+  MigrateVsMadvise() : MigrateRace(true) {}
+};
+TLBSIM_SCENARIO(MigrateVsMadvise, "migrate_vs_madvise",
+                "cpu0 migrates the pages of an mm while cpu1 madvise(DONTNEED)s one of them and writes it again");
 
 }  // namespace
 

@@ -9,6 +9,7 @@ enum class Option : std::uint8_t {
   MMU_LAZY_TLB_SHOOTDOWN,
   DEBUG_VM_SHOOT_LAZIES,
   move_ptes_flush_present,
+  migrate_pages_batch_flush,
 };
 
 inline constexpr OptionDecl<Option> kOptions[] = {
@@ -26,6 +27,11 @@ inline constexpr OptionDecl<Option> kOptions[] = {
     // with both PTE locks held whenever it moved a present PTE, not only a dirty one (docs/findings.md, F6).
     {TLBSIM_ID(Option, move_ptes_flush_present), .since = {3, 3}, .until = {4, 18},
      .doc = "later fix (eb66ae030829, v4.19): move_ptes flushes under the PTE locks whenever a PTE moved"},
+    // Not a seed: "migrate_pages: batch flushing TLB" (Huang Ying, 7e12beb8ca2a, v6.4) for the eras before it:
+    // migrate_pages unmaps up to NR_MAX_BATCHED_MIGRATION pages with TTU_BATCH_FLUSH, flushes them once
+    // (try_to_unmap_flush), then copies them (mm/migrate.cpp). On in v6.4+ by release.
+    {TLBSIM_ID(Option, migrate_pages_batch_flush), .since = {3, 3}, .until = {6, 3},
+     .doc = "7e12beb8ca2a (v6.4): migrate_pages unmaps a batch of pages, flushes once, then copies them"},
 };
 
 enum class Mutation : std::uint8_t {
@@ -36,6 +42,7 @@ enum class Mutation : std::uint8_t {
   smp_call_skips_wait,
   mprotect_flush_skipped,
   mremap_flush_skipped,
+  migrate_flush_skipped,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -59,6 +66,9 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
          "change_protection write-protects the PTEs but never flushes them (flush_tlb_range, or the gather's flush)"},
     {TLBSIM_ID(Mutation, mremap_flush_skipped), .area = "mremap", .scenarios = "mremap_vs_access",
      .kernel = "linux-5.17", .doc = "move_page_tables moves the PTEs but never flushes the old range"},
+    {TLBSIM_ID(Mutation, migrate_flush_skipped), .area = "migration", .scenarios = "migrate_vs_access",
+     .kernel = "linux-6.13",
+     .doc = "try_to_migrate_one makes migration entries but neither flushes them nor batches a flush"},
 };
 
 }  // namespace tlbsim::kernel

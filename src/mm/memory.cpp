@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "kernel/sched/sched.h"
+#include "mm/migrate.h"
 #include "mm/mmu_gather.h"
 #include "mm/rmap.h"
 
@@ -152,6 +153,12 @@ sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std
   Spinlock& ptl = mm.ptl(v);
   co_await ptl.lock(m, self.cpu);
   const auto pte = mm.pgd.lookup(v);
+  if (!pte && mm.pgd.migration_entry(v)) {
+    // do_swap_page on a migration entry: migration_entry_wait, and the access faults again.
+    co_await ptl.unlock(m, self.cpu);
+    co_await migration_entry_wait(self, mm, v);
+    co_return;
+  }
   if (!pte) {
     if (vma.file == nullptr)
       co_await do_anonymous_page(self, mm, v, write);
@@ -230,7 +237,10 @@ sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, st
     bool force_flush = false;
     for (; addr < table_end; addr += kPageSize) {
       const auto old = mm.pgd.clear(vpn_of(addr));
-      if (!old) continue;
+      if (!old) {
+        mm.pgd.clear_migration_entry(vpn_of(addr));  // a migration entry is cleared; its page is the migration's
+        continue;
+      }
       // The oracle learns of the removal when it happens, before the step that charges its cost.
       self.k.events().on_pte_removed(mm, vpn_of(addr), *old, self.id, self.cpu.now());
       co_await self.cpu.delay(self.k.machine().kernel.pte_update);

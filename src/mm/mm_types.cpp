@@ -151,6 +151,15 @@ std::uint64_t MmStruct::get_unmapped_area(std::uint64_t len, std::uint64_t align
   return a;
 }
 
+hw::Shared<std::uint64_t>& MmStruct::page_waitqueue(Pfn page) {
+  if (page_wait_table_.empty()) {
+    for (std::size_t i = 0; i < PAGE_WAIT_TABLE_SIZE; ++i) {
+      page_wait_table_.push_back(hw::Shared<std::uint64_t>{0, model_.add_line("folio_wait_table")});
+    }
+  }
+  return page_wait_table_[page.get() % PAGE_WAIT_TABLE_SIZE];  // hash_ptr of the struct page: consecutive frames
+}
+
 Spinlock& MmStruct::ptl(Vpn v) {
   auto& slot = ptls_[table_index(v)];
   if (!slot) slot = std::make_unique<Spinlock>(model_, "pte.ptl", lock_kind_);

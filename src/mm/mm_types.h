@@ -137,6 +137,12 @@ class MmStruct {
   static constexpr std::uint64_t kMmapMin = std::uint64_t{1} << 32;
   // The page-table lock of the leaf table covering v (split PTE locks), created on first use.
   Spinlock& ptl(Vpn v);
+  // The wait queue of a page under migration (folio_waitqueue: one of PAGE_WAIT_TABLE_SIZE = 256 queues, hashed by
+  // the page), one line each, created on first use: migrate_pages writes the page's queue when it unlocks the page
+  // (folio_unlock -> folio_wake_bit), and a fault that found a migration entry waits for that write
+  // (migration_entry_wait). The kernel's table is global; the model keeps one per mm.
+  hw::Shared<std::uint64_t>& page_waitqueue(Pfn page);
+  static constexpr std::size_t PAGE_WAIT_TABLE_SIZE = 256;
 
  private:
   std::uint32_t id_;
@@ -145,6 +151,7 @@ class MmStruct {
   SpinlockKind lock_kind_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Spinlock>> ptls_;
   std::vector<LineId> free_vma_lock_lines_;  // the lines of removed VMAs' locks, reused (vm_area_cachep's slab)
+  std::vector<hw::Shared<std::uint64_t>> page_wait_table_;
 };
 
 }  // namespace tlbsim::kernel

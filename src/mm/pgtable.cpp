@@ -46,9 +46,28 @@ void PageTables::set(Vpn v, const Pte& pte) {
   auto [it, inserted] = tables_.try_emplace(table_index(v));
   if (inserted) it->second.frame = frames_.alloc(FrameUse::kPageTable);
   Pte& slot = it->second.ptes[v.get() % kPtesPerTable];
-  if (!slot.present && pte.present) ++it->second.present;
-  if (slot.present && !pte.present) --it->second.present;
+  const bool was = slot.present || slot.migration, is = pte.present || pte.migration;
+  if (!was && is) ++it->second.present;
+  if (was && !is) --it->second.present;
   slot = pte;
+}
+
+std::optional<Pte> PageTables::migration_entry(Vpn v) const {
+  auto it = tables_.find(table_index(v));
+  if (it == tables_.end()) return std::nullopt;
+  const Pte& p = it->second.ptes[v.get() % kPtesPerTable];
+  if (!p.migration) return std::nullopt;
+  return p;
+}
+
+bool PageTables::clear_migration_entry(Vpn v) {
+  auto it = tables_.find(table_index(v));
+  if (it == tables_.end()) return false;
+  Pte& slot = it->second.ptes[v.get() % kPtesPerTable];
+  if (!slot.migration) return false;
+  slot = Pte{};
+  --it->second.present;
+  return true;
 }
 
 std::optional<Pte> PageTables::clear(Vpn v) {

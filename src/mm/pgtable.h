@@ -49,13 +49,16 @@ struct Pte {
   bool present = false;
   bool writable = false;
   bool anon = false;
+  // A migration entry (make_migration_entry, mm/migrate.c): not present, naming the page under migration (`pfn`)
+  // and whether its PTE was writable. A fault on it waits for the migration (migration_entry_wait).
+  bool migration = false;
 };
 
 // A leaf page-table page: 512 PTEs. Upper levels are not modeled as pages (see docs/model.md).
 struct PteTable {
   Pfn frame;  // the physical page holding this table
   std::vector<Pte> ptes = std::vector<Pte>(kPtesPerTable);
-  std::uint32_t present = 0;
+  std::uint32_t present = 0;  // entries that are not none: present PTEs and migration entries
 };
 
 // An address space's page tables. Contract: every change goes through set/clear so the present counts and the
@@ -72,8 +75,13 @@ class PageTables {
   const PteTable* table(Vpn v) const;
   // Installs a PTE, allocating the leaf table if needed.
   void set(Vpn v, const Pte& pte);
-  // Clears a PTE (ptep_get_and_clear) and returns what it held.
+  // Clears a present PTE (ptep_get_and_clear) and returns what it held (nothing, and no change, for a none PTE or a
+  // migration entry).
   std::optional<Pte> clear(Vpn v);
+  // The migration entry at v, if v holds one.
+  std::optional<Pte> migration_entry(Vpn v) const;
+  // Clears the migration entry at v (zap_pte_range's pte_clear of a non-present entry); false if there is none.
+  bool clear_migration_entry(Vpn v);
   // Detaches the leaf table covering v if it maps nothing; returns its frame for the caller to free after the
   // TLB flush (pte_free_tlb).
   std::optional<Pfn> detach_empty_table(Vpn v);

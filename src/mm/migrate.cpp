@@ -1,0 +1,159 @@
+// Models migrate_pages(2) for anonymous pages: mm/mempolicy.c (kernel_migrate_pages, do_migrate_pages,
+// queue_pages_range), mm/migrate.c (migrate_pages; v5.17's unmap_and_move per page; v6.4's migrate_pages_batch with
+// migrate_folio_unmap and migrate_folio_move) and mm/rmap.c (try_to_migrate_one, remove_migration_ptes).
+// docs/model.md ("Page migration") names the trees read.
+#include "mm/migrate.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "kernel/options.h"
+#include "mm/rmap.h"
+
+namespace tlbsim::kernel {
+
+namespace {
+
+const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
+
+struct Isolated {
+  Vpn vpn;
+  Pfn page;
+};
+
+// queue_pages_range -> queue_pages_pte_range: under each page table's lock, every present anonymous PTE's page (not
+// the zero page) is isolated from the LRU (isolate_lru_page) onto the list.
+sim::Task<std::vector<Isolated>> queue_pages_range(PerCpu& self, MmStruct& mm) {
+  std::vector<Isolated> list;
+  for (const auto& [start, vma] : mm.vmas) {
+    if (vma.file != nullptr) continue;  // the model migrates anonymous memory only
+    for (std::uint64_t addr = vma.start; addr < vma.end;) {
+      const Vpn first = vpn_of(addr);
+      const std::uint64_t table_end = std::min(vma.end, (table_index(first) + 1) * kPtesPerTable * kPageSize);
+      if (mm.pgd.table(first) == nullptr) {
+        addr = table_end;
+        continue;
+      }
+      Spinlock& ptl = mm.ptl(first);
+      co_await ptl.lock(self.k.mem(), self.cpu);
+      for (; addr < table_end; addr += kPageSize) {
+        const auto pte = mm.pgd.lookup(vpn_of(addr));
+        if (!pte || !pte->anon || pte->pfn.get() == 0) continue;
+        list.push_back(Isolated{vpn_of(addr), pte->pfn});
+        co_await self.cpu.delay(costs(self).lru_update);  // isolate_lru_page, and the putback of the new page
+      }
+      co_await ptl.unlock(self.k.mem(), self.cpu);
+    }
+  }
+  co_return list;
+}
+
+// try_to_migrate_one for the page's one PTE: under the PTE lock, if the PTE still maps the page, replace it with a
+// migration entry, then flush the address now (ptep_clear_flush) or defer the flush into `ubc` (TTU_BATCH_FLUSH:
+// should_defer_flush, set_tlb_ubc_flush_pending). Returns whether the page was unmapped.
+sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, const Isolated& p,
+                                   bool batch_flush) {
+  Spinlock& ptl = mm.ptl(p.vpn);
+  co_await ptl.lock(self.k.mem(), self.cpu);
+  const auto pte = mm.pgd.lookup(p.vpn);
+  const bool mapped = pte && pte->pfn == p.page;
+  if (mapped) {
+    const bool defer = co_await should_defer_flush(self, mm, batch_flush);
+    mm.pgd.set(p.vpn, Pte{p.page, false, pte->writable, true, true});  // set_pte_at(make_migration_entry)
+    self.k.events().on_pte_removed(mm, p.vpn, *pte, self.id, self.cpu.now());
+    co_await self.cpu.delay(costs(self).rmap_update + costs(self).pte_update);
+    const bool skip = planted(self.k.config(), Mutation::migrate_flush_skipped);  // never flushed: the planted bug
+    if (defer && !skip) co_await set_tlb_ubc_flush_pending(self, ubc, mm, pte->writable);
+    if (!defer && !skip) co_await self.k.arch().flush_tlb_page(self, mm, p.vpn.get() << kPageShift);
+  }
+  co_await ptl.unlock(self.k.mem(), self.cpu);
+  co_return mapped;
+}
+
+// migrate_folio_move (move_to_new_folio, remove_migration_ptes, folio_unlock) for an unmapped page: a new frame,
+// the copy, the PTE made again from the migration entry (unless something cleared the entry meanwhile: a zap), the
+// page unlocked, which wakes its waiters, and the old page freed.
+sim::Task<void> move_page(PerCpu& self, MmStruct& mm, const Isolated& p) {
+  const Pfn copy = self.k.frames().alloc(FrameUse::kAnon);
+  co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_copy + costs(self).memcg_charge);
+  Spinlock& ptl = mm.ptl(p.vpn);
+  co_await ptl.lock(self.k.mem(), self.cpu);
+  const auto entry = mm.pgd.migration_entry(p.vpn);
+  const bool remap = entry && entry->pfn == p.page;
+  if (remap) mm.pgd.set(p.vpn, Pte{copy, true, entry->writable, true});  // remove_migration_pte
+  co_await self.cpu.delay(costs(self).rmap_update + costs(self).pte_update);
+  co_await ptl.unlock(self.k.mem(), self.cpu);
+  hw::Shared<std::uint64_t>& queue = mm.page_waitqueue(p.page);
+  co_await self.k.mem().write(self.cpu, queue, queue.value + 1);  // folio_unlock: folio_wake_bit wakes the waiters
+  self.k.frames().free(p.page);  // the old page's last reference: freed
+  if (!remap) self.k.frames().free(copy);  // no PTE to restore (the range was zapped): the copy goes too
+}
+
+}  // namespace
+
+MigrateEra migrate_era(const KernelConfig& config) {
+  MigrateEra e;
+  e.batch_flush = config.version >= KernelVersion{6, 4} || config.on(Option::migrate_pages_batch_flush);
+  return e;
+}
+
+sim::Task<std::uint64_t> sys_migrate_pages(PerCpu& self, MmStruct& mm, std::function<void()> on_migrated) {
+  const MigrateEra era = migrate_era(self.k.config());
+  co_await self.cpu.delay(costs(self).syscall);
+  co_await mm.mmap_lock.down_read(self);  // do_migrate_pages: mmap_read_lock for the whole migration
+  const std::vector<Isolated> list = co_await queue_pages_range(self, mm);
+  TlbflushUnmapBatch ubc(self.k.ncpus());  // current->tlb_ubc of the migrating task
+  std::uint64_t migrated = 0;
+  if (era.batch_flush) {
+    // migrate_pages_batch: unmap up to NR_MAX_BATCHED_MIGRATION pages, one flush, then move them.
+    for (std::size_t first = 0; first < list.size(); first += NR_MAX_BATCHED_MIGRATION) {
+      const std::size_t last = std::min<std::size_t>(list.size(), first + NR_MAX_BATCHED_MIGRATION);
+      std::vector<const Isolated*> unmapped;
+      for (std::size_t i = first; i < last; ++i) {
+        if (co_await try_to_migrate_one(self, ubc, mm, list[i], true)) unmapped.push_back(&list[i]);
+      }
+      if (!planted(self.k.config(), Mutation::migrate_flush_skipped)) co_await try_to_unmap_flush(self, ubc);
+      for (const Isolated* p : unmapped) {
+        co_await move_page(self, mm, *p);
+        ++migrated;
+        if (on_migrated) on_migrated();
+      }
+    }
+  } else {
+    // unmap_and_move, page by page: try_to_migrate(folio, 0) flushes each PTE as it goes.
+    for (const Isolated& p : list) {
+      const bool unmapped = co_await try_to_migrate_one(self, ubc, mm, p, false);
+      if (!unmapped) continue;
+      co_await move_page(self, mm, p);
+      ++migrated;
+      if (on_migrated) on_migrated();
+    }
+  }
+  co_await mm.mmap_lock.up_read(self);
+  self.k.events().on_syscall_return(self.id);
+  co_return migrated;
+}
+
+sim::Task<void> migration_entry_wait(PerCpu& self, MmStruct& mm, Vpn v) {
+  hw::Memory& m = self.k.mem();
+  // Under the PTE lock: is it still a migration entry, and of which page? (The page's wait queue is read first, so
+  // that an unlock after the check still ends the wait.)
+  const std::optional<Pte> seen_entry = mm.pgd.migration_entry(v);
+  if (!seen_entry) co_return;
+  hw::Shared<std::uint64_t>& queue = mm.page_waitqueue(seen_entry->pfn);
+  const std::uint64_t seen = co_await m.read(self.cpu, queue);
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(m, self.cpu);
+  const auto entry = mm.pgd.migration_entry(v);
+  const bool wait = entry && entry->pfn == seen_entry->pfn;
+  co_await ptl.unlock(m, self.cpu);
+  if (!wait) co_return;
+  // folio_put_wait_locked / migration_entry_wait_on_locked: sleep until the page is unlocked. The model parks the
+  // CPU on the page's wait-queue line until a write to it (docs/model.md); the fault then returns and the access
+  // faults again.
+  const std::uint64_t now = co_await m.read(self.cpu, queue);
+  if (now == seen) co_await m.wait_for_write(self.cpu, queue.line);
+}
+
+}  // namespace tlbsim::kernel

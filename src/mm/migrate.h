@@ -1,0 +1,39 @@
+// Page migration of anonymous pages as migrate_pages(2) runs it (mm/mempolicy.c do_migrate_pages -> migrate_pages,
+// mm/migrate.c; try_to_migrate_one, mm/rmap.c): each page's PTE becomes a migration entry and is flushed, the page
+// is copied to a new frame, and the PTE is made again for the copy. Where the flush sits is what "migrate_pages:
+// batch flushing TLB" (v6.4) changed: one flush per page before it, one for a batch of pages after it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "kernel/kernel.h"
+
+namespace tlbsim::kernel {
+
+// What an era's migrate_pages does (each field names the kernel change that brought it).
+struct MigrateEra {
+  // v6.4, 7e12beb8ca2a ("migrate_pages: batch flushing TLB", Huang Ying): migrate_pages_batch unmaps a batch of
+  // pages with try_to_migrate(TTU_BATCH_FLUSH), whose try_to_migrate_one defers each flush into current->tlb_ubc
+  // (should_defer_flush), and one try_to_unmap_flush covers the batch before any page is copied. Before it, each
+  // page is unmapped, flushed (ptep_clear_flush: flush_tlb_page), copied and remapped in turn (unmap_and_move).
+  // Modeled in older eras as the option migrate_pages_batch_flush (kernel/options.h).
+  bool batch_flush = false;
+};
+MigrateEra migrate_era(const KernelConfig& config);
+
+// NR_MAX_BATCHED_MIGRATION (mm/migrate.c, v6.4+): the pages migrate_pages_batch unmaps before one flush.
+inline constexpr std::uint64_t NR_MAX_BATCHED_MIGRATION = 512;
+
+// migrate_pages(pid, maxnode, old_nodes, new_nodes) of `mm` by the task on `self`, which need not run `mm`: under
+// mmap_lock held for read, every present anonymous page of `mm` (not the zero page) is migrated to a new frame. The
+// model's frames have no node (docs/model.md), so this is migratepages moving a process's whole memory from the
+// node it is on to the other one. Returns the pages migrated; `on_migrated`, if given, is called as each page's
+// migration completes (/proc/vmstat's pgmigrate_success, counted where the kernel counts it).
+sim::Task<std::uint64_t> sys_migrate_pages(PerCpu& self, MmStruct& mm, std::function<void()> on_migrated = {});
+
+// migration_entry_wait: a fault that found a migration entry at `v` waits until the page is unlocked, then returns
+// for the access to fault again. Called with no lock held.
+sim::Task<void> migration_entry_wait(PerCpu& self, MmStruct& mm, Vpn v);
+
+}  // namespace tlbsim::kernel
