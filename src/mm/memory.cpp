@@ -1,6 +1,6 @@
-// Models the fault, mmap, munmap and madvise paths of mm/memory.c, mm/mmap.c and mm/madvise.c (Linux v5.15-v5.17)
-// as far as TLB shootdown depends on them. Costs of the surrounding kernel code come from the machine's [kernel]
-// section.
+// Models the fault and madvise paths of mm/memory.c and mm/madvise.c (Linux v5.15-v5.17, with the later eras'
+// changes where named) as far as TLB shootdown depends on them; mmap and munmap are mm/mmap.cpp's. Costs of the
+// surrounding kernel code come from the machine's [kernel] section.
 #include "mm/memory.h"
 
 #include <fmt/format.h>
@@ -219,6 +219,8 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
   self.k.events().on_syscall_return(self.id);
 }
 
+}  // namespace
+
 // zap_pte_range over [start, end) of one VMA: clear PTEs under each table's lock, gather the pages, and flush
 // (under the lock) when the gather is full.
 sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::uint64_t start, std::uint64_t end) {
@@ -257,8 +259,6 @@ sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, st
     if (force_flush) co_await tlb_flush_mmu(self, tlb);
   }
 }
-
-}  // namespace
 
 sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
   const Vpn v = vpn_of(addr);
@@ -357,14 +357,6 @@ sim::Task<void> vma_end_write_all(PerCpu& self, MmStruct& mm) {
   co_await self.k.mem().write(self.cpu, mm.mm_lock_seq, mm.mm_lock_seq.value + 1);
 }
 
-// vma_merge's compatibility test (is_mergeable_vma, can_vma_merge_before/after): same flags and file, contiguous file
-// offsets. An anonymous MAP_SHARED mapping has its own shmem file and never merges.
-bool mergeable(const Vma& a, const Vma& b) {
-  if (a.end != b.start || a.writable != b.writable || a.shared != b.shared || a.file != b.file) return false;
-  if (a.file == nullptr) return !a.shared;
-  return a.pgoff + (a.end - a.start) / kPageSize == b.pgoff;
-}
-
 }  // namespace
 
 sim::Task<void> mmap_write_unlock(PerCpu& self, MmStruct& mm) {
@@ -375,106 +367,6 @@ sim::Task<void> mmap_write_unlock(PerCpu& self, MmStruct& mm) {
 sim::Task<void> mmap_write_downgrade(PerCpu& self, MmStruct& mm) {
   co_await vma_end_write_all(self, mm);
   co_await mm.mmap_lock.downgrade_write(self);
-}
-
-sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len, bool shared, File* file,
-                                  std::uint64_t pgoff) {
-  co_await self.cpu.delay(self.k.machine().kernel.syscall);
-  co_await mm.mmap_lock.down_write(self);
-  const std::uint64_t addr =
-      mm.get_unmapped_area(len, mmap_thp_align(self.k.config().version, file == nullptr && !shared, len));
-  const Vma vma{addr, addr + (len + kPageSize - 1) / kPageSize * kPageSize, true, shared, file, pgoff, nullptr};
-  // mmap_region's vma_merge (vma_merge_new_range from v6.12): the new range extends a compatible neighbour (both,
-  // when it fills the gap between them) instead of making a VMA of its own; each VMA changed is write-locked first.
-  Vma* prev = mm.vma_below(vma.start);
-  Vma* next = mm.vma_above(vma.end);
-  const bool merge_prev = prev != nullptr && mergeable(*prev, vma);
-  const bool merge_next = next != nullptr && next->start == vma.end && mergeable(vma, *next);
-  if (merge_prev) co_await vma_start_write(self, mm, *prev);
-  if (merge_next) co_await vma_start_write(self, mm, *next);
-  if (merge_prev && merge_next) {
-    const std::uint64_t end = next->end;
-    mm.remove_vma(next->start);
-    mm.resize_vma(*prev, prev->start, end);
-  } else if (merge_prev) {
-    mm.resize_vma(*prev, prev->start, vma.end);
-  } else if (merge_next) {
-    mm.resize_vma(*next, vma.start, next->end);
-  } else {
-    mm.insert_vma(vma);
-  }
-  co_await self.cpu.delay(self.k.machine().kernel.mmap_region);  // charged after the VMA change it stands for
-  co_await mmap_write_unlock(self, mm);
-  co_return addr;
-}
-
-// free_pgtables over an unmapped [start, end) whose neighbours end at `floor` and start at `ceiling` (0: none above,
-// USER_PGTABLES_CEILING): free_pgd_range frees a leaf table only when the 2 MiB it maps lies wholly within
-// [floor, ceiling), so a table that another VMA still uses stays (mm/memory.c, every modeled era). The freed tables
-// go into the gather (pte_free_tlb), freed after its flush, and set freed_tables.
-static void free_pgtables(MmuGather& tlb, MmStruct& mm, std::uint64_t start, std::uint64_t end, std::uint64_t floor,
-                          std::uint64_t ceiling) {
-  constexpr std::uint64_t kPmdSize = kPtesPerTable * kPageSize;
-  for (std::uint64_t base = start & ~(kPmdSize - 1); base < end; base += kPmdSize) {
-    if (base < floor || (ceiling != 0 && base + kPmdSize > ceiling)) continue;
-    if (const auto frame = mm.pgd.detach_empty_table(vpn_of(base))) {
-      tlb.pages.push_back(*frame);
-      tlb.freed_tables = true;
-      tlb.adjust_range(std::max(base, start));
-    }
-  }
-}
-
-sim::Task<bool> do_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len, bool downgrade) {
-  const std::uint64_t end = addr + len;
-  // do_vmi_munmap's gather (detach_vmas_to_be_unmapped before v6.1): the VMAs that straddle the range's ends are
-  // split (__split_vma), those inside it are detached; each is write-locked first (v6.4+).
-  if (Vma* first = mm.find_vma(addr); first != nullptr && first->start < addr) {
-    co_await vma_start_write(self, mm, *first);
-    mm.split_vma(*first, addr);
-  }
-  if (Vma* last = mm.find_vma(end - 1); last != nullptr && last->end > end) {
-    co_await vma_start_write(self, mm, *last);
-    mm.split_vma(*last, end);
-  }
-  for (;;) {
-    Vma* v = mm.vma_above(addr);
-    if (v == nullptr || v->start >= end) break;
-    co_await vma_start_write(self, mm, *v);
-    mm.remove_vma(v->start);
-  }
-  // The neighbours bound free_pgtables.
-  const Vma* prev = std::as_const(mm).vma_below(addr);
-  const Vma* next = std::as_const(mm).vma_above(end);
-  const std::uint64_t floor = prev != nullptr ? prev->end : 0;      // FIRST_USER_ADDRESS
-  const std::uint64_t ceiling = next != nullptr ? next->start : 0;  // USER_PGTABLES_CEILING
-  co_await self.cpu.delay(self.k.machine().kernel.munmap_vmas);
-  if (downgrade) co_await mmap_write_downgrade(self, mm);
-  // unmap_region: zap everything, then free_pgtables (the range's leaf tables are now empty), then finish.
-  MmuGather tlb(mm);
-  co_await tlb_gather_mmu(self, tlb);
-  co_await zap_page_range_in(self, tlb, mm, addr, end);
-  free_pgtables(tlb, mm, addr, end, floor, ceiling);
-  co_await tlb_finish_mmu(self, tlb);
-  co_return downgrade;
-}
-
-sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
-  co_await self.cpu.delay(self.k.machine().kernel.syscall);
-  co_await mm.mmap_lock.down_write(self);
-  // From v4.20 ("mm: mmap: zap pages with read mmap_sem in munmap", dd2283f2605e) munmap downgrades mmap_lock to
-  // read once the VMAs are detached, and zaps and flushes under the read lock (__do_munmap's `downgrade`;
-  // vms_complete_munmap_vmas's mmap_write_downgrade in v6.12+); before it, the whole munmap holds it for write.
-  const bool downgrade = self.k.config().version >= KernelVersion{4, 20};
-  // Awaited into a local, not in the `if` condition: GCC 12 miscompiled that form here (the coroutine never
-  // resumed after the flush's IPI wait; found by the lazy-CPU munmap tests).
-  const bool downgraded = co_await do_munmap(self, mm, addr, len, downgrade);
-  if (downgraded) {
-    co_await mm.mmap_lock.up_read(self);
-  } else {
-    co_await mmap_write_unlock(self, mm);
-  }
-  self.k.events().on_syscall_return(self.id);
 }
 
 sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {

@@ -30,6 +30,11 @@ sim::Task<void> vma_end_read(PerCpu& self, MmStruct& mm, VmaLock& lock);
 sim::Task<void> mmap_write_unlock(PerCpu& self, MmStruct& mm);
 sim::Task<void> mmap_write_downgrade(PerCpu& self, MmStruct& mm);
 
+struct MmuGather;
+// zap_pte_range over [start, end) of one VMA (mm/memory.c): clears the PTEs under each table's lock (a migration
+// entry too), gathers the anonymous pages into `tlb`, and flushes under the lock when the gather is full.
+sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::uint64_t start, std::uint64_t end);
+
 // A user access outside every mapping: the task would get SIGSEGV.
 class Sigsegv : public std::runtime_error {
  public:
