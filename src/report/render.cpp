@@ -1,11 +1,21 @@
 // Renders reproduce results: an aligned text table, Markdown (docs/fidelity.md is written from it), and JSON.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/reproduce.h"
 
 namespace tlbsim::report {
 
 namespace {
+
+// "seed" for the five seeds ("000".."004"), "commit" for a published figure beyond them (named by its commit).
+std::string entry_kind(const SeedReport& s, bool capital) {
+  const bool seed =
+      s.seed.size() == 3 && std::all_of(s.seed.begin(), s.seed.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (seed) return capital ? "Seed" : "seed";
+  return capital ? "Commit" : "commit";
+}
 
 std::string fmt_value(double v) {
   if (std::isnan(v)) return "not simulated";
@@ -70,8 +80,8 @@ Table headline_table(const SeedReport& s) {
 std::string render_table(const std::vector<SeedReport>& reports) {
   std::string out;
   for (const SeedReport& s : reports) {
-    out += fmt::format("seed {}: {}\n  machine {}; {}\n  published ({}):\n", s.seed, s.title, s.machine, s.benchmark,
-                       s.source);
+    out += fmt::format("{} {}: {}\n  machine {}; {}\n  published ({}):\n", entry_kind(s, false), s.seed, s.title,
+                       s.machine, s.benchmark, s.source);
     out += text_table(s.published, "    ");
     out += "  simulated:\n" + text_table(s.simulated, "    ");
     out += "  headlines:\n" + text_table(headline_table(s), "    ");
@@ -88,11 +98,13 @@ std::string render_markdown(const std::vector<SeedReport>& reports) {
   std::string out =
       "# Fidelity: published beside simulated\n\n"
       "Written by `tlbsim reproduce --format markdown`; do not edit by hand. Each seed's published figures are\n"
-      "transcribed from its seed file; the simulated ones come from the modeled kernels on the machine models.\n"
-      "Where a headline is not within its band, [fidelity-notes.md](fidelity-notes.md) discusses the miss and its cause.\n\n";
+      "transcribed from its seed file, and each later commit's from its message; the simulated ones come from the\n"
+      "modeled kernels on the machine models.\n"
+      "Where a headline is not within its band, [fidelity-notes.md](fidelity-notes.md) discusses the miss and its "
+      "cause.\n\n";
   for (const SeedReport& s : reports) {
-    out += fmt::format("## Seed {}: {}\n\nMachine `{}`. {}.\n\nPublished (`{}`):\n\n", s.seed, s.title, s.machine,
-                       s.benchmark, s.source);
+    out += fmt::format("## {} {}: {}\n\nMachine `{}`. {}.\n\nPublished (`{}`):\n\n", entry_kind(s, true), s.seed,
+                       s.title, s.machine, s.benchmark, s.source);
     out += md_table(s.published) + "\nSimulated:\n\n" + md_table(s.simulated) + "\nHeadlines:\n\n" +
            md_table(headline_table(s)) + "\n";
     for (const Headline& h : s.headlines) {
