@@ -111,7 +111,8 @@ sim::Task<std::uint64_t> sys_migrate_pages(PerCpu& self, MmStruct& mm, std::func
       const std::size_t last = std::min<std::size_t>(list.size(), first + NR_MAX_BATCHED_MIGRATION);
       std::vector<const Isolated*> unmapped;
       for (std::size_t i = first; i < last; ++i) {
-        if (co_await try_to_migrate_one(self, ubc, mm, list[i], true)) unmapped.push_back(&list[i]);
+        const bool unmapped_now = co_await try_to_migrate_one(self, ubc, mm, list[i], true);
+        if (unmapped_now) unmapped.push_back(&list[i]);
       }
       if (!planted(self.k.config(), Mutation::migrate_flush_skipped)) co_await try_to_unmap_flush(self, ubc);
       for (const Isolated* p : unmapped) {

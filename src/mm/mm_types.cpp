@@ -61,6 +61,11 @@ std::vector<FileMapping>::iterator i_mmap_entry(File& f, const MmStruct* mm, std
   return it;
 }
 
+// The file offset, in pages, of a VMA whose start moves from `from` to `to` (vma_adjust's vm_pgoff).
+std::uint64_t moved_pgoff(std::uint64_t pgoff, std::uint64_t from, std::uint64_t to) {
+  return to < from ? pgoff - (from - to) / kPageSize : pgoff + (to - from) / kPageSize;
+}
+
 }  // namespace
 
 Vma& MmStruct::insert_vma(const Vma& v) {
@@ -112,7 +117,7 @@ Vma& MmStruct::split_vma(Vma& v, std::uint64_t addr) {
 void MmStruct::resize_vma(Vma& v, std::uint64_t start, std::uint64_t end) {
   if (v.file != nullptr) {
     FileMapping& m = *i_mmap_entry(*v.file, this, v.start);
-    m.pgoff = start < v.start ? m.pgoff - (v.start - start) / kPageSize : m.pgoff + (start - v.start) / kPageSize;
+    m.pgoff = moved_pgoff(m.pgoff, v.start, start);
     m.start = start;
     m.end = end;
   }
@@ -120,10 +125,7 @@ void MmStruct::resize_vma(Vma& v, std::uint64_t start, std::uint64_t end) {
     auto node = vmas.extract(v.start);
     node.key() = start;
     Vma& moved = node.mapped();
-    if (moved.file != nullptr) {
-      moved.pgoff = start < moved.start ? moved.pgoff - (moved.start - start) / kPageSize
-                                        : moved.pgoff + (start - moved.start) / kPageSize;
-    }
+    if (moved.file != nullptr) moved.pgoff = moved_pgoff(moved.pgoff, moved.start, start);
     node.mapped().start = start;
     vmas.insert(std::move(node));
   }
