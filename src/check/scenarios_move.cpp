@@ -33,33 +33,43 @@ sim::Task<void> enter_and_read(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
   co_await user_touch(self, mm, addr, false);
 }
 
-// cpu0 and cpu1 run one mm and have written page X (anonymous, the first of a two-page mapping); cpu0 mremaps X
-// alone to a free address, so the old VMA is split and X's PTE moves; cpu1 keeps reading X, which must fault
-// (SIGSEGV) once mremap has returned, never hit a stale translation.
-class MremapVsAccess final : public CheckScenario {
- public:
-  void start(ScenarioRun& run) override {
+// Both CPUs run one mm and have written page X, the first of a two-page anonymous mapping (cpu0 the second page
+// too, when `both_pages`): the start the anonymous scenarios below share.
+struct TwoWriters {
+  MmStruct* mm = nullptr;
+  std::uint64_t x = 0;
+  void prepare(ScenarioRun& run, bool both_pages) {
     kernel::Kernel& k = run.kernel();
-    mm_ = &k.new_mm();
-    run.prepare(0, switch_to(k.percpu(CpuId{0}), *mm_));
-    run.prepare(1, switch_to(k.percpu(CpuId{1}), *mm_));
-    run.prepare(0, map(k.percpu(CpuId{0}), *mm_, x_));
-    run.prepare(0, write(k.percpu(CpuId{0}), *mm_, x_));
-    run.prepare(1, write(k.percpu(CpuId{1}), *mm_, x_));
-    const std::uint64_t y = mm_->get_unmapped_area(kPageSize);
-    run.race(0, mremap(k.percpu(CpuId{0}), *mm_, x_, kPageSize, y));
-    run.race(1, read_n(k.percpu(CpuId{1}), *mm_, x_, 3));
+    mm = &k.new_mm();
+    run.prepare(0, switch_to(k.percpu(CpuId{0}), *mm));
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), *mm));
+    run.prepare(0, map(k.percpu(CpuId{0}), *mm, x));
+    run.prepare(0, write(k.percpu(CpuId{0}), *mm, x));
+    if (both_pages) run.prepare(0, write(k.percpu(CpuId{0}), *mm, x + kPageSize));
+    run.prepare(1, write(k.percpu(CpuId{1}), *mm, x));
   }
-
- private:
   static sim::Task<void> map(PerCpu& self, MmStruct& mm, std::uint64_t& addr) {
     addr = co_await kernel::sys_mmap(self, mm, 2 * kPageSize, false, nullptr, 0);
   }
   static sim::Task<void> write(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
     co_await user_touch(self, mm, addr, true);
   }
-  MmStruct* mm_ = nullptr;
-  std::uint64_t x_ = 0;
+};
+
+// cpu0 mremaps X alone to a free address, so the old VMA is split and X's PTE moves; cpu1 keeps reading X, which
+// must fault (SIGSEGV) once mremap has returned, never hit a stale translation.
+class MremapVsAccess final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, false);
+    kernel::Kernel& k = run.kernel();
+    const std::uint64_t y = s_.mm->get_unmapped_area(kPageSize);
+    run.race(0, mremap(k.percpu(CpuId{0}), *s_.mm, s_.x, kPageSize, y));
+    run.race(1, read_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3));
+  }
+
+ private:
+  TwoWriters s_;
 };
 TLBSIM_SCENARIO(MremapVsAccess, "mremap_vs_access",
                 "cpu0 mremaps a page that cpu1, running the same mm, keeps reading at its old address");
@@ -98,33 +108,24 @@ class MremapVsReclaim final : public CheckScenario {
 TLBSIM_SCENARIO(MremapVsReclaim, "mremap_vs_reclaim",
                 "cpu0 mremaps a cached file page while cpu1, which caches its old address, reclaims it and reads");
 
-// cpu0 and cpu1 run one mm and have written page X (anonymous, the first of two). cpu0 migrates the mm's pages
-// (migrate_pages(2) of its own process); cpu1 keeps writing X: a write must reach the old page before the
-// migration entry is made (and so the copy) or fault and wait for the new one, never go through a stale entry
-// once the old page is freed.
+// cpu0 migrates the mm's pages (migrate_pages(2) of its own process); cpu1 keeps writing X: a write must reach the
+// old page before the migration entry is made (and so the copy) or fault and wait for the new one, never go
+// through a stale entry once the old page is freed.
 class MigrateRace : public CheckScenario {
  public:
   explicit MigrateRace(bool madvise) : madvise_(madvise) {}
   void start(ScenarioRun& run) override {
+    s_.prepare(run, true);
     kernel::Kernel& k = run.kernel();
-    mm_ = &k.new_mm();
-    run.prepare(0, switch_to(k.percpu(CpuId{0}), *mm_));
-    run.prepare(1, switch_to(k.percpu(CpuId{1}), *mm_));
-    run.prepare(0, map(k.percpu(CpuId{0}), *mm_, x_));
-    run.prepare(0, write(k.percpu(CpuId{0}), *mm_, x_));
-    run.prepare(0, write(k.percpu(CpuId{0}), *mm_, x_ + kPageSize));
-    run.prepare(1, write(k.percpu(CpuId{1}), *mm_, x_));
-    run.race(0, migrate(k.percpu(CpuId{0}), *mm_));
-    run.race(1, madvise_ ? madvise_then_write(k.percpu(CpuId{1}), *mm_, x_) : write_n(k.percpu(CpuId{1}), *mm_, x_, 3));
+    run.race(0, migrate(k.percpu(CpuId{0}), *s_.mm));
+    if (madvise_) {
+      run.race(1, madvise_then_write(k.percpu(CpuId{1}), *s_.mm, s_.x));
+    } else {
+      run.race(1, write_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3));
+    }
   }
 
  private:
-  static sim::Task<void> map(PerCpu& self, MmStruct& mm, std::uint64_t& addr) {
-    addr = co_await kernel::sys_mmap(self, mm, 2 * kPageSize, false, nullptr, 0);
-  }
-  static sim::Task<void> write(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
-    co_await user_touch(self, mm, addr, true);
-  }
   static sim::Task<void> write_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
     for (int i = 0; i < n; ++i) co_await user_touch(self, mm, addr, true);
   }
@@ -135,8 +136,7 @@ class MigrateRace : public CheckScenario {
   }
   static sim::Task<void> migrate(PerCpu& self, MmStruct& mm) { co_await kernel::sys_migrate_pages(self, mm); }
   bool madvise_;
-  MmStruct* mm_ = nullptr;
-  std::uint64_t x_ = 0;
+  TwoWriters s_;
 };
 
 class MigrateVsAccess final : public MigrateRace {
