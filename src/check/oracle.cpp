@@ -116,11 +116,14 @@ void Oracle::on_tlb_hit(CpuId cpu, const kernel::MmStruct& mm, Vpn v, const hw::
     return;
   }
   const auto truth = mm.pgd.lookup(v);
-  const bool stale = !truth || truth->pfn != t.pfn || (t.writable && !truth->writable);
+  const bool stale = !truth || truth->protnone || truth->pfn != t.pfn || (t.writable && !truth->writable);
   if (!stale) return;
   if (in_flight_.contains(RemovalKey{t.pfn.get(), mm.id(), v.get()})) return;  // removal not yet complete
-  const std::string now_maps =
-      truth ? fmt::format("pfn {}{}", truth->pfn.get(), truth->writable ? " rw" : " ro") : std::string("nothing");
+  const std::string now_maps = truth ? fmt::format("pfn {}{}", truth->pfn.get(),
+                                                   truth->protnone   ? " protnone"
+                                                   : truth->writable ? " rw"
+                                                                     : " ro")
+                                     : std::string("nothing");
   report(now, cpu, mm.id(), v,
          fmt::format("cpu{} hit a stale translation of mm {}: vpn {:#x} -> pfn {}{} (page tables now map {}); {}",
                      cpu.get(), mm.id(), v.get(), t.pfn.get(), t.writable ? " rw" : " ro", now_maps,

@@ -38,11 +38,12 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
                         : t.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4"
                                                                   : "small-2s2c";
   t.machine = hw::load_machine(m);
-  // The checker's machine: the scenario's CPUs on one socket sharing one LLC (docs/model.md, "The checker").
-  t.machine.topology.sockets = 1;
-  t.machine.topology.sockets_per_group = 1;
-  t.machine.topology.cores_per_socket = s->cpus();
-  t.machine.topology.cores_per_llc = s->cpus();
+  // The checker's machine: the scenario's CPUs on one socket sharing one LLC, or on as many sockets as the scenario
+  // asks NUMA nodes, one LLC each (docs/model.md, "The checker").
+  t.machine.topology.sockets = s->nodes();
+  t.machine.topology.sockets_per_group = s->nodes();
+  t.machine.topology.cores_per_socket = s->cpus() / s->nodes();
+  t.machine.topology.cores_per_llc = s->cpus() / s->nodes();
   t.machine.topology.threads_per_core = 1;
   // The scheduler's and the pipes' own compute (issue 29) touches no shared line: a step for it would only add
   // choice points equivalent to their neighbours', so the checker leaves it out (docs/model.md, "The checker").

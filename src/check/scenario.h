@@ -32,6 +32,8 @@ class CheckScenario {
   virtual ~CheckScenario() = default;
   // The CPUs the scenario needs (the checker's machine has exactly these).
   virtual std::uint32_t cpus() const { return 2; }
+  // The NUMA nodes (sockets) the CPUs are spread over, in equal blocks (a multiple of cpus()).
+  virtual std::uint32_t nodes() const { return 1; }
   // Whether the scenario can run on this kernel (e.g. reclaim batching needs the option on); "" if yes, else why not.
   virtual std::string applies_to(const kernel::KernelConfig&) const { return ""; }
   virtual void start(ScenarioRun& run) = 0;

@@ -1,11 +1,14 @@
 // Checker scenarios for PTEs that move rather than go: mremap racing a user of the old address, directly and
 // through reclaim, which can free the page at its new address while a CPU still caches the old translation
-// (CVE-2018-18281 in the eras before v4.19); page migration racing a writer of the page and a madvise of it.
+// (CVE-2018-18281 in the eras before v4.19); page migration racing a writer of the page and a madvise of it; NUMA
+// balancing's hinting PTEs racing a writer (whose fault migrates the page) and a migration.
 #include <memory>
 #include <vector>
 
 #include "check/scenario.h"
+#include "kernel/sched/fair_numa.h"
 #include "mm/memory.h"
+#include "mm/mempolicy.h"
 #include "mm/migrate.h"
 #include "mm/mremap.h"
 #include "mm/vmscan.h"
@@ -152,6 +155,59 @@ class MigrateVsMadvise final : public MigrateRace {
 };
 TLBSIM_SCENARIO(MigrateVsMadvise, "migrate_vs_madvise",
                 "cpu0 migrates the pages of an mm while cpu1 madvise(DONTNEED)s one of them and writes it again");
+
+// cpu0 (node 0) runs the NUMA scanner, task_numa_work, over the mm of two threads, on both nodes; cpu1 (node 1) keeps
+// writing X, a page on node 0 that it caches. Once the scan's flush has reached cpu1 its write takes a hinting
+// fault (do_numa_page), which migrates X to node 1 (a first fault); a write must never hit a stale translation.
+// With `migrate`, cpu1 instead migrates the mm's pages with migrate_pages(2) and then writes X: a migration that
+// meets a hinting PTE flushes it only if pte_accessible says it may still be cached (x86: while
+// tlb_flush_pending; 20841405940e, v3.13, "mm: fix TLB flush race between migration, and
+// change_protection_range").
+class NumaHintingRace : public CheckScenario {
+ public:
+  explicit NumaHintingRace(bool migrate) : migrate_(migrate) {}
+  std::uint32_t nodes() const override { return 2; }
+  std::string applies_to(const kernel::KernelConfig& config) const override {
+    return kernel::numa_balancing(config.version) ? "" : "NUMA balancing came in v3.8";
+  }
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, true);
+    s_.mm->mm_users.value = 2;  // two threads of one process (change_pte_range's target_node check)
+    kernel::Kernel& k = run.kernel();
+    run.race(0, scan(k.percpu(CpuId{0}), *s_.mm));
+    if (migrate_) {
+      run.race(1, migrate_then_write(k.percpu(CpuId{1}), *s_.mm, s_.x));
+    } else {
+      run.race(1, write_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3));
+    }
+  }
+
+ private:
+  static sim::Task<void> scan(PerCpu& self, MmStruct& mm) { co_await kernel::task_numa_work(self, mm); }
+  static sim::Task<void> write_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
+    for (int i = 0; i < n; ++i) co_await user_touch(self, mm, addr, true);
+  }
+  static sim::Task<void> migrate_then_write(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+    co_await kernel::sys_migrate_pages(self, mm);
+    co_await write_n(self, mm, addr, 2);
+  }
+  bool migrate_;
+  TwoWriters s_;
+};
+
+class NumaHintingVsAccess final : public NumaHintingRace {
+ public:
+  NumaHintingVsAccess() : NumaHintingRace(false) {}
+};
+TLBSIM_SCENARIO(NumaHintingVsAccess, "numa_hinting_vs_access",
+                "cpu0's NUMA scan makes hinting PTEs of an mm while cpu1, on the other node, keeps writing a page");
+
+class NumaHintingVsMigrate final : public NumaHintingRace {
+ public:
+  NumaHintingVsMigrate() : NumaHintingRace(true) {}
+};
+TLBSIM_SCENARIO(NumaHintingVsMigrate, "numa_hinting_vs_migrate",
+                "cpu0's NUMA scan makes hinting PTEs while cpu1 migrates the mm's pages and writes one it caches");
 
 }  // namespace
 

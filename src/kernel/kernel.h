@@ -107,6 +107,9 @@ class Kernel final : public sim::IrqHandler {
   ShootLaziesStats& shoot_lazies_stats() { return shoot_lazies_; }
   FrameAllocator& frames() { return frames_; }
   std::uint32_t ncpus() const { return static_cast<std::uint32_t>(percpu_.size()); }
+  // cpu_to_node: a socket is a NUMA node (docs/model.md).
+  std::uint16_t cpu_to_node(CpuId c) { return static_cast<std::uint16_t>(sys_.topology().socket_of(c)); }
+  std::uint32_t nr_node_ids() { return sys_.topology().params().sockets; }
   PerCpu& percpu(CpuId c) { return *percpu_[c.get()]; }
   MmStruct& init_mm() { return *init_mm_; }
   // __mmdrop: the mm is freed. The oracle checks that no CPU's CR3 and no task's active_mm still use it.

@@ -43,6 +43,7 @@ enum class Mutation : std::uint8_t {
   mprotect_flush_skipped,
   mremap_flush_skipped,
   migrate_flush_skipped,
+  numa_flush_pending_late,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -69,6 +70,10 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
     {TLBSIM_ID(Mutation, migrate_flush_skipped), .area = "migration", .scenarios = "migrate_vs_access",
      .kernel = "linux-6.13",
      .doc = "try_to_migrate_one makes migration entries but neither flushes them nor batches a flush"},
+    {TLBSIM_ID(Mutation, numa_flush_pending_late), .area = "numa", .scenarios = "numa_hinting_vs_migrate",
+     .kernel = "linux-6.13",
+     .doc = "change_prot_numa raises tlb_flush_pending only after its PTE walk (as v3.8-v3.12 did not at all), so "
+            "a migration that meets a hinting PTE before the flush skips its own (pte_accessible)"},
 };
 
 }  // namespace tlbsim::kernel

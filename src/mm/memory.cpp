@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "kernel/sched/sched.h"
+#include "mm/mempolicy.h"
 #include "mm/migrate.h"
 #include "mm/mmu_gather.h"
 #include "mm/rmap.h"
@@ -101,7 +102,8 @@ sim::Task<void> do_anonymous_page(PerCpu& self, MmStruct& mm, Vpn v, bool write)
     mm.pgd.set(v, Pte{Pfn{0}, true, false, false});
     co_return;
   }
-  const Pfn anon = self.k.frames().alloc(FrameUse::kAnon);
+  // alloc_page_vma with the default policy: the faulting CPU's node.
+  const Pfn anon = self.k.frames().alloc(FrameUse::kAnon, self.k.cpu_to_node(self.id));
   co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_zero);
   mm.pgd.set(v, Pte{anon, true, true, true});
 }
@@ -122,6 +124,46 @@ sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, co
   self.k.events().on_pte_removed(mm, v, old, self.id, self.cpu.now());
   co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
   mm.pgd.set(v, Pte{copy, true, true, true});
+}
+
+// do_numa_page: a fault on a PROT_NONE hinting PTE, entered with the PTE lock held; returns with it dropped. The
+// PTE is checked again under the lock (pte_same); numa_migrate_prep -> mpol_misplaced picks a node. A page that stays
+// gets its PTE back (ptep_modify_prot_start/commit with the VMA's protection and the saved write bit): a permission
+// upgrade, no flush. One that moves: the lock drops, migrate_misplaced_page migrates it, and remove_migration_pte
+// maps the copy; a migration that fails relocks and restores the PTE as for a page that stays. v4.14 makes the PTE
+// present again first ("Make it present again"), so its migration meets an accessible PTE; v5.15 keeps it PROT_NONE
+// until the migration is done or failed (the change lies between the two; the model places it at v5.15, the
+// earliest tree read with it, docs/model.md).
+// do_numa_page's out_map, under the PTE lock: the hinting PTE, if still the one that faulted, made accessible again.
+sim::Task<void> numa_restore_pte(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, Pte orig) {
+  const auto now = mm.pgd.lookup(v);
+  if (!now || !now->protnone || now->pfn != orig.pfn) co_return;  // pte_same failed: another fault won
+  co_await self.cpu.delay(costs(self).pte_update);
+  mm.pgd.set(v, Pte{orig.pfn, true, orig.writable && vma.writable, orig.anon});
+}
+
+sim::Task<void> do_numa_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, Pte orig) {
+  hw::Memory& m = self.k.mem();
+  Spinlock& ptl = mm.ptl(v);
+  if (self.k.config().version < KernelVersion{5, 15}) {
+    co_await numa_restore_pte(self, mm, vma, v, orig);
+    const std::optional<std::uint16_t> target = mpol_misplaced(self, orig.pfn);
+    co_await ptl.unlock(m, self.cpu);
+    if (target) co_await migrate_misplaced_page(self, mm, v, orig.pfn, *target);
+    co_return;
+  }
+  const std::optional<std::uint16_t> target = mpol_misplaced(self, orig.pfn);
+  if (!target) {
+    co_await numa_restore_pte(self, mm, vma, v, orig);
+    co_await ptl.unlock(m, self.cpu);
+    co_return;
+  }
+  co_await ptl.unlock(m, self.cpu);
+  const bool migrated = co_await migrate_misplaced_page(self, mm, v, orig.pfn, *target);
+  if (migrated) co_return;
+  co_await ptl.lock(m, self.cpu);
+  co_await numa_restore_pte(self, mm, vma, v, orig);
+  co_await ptl.unlock(m, self.cpu);
 }
 
 // vm_refcnt (v6.15+, "mm: replace vm_lock and detached flag with a reference count"): the VMA lock's era.
@@ -157,6 +199,11 @@ sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std
     // do_swap_page on a migration entry: migration_entry_wait, and the access faults again.
     co_await ptl.unlock(m, self.cpu);
     co_await migration_entry_wait(self, mm, v);
+    co_return;
+  }
+  if (pte && pte->protnone) {  // pte_protnone && vma_is_accessible: a NUMA hinting fault
+    const Pte orig = *pte;
+    co_await do_numa_page(self, mm, vma, v, orig);
     co_return;
   }
   if (!pte) {
@@ -272,7 +319,7 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
     }
     // Page walk; a present PTE with the needed permission fills the TLB and the paging-structure cache.
     co_await self.cpu.user_delay(tp.page_walk);
-    if (const auto pte = mm.pgd.lookup(v); pte && (!write || pte->writable)) {
+    if (const auto pte = mm.pgd.lookup(v); pte && !pte->protnone && (!write || pte->writable)) {
       self.tlb.fill(pcid, v, hw::Translation{pte->pfn, pte->writable, mm.id()});
       const PteTable* t = mm.pgd.table(v);
       self.tlb.pwc_fill(pcid, t->frame.get(), Vpn{table_index(v) * kPtesPerTable},

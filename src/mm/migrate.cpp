@@ -20,6 +20,7 @@ const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
 struct Isolated {
   Vpn vpn;
   Pfn page;
+  std::uint16_t target_nid = 0;  // the node the copy is allocated on
 };
 
 // queue_pages_range -> queue_pages_pte_range: under each page table's lock, every present anonymous PTE's page (not
@@ -40,7 +41,10 @@ sim::Task<std::vector<Isolated>> queue_pages_range(PerCpu& self, MmStruct& mm) {
       for (; addr < table_end; addr += kPageSize) {
         const auto pte = mm.pgd.lookup(vpn_of(addr));
         if (!pte || !pte->anon || pte->pfn.get() == 0) continue;
-        list.push_back(Isolated{vpn_of(addr), pte->pfn});
+        // do_migrate_pages from the node the page is on to the other one (the next, on more than two).
+        const std::uint16_t nid = self.k.frames().nid(pte->pfn);
+        const auto target = static_cast<std::uint16_t>((nid + 1) % std::max<std::uint32_t>(1, self.k.nr_node_ids()));
+        list.push_back(Isolated{vpn_of(addr), pte->pfn, target});
         co_await self.cpu.delay(costs(self).lru_update);  // isolate_lru_page, and the putback of the new page
       }
       co_await ptl.unlock(self.k.mem(), self.cpu);
@@ -61,11 +65,15 @@ sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStru
   if (mapped) {
     const bool defer = co_await should_defer_flush(self, mm, batch_flush);
     mm.pgd.set(p.vpn, Pte{p.page, false, pte->writable, true, true});  // set_pte_at(make_migration_entry)
-    self.k.events().on_pte_removed(mm, p.vpn, *pte, self.id, self.cpu.now());
+    if (!pte->protnone) self.k.events().on_pte_removed(mm, p.vpn, *pte, self.id, self.cpu.now());
     co_await self.cpu.delay(costs(self).rmap_update + costs(self).pte_update);
     const bool skip = planted(self.k.config(), Mutation::migrate_flush_skipped);  // never flushed: the planted bug
-    if (defer && !skip) co_await set_tlb_ubc_flush_pending(self, ubc, mm, pte->writable);
-    if (!defer && !skip) co_await self.k.arch().flush_tlb_page(self, mm, p.vpn.get() << kPageShift);
+    // ptep_clear_flush flushes only an accessible PTE; set_tlb_ubc_flush_pending checks the same from v6.4.
+    const bool accessible = co_await pte_accessible(self, mm, *pte);
+    const bool batch_checks = self.k.config().version >= KernelVersion{6, 4};
+    if (defer && !skip && (accessible || !batch_checks))
+      co_await set_tlb_ubc_flush_pending(self, ubc, mm, pte->writable);
+    if (!defer && !skip && accessible) co_await self.k.arch().flush_tlb_page(self, mm, p.vpn.get() << kPageShift);
   }
   co_await ptl.unlock(self.k.mem(), self.cpu);
   co_return mapped;
@@ -75,7 +83,9 @@ sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStru
 // the copy, the PTE made again from the migration entry (unless something cleared the entry meanwhile: a zap), the
 // page unlocked, which wakes its waiters, and the old page freed.
 sim::Task<void> move_page(PerCpu& self, MmStruct& mm, const Isolated& p) {
-  const Pfn copy = self.k.frames().alloc(FrameUse::kAnon);
+  const Pfn copy = self.k.frames().alloc(FrameUse::kAnon, p.target_nid);
+  // folio_migrate_flags: the copy inherits the page's last hinting fault (folio_xchg_last_cpupid).
+  self.k.frames().set_last_nid(copy, self.k.frames().last_nid(p.page));
   co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_copy + costs(self).memcg_charge);
   Spinlock& ptl = mm.ptl(p.vpn);
   co_await ptl.lock(self.k.mem(), self.cpu);
@@ -98,11 +108,12 @@ MigrateEra migrate_era(const KernelConfig& config) {
   return e;
 }
 
-sim::Task<std::uint64_t> sys_migrate_pages(PerCpu& self, MmStruct& mm, std::function<void()> on_migrated) {
+namespace {
+
+// migrate_pages (mm/migrate.c) of the isolated pages: batched (v6.4+) or page by page. Returns the pages migrated.
+sim::Task<std::uint64_t> migrate_pages(PerCpu& self, MmStruct& mm, const std::vector<Isolated>& list,
+                                       const std::function<void()>& on_migrated) {
   const MigrateEra era = migrate_era(self.k.config());
-  co_await self.cpu.delay(costs(self).syscall);
-  co_await mm.mmap_lock.down_read(self);  // do_migrate_pages: mmap_read_lock for the whole migration
-  const std::vector<Isolated> list = co_await queue_pages_range(self, mm);
   TlbflushUnmapBatch ubc(self.k.ncpus());  // current->tlb_ubc of the migrating task
   std::uint64_t migrated = 0;
   if (era.batch_flush) {
@@ -131,9 +142,37 @@ sim::Task<std::uint64_t> sys_migrate_pages(PerCpu& self, MmStruct& mm, std::func
       if (on_migrated) on_migrated();
     }
   }
+  co_return migrated;
+}
+
+}  // namespace
+
+sim::Task<bool> pte_accessible(PerCpu& self, MmStruct& mm, const Pte& pte) {
+  if (!pte.protnone) co_return true;
+  // powerpc book3s64 has no pte_accessible of its own: the generic one answers true for every PTE.
+  if (self.k.arch().arch() == Arch::kPowerpc) co_return true;
+  // x86: a PROT_NONE PTE is accessible while a flush of it may still be pending (mm_tlb_flush_pending).
+  const int pending = co_await self.k.mem().read(self.cpu, mm.tlb_flush_pending);
+  co_return pending > 0;
+}
+
+sim::Task<std::uint64_t> sys_migrate_pages(PerCpu& self, MmStruct& mm, std::function<void()> on_migrated) {
+  co_await self.cpu.delay(costs(self).syscall);
+  co_await mm.mmap_lock.down_read(self);  // do_migrate_pages: mmap_read_lock for the whole migration
+  const std::vector<Isolated> list = co_await queue_pages_range(self, mm);
+  const std::uint64_t migrated = co_await migrate_pages(self, mm, list, on_migrated);
   co_await mm.mmap_lock.up_read(self);
   self.k.events().on_syscall_return(self.id);
   co_return migrated;
+}
+
+sim::Task<bool> migrate_misplaced_page(PerCpu& self, MmStruct& mm, Vpn v, Pfn page, std::uint16_t node) {
+  // numamigrate_isolate_page: isolate_lru_page (the destination's watermarks are not modeled).
+  co_await self.cpu.delay(costs(self).lru_update);
+  const std::vector<Isolated> list{Isolated{v, page, node}};
+  // migrate_pages(&migratepages, alloc_misplaced_dst_page, NULL, node, MIGRATE_ASYNC, MR_NUMA_MISPLACED).
+  const std::uint64_t migrated = co_await migrate_pages(self, mm, list, {});
+  co_return migrated == 1;
 }
 
 sim::Task<void> migration_entry_wait(PerCpu& self, MmStruct& mm, Vpn v) {

@@ -32,6 +32,15 @@ inline constexpr std::uint64_t NR_MAX_BATCHED_MIGRATION = 512;
 // migration completes (/proc/vmstat's pgmigrate_success, counted where the kernel counts it).
 sim::Task<std::uint64_t> sys_migrate_pages(PerCpu& self, MmStruct& mm, std::function<void()> on_migrated = {});
 
+// pte_accessible(mm, pte) (arch/x86/include/asm/pgtable.h; include/linux/pgtable.h's generic one on powerpc): whether
+// a CPU may cache a translation of `pte`, so that clearing it needs a flush. A PROT_NONE hinting PTE is, on x86,
+// only while mm_tlb_flush_pending (the flush that made it may not have run yet).
+sim::Task<bool> pte_accessible(PerCpu& self, MmStruct& mm, const Pte& pte);
+
+// migrate_misplaced_page (mm/migrate.c) from do_numa_page: the page mapped at `v` of `mm`, isolated and migrated to
+// `node` (MIGRATE_ASYNC, MR_NUMA_MISPLACED). Called with no PTE lock held. Returns whether the page moved.
+sim::Task<bool> migrate_misplaced_page(PerCpu& self, MmStruct& mm, Vpn v, Pfn page, std::uint16_t node);
+
 // migration_entry_wait: a fault that found a migration entry at `v` waits until the page is unlocked, then returns
 // for the access to fault again. Called with no lock held.
 sim::Task<void> migration_entry_wait(PerCpu& self, MmStruct& mm, Vpn v);

@@ -87,6 +87,7 @@ class MmStruct {
   hw::Shared<std::int64_t> mm_count;
   hw::Shared<int> tlb_flush_pending;   // mm->tlb_flush_pending (inc/dec_tlb_flush_pending)
   hw::Shared<bool> tlb_flush_batched;  // mm->tlb_flush_batched (a reclaim flush is deferred in a batch)
+  std::uint64_t numa_scan_offset = 0;  // mm->numa_scan_offset: where task_numa_work's next scan starts
   RwSem mmap_lock;
   // mm->mm_lock_seq (v6.4+): advanced by vma_end_write_all when mmap_lock's writer unlocks or downgrades, which
   // unlocks every VMA it write-locked at once.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -19,13 +20,19 @@ namespace tlbsim::kernel {
 
 namespace {
 
-// change_pte_range over [start, end) of one VMA, whose new protection is `writable`. Returns the present PTEs
-// rewritten (`pages`). With a gather (v5.19+), each one that pte_needs_flush says needs a flush widens its range
-// (tlb_flush_pte_range); before, the caller flushes the VMA's range (when pages > 0, from v4.x).
-sim::Task<std::uint64_t> change_protection_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
-                                                 bool writable, const MprotectEra& era, MmuGather* tlb) {
+// change_pte_range over [start, end) of one VMA. mprotect: the new protection is `cp.writable`. MM_CP_PROT_NUMA
+// (change_prot_numa): every present PTE of an anonymous page becomes a PROT_NONE hinting PTE, except those the era
+// skips. Returns the PTEs rewritten (`pages`). With a gather (v5.19+), each one that pte_needs_flush says needs a
+// flush widens its range (tlb_flush_pte_range); before, the caller flushes the VMA's range (when pages > 0, from
+// v4.x).
+sim::Task<std::uint64_t> change_pte_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
+                                          const ChangeProt& cp, const MprotectEra& era, MmuGather* tlb) {
   hw::Memory& m = self.k.mem();
   std::uint64_t pages = 0;
+  // prot_numa's target_node: "don't mess with PTEs if page is already on the node a single-threaded process is
+  // running on" (mm_users == 1; the model's VMAs it scans are private).
+  std::optional<std::uint16_t> target_node;
+  if (cp.prot_numa && co_await m.read(self.cpu, mm.mm_users) == 1) target_node = self.k.cpu_to_node(self.id);
   std::uint64_t addr = start;
   while (addr < end) {
     const Vpn first = vpn_of(addr);
@@ -40,27 +47,40 @@ sim::Task<std::uint64_t> change_protection_range(PerCpu& self, MmStruct& mm, std
     for (; addr < table_end; addr += kPageSize) {
       const Vpn v = vpn_of(addr);
       const auto old = mm.pgd.lookup(v);
-      if (!old) continue;  // pte_none (or a swap/migration entry, which the model does not have)
+      if (!old) continue;  // pte_none, or a migration entry (left as it is)
       Pte next = *old;
-      if (!writable) {
-        next.writable = false;  // pte_modify to PAGE_READONLY
-      } else if (era.upgrade_exclusive_anon && old->anon && old->pfn.get() != 0) {
-        next.writable = true;  // can_change_pte_writable: an exclusive anonymous page (PageAnonExclusive)
+      bool needs_flush = true;
+      if (cp.prot_numa) {
+        // Already a hinting PTE; the zero page (vm_normal_page: no page); a page that is not anonymous (the model
+        // scans anonymous memory only); a page on the single-threaded process's own node.
+        if (old->protnone || old->pfn.get() == 0 || !old->anon) continue;
+        if (target_node && self.k.frames().nid(old->pfn) == *target_node) continue;
+        next.protnone = true;  // pte_modify(oldpte, PAGE_NONE), the write bit kept (see Pte::protnone)
+        // pte_needs_flush: x86 clears _PAGE_PRESENT, powerpc radix clears the RWX bits: a flush in every era.
+      } else {
+        next.protnone = false;  // pte_modify(oldpte, newprot): a hinting PTE becomes an ordinary one
+        if (!cp.writable) {
+          next.writable = false;  // pte_modify to PAGE_READONLY
+        } else if (era.upgrade_exclusive_anon && old->anon && old->pfn.get() != 0) {
+          next.writable = true;  // can_change_pte_writable: an exclusive anonymous page (PageAnonExclusive)
+        }
+        // tlb_flush_pte_range when pte_needs_flush(oldpte, ptent). The model's present PTEs are all accessed, and
+        // only the write permission changes here; a hinting PTE was not accessible (x86: !_PAGE_PRESENT; powerpc:
+        // permissions only relaxed).
+        if (era.needs_flush == PteNeedsFlush::kX86) needs_flush = next.writable != old->writable && !old->protnone;
+        if (era.needs_flush == PteNeedsFlush::kPowerpcRadix) needs_flush = old->writable && !next.writable;
+        if (era.needs_flush != PteNeedsFlush::kAlways && old->protnone) needs_flush = false;
       }
       // ptep_modify_prot_start / ptep_modify_prot_commit, for every present PTE (counted in `pages` whether it
-      // changed or not). A write-protect is, to the oracle, the removal of the writable translation: complete when
-      // this system call returns.
+      // changed or not). A write-protect, or a hinting PTE, is to the oracle the removal of the translation (the
+      // writable one, or every one): complete when the system call, or the scan, returns.
       co_await self.cpu.delay(self.k.machine().kernel.pte_update);
       ++pages;
-      if (next.writable != old->writable) {
+      if (next.writable != old->writable || next.protnone != old->protnone) {
         mm.pgd.set(v, next);
-        if (old->writable) self.k.events().on_pte_removed(mm, v, *old, self.id, self.cpu.now());
+        const bool removed = (old->writable && !next.writable) || next.protnone;
+        if (removed && !old->protnone) self.k.events().on_pte_removed(mm, v, *old, self.id, self.cpu.now());
       }
-      // tlb_flush_pte_range when pte_needs_flush(oldpte, ptent). The model's present PTEs are all accessed, and
-      // only the write permission changes here.
-      bool needs_flush = true;
-      if (era.needs_flush == PteNeedsFlush::kX86) needs_flush = next.writable != old->writable;
-      if (era.needs_flush == PteNeedsFlush::kPowerpcRadix) needs_flush = old->writable && !next.writable;
       if (tlb != nullptr && needs_flush) tlb->adjust_range(addr);
     }
     co_await ptl.unlock(m, self.cpu);  // pte_unmap_unlock
@@ -69,6 +89,24 @@ sim::Task<std::uint64_t> change_protection_range(PerCpu& self, MmStruct& mm, std
 }
 
 }  // namespace
+
+sim::Task<std::uint64_t> change_protection(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
+                                           ChangeProt cp, MmuGather* tlb) {
+  const MprotectEra era = mprotect_era(self.k.config().version, self.k.arch().arch());
+  if (tlb != nullptr) co_return co_await change_pte_range(self, mm, start, end, cp, era, tlb);
+  hw::Memory& m = self.k.mem();
+  // change_protection_range before v5.19: inc_tlb_flush_pending, the walk, flush_tlb_range (x86: flush_tlb_mm_range
+  // with PAGE_SHIFT) always in v3.x and else when the walk rewrote a PTE, dec_tlb_flush_pending. The planted
+  // numa_flush_pending_late raises the count only after the walk.
+  const bool late = cp.prot_numa && planted(self.k.config(), Mutation::numa_flush_pending_late);
+  if (era.flush_pending && !late) co_await m.rmw(self.cpu, mm.tlb_flush_pending, [](int c) { return c + 1; });
+  const std::uint64_t pages = co_await change_pte_range(self, mm, start, end, cp, era, nullptr);
+  if (era.flush_pending && late) co_await m.rmw(self.cpu, mm.tlb_flush_pending, [](int c) { return c + 1; });
+  if ((pages > 0 || era.flush_range_always) && !cp.skip_flush)
+    co_await self.k.arch().flush_tlb_mm_range(self, mm, start, end, kPageShift, false);
+  if (era.flush_pending) co_await m.rmw(self.cpu, mm.tlb_flush_pending, [](int c) { return c - 1; });
+  co_return pages;
+}
 
 MprotectEra mprotect_era(KernelVersion version, Arch arch) {
   MprotectEra e;
@@ -125,17 +163,8 @@ sim::Task<void> sys_mprotect(PerCpu& self, MmStruct& mm, std::uint64_t addr, std
     vma->writable = writable;
     const std::uint64_t start = vma->start, stop = vma->end;
     // change_protection -> change_protection_range.
-    if (era.mmu_gather) {
-      co_await change_protection_range(self, mm, start, stop, writable, era, &tlb);
-    } else {
-      if (era.flush_pending) co_await self.k.mem().rmw(self.cpu, mm.tlb_flush_pending, [](int c) { return c + 1; });
-      const std::uint64_t pages = co_await change_protection_range(self, mm, start, stop, writable, era, nullptr);
-      // flush_tlb_range(vma, start, end) (x86: flush_tlb_mm_range with PAGE_SHIFT): always in v3.x, else when
-      // the walk rewrote a present PTE.
-      if ((pages > 0 || era.flush_range_always) && !skip_flush)
-        co_await self.k.arch().flush_tlb_mm_range(self, mm, start, stop, kPageShift, false);
-      if (era.flush_pending) co_await self.k.mem().rmw(self.cpu, mm.tlb_flush_pending, [](int c) { return c - 1; });
-    }
+    co_await change_protection(self, mm, start, stop, ChangeProt{.writable = writable, .skip_flush = skip_flush},
+                               era.mmu_gather ? &tlb : nullptr);
     a = stop;
   }
   if (era.mmu_gather) {

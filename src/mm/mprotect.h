@@ -42,6 +42,20 @@ struct MprotectEra {
 };
 MprotectEra mprotect_era(KernelVersion version, Arch arch);
 
+struct MmuGather;
+
+// change_protection's cp_flags and new protection, as far as the model uses them.
+struct ChangeProt {
+  bool writable = false;    // mprotect's new protection: PROT_READ, or PROT_READ | PROT_WRITE
+  bool prot_numa = false;   // MM_CP_PROT_NUMA (change_prot_numa): make PROT_NONE hinting PTEs instead
+  bool skip_flush = false;  // the planted mprotect_flush_skipped: the walk's PTE changes are never flushed
+};
+// change_protection over [start, end) of one VMA (mm/mprotect.c): the PTE walk under each table's lock and, without
+// a gather (before v5.19), tlb_flush_pending raised around it and flush_tlb_range after it; with one, the gather's
+// range widened for the caller's tlb_finish_mmu. Returns the PTEs changed (`pages`).
+sim::Task<std::uint64_t> change_protection(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
+                                           ChangeProt cp, MmuGather* tlb);
+
 // mprotect(addr, len, PROT_READ | (writable ? PROT_WRITE : 0)) of a page-aligned range that mappings cover
 // (ENOMEM otherwise: throws std::invalid_argument, a caller's error in the model). VMAs that straddle the range's
 // ends are split (vma_modify_flags / split_vma); a changed VMA is write-locked first (v6.4+).

@@ -4,17 +4,25 @@
 
 namespace tlbsim::kernel {
 
-Pfn FrameAllocator::alloc(FrameUse use) {
+Pfn FrameAllocator::alloc(FrameUse use, std::uint16_t nid) {
   ++allocated_;
   if (!free_list_.empty()) {
     const std::uint64_t p = free_list_.back();
     free_list_.pop_back();
     use_[p] = use;
+    page_[p] = PageNuma{nid, kNoLastNid};  // page_cpupid_reset_last
     if (on_reuse_) on_reuse_(Pfn{p});
     return Pfn{p};
   }
   use_.push_back(use);
+  page_.push_back(PageNuma{nid, kNoLastNid});
   return Pfn{use_.size() - 1};
+}
+
+std::int32_t FrameAllocator::xchg_last_nid(Pfn pfn, std::int32_t nid) {
+  const std::int32_t old = page_[pfn.get()].last_nid;
+  page_[pfn.get()].last_nid = nid;
+  return old;
 }
 
 void FrameAllocator::free(Pfn pfn) {

@@ -26,9 +26,19 @@ enum class FrameUse : std::uint8_t { kFree, kAnon, kPageCache, kPageTable, kZero
 // reused (the oracle marks removals complete there).
 class FrameAllocator {
  public:
-  Pfn alloc(FrameUse use);
+  // A frame on NUMA node `nid` (the node of the allocating CPU for anonymous faults and migration targets; node 0
+  // for the rest, docs/model.md).
+  Pfn alloc(FrameUse use, std::uint16_t nid = 0);
   void free(Pfn pfn);
   FrameUse use(Pfn pfn) const { return pfn.get() < use_.size() ? use_[pfn.get()] : FrameUse::kFree; }
+  // page_to_nid.
+  std::uint16_t nid(Pfn pfn) const { return pfn.get() < page_.size() ? page_[pfn.get()].nid : 0; }
+  // page_cpupid_xchg_last, as far as the model keeps it: the node of the last NUMA hinting fault on the page
+  // (kNoLastNid after allocation: cpupid_pid_unset). Returns the previous value.
+  static constexpr std::int32_t kNoLastNid = -1;
+  std::int32_t xchg_last_nid(Pfn pfn, std::int32_t nid);
+  void set_last_nid(Pfn pfn, std::int32_t nid) { page_[pfn.get()].last_nid = nid; }
+  std::int32_t last_nid(Pfn pfn) const { return page_[pfn.get()].last_nid; }
   std::uint64_t allocated() const { return allocated_; }
   std::uint64_t frees() const { return frees_; }
   void set_free_observer(std::function<void(Pfn)> f) { on_free_ = std::move(f); }
@@ -37,6 +47,11 @@ class FrameAllocator {
 
  private:
   std::vector<FrameUse> use_{FrameUse::kZeroPage};  // frame 0 is the shared zero page
+  struct PageNuma {
+    std::uint16_t nid = 0;
+    std::int32_t last_nid = kNoLastNid;
+  };
+  std::vector<PageNuma> page_{PageNuma{}};  // by frame, as use_
   std::vector<std::uint64_t> free_list_;
   std::uint64_t allocated_ = 0;
   std::uint64_t frees_ = 0;
@@ -52,6 +67,10 @@ struct Pte {
   // A migration entry (make_migration_entry, mm/migrate.c): not present, naming the page under migration (`pfn`)
   // and whether its PTE was writable. A fault on it waits for the migration (migration_entry_wait).
   bool migration = false;
+  // pte_protnone (a NUMA hinting PTE, change_prot_numa): present to the kernel, which still counts it as mapping
+  // `pfn`, but not to the MMU, so any access faults (do_numa_page). `writable` keeps the write permission to restore
+  // (x86 keeps _PAGE_RW in it; the saved-write bit, pte_mk_savedwrite, before v6.2 on powerpc).
+  bool protnone = false;
 };
 
 // A leaf page-table page: 512 PTEs. Upper levels are not modeled as pages (see docs/model.md).

@@ -184,6 +184,11 @@ sim::Task<void> RwSem::wake(PerCpu& self, bool readers_only) {
   for (TaskStruct* t : woken) co_await s.try_to_wake_up(waker, *t);  // wake_up_q
 }
 
+sim::Task<bool> RwSem::down_read_trylock(PerCpu& self) {
+  const bool taken = co_await rwsem_trylock(self, false, false);
+  co_return taken;
+}
+
 sim::Task<void> RwSem::down_read(PerCpu& self) {
   hw::Memory& mem = self.k.mem();
   TaskStruct* t = sleeper(self);

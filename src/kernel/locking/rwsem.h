@@ -38,6 +38,8 @@ class RwSem {
   RwSem(hw::CoherenceModel& model, const char* name, SpinlockKind kind);
 
   sim::Task<void> down_read(PerCpu& self);
+  // down_read_trylock (mmap_read_trylock): one attempt, no waiting. Returns whether the lock was taken.
+  sim::Task<bool> down_read_trylock(PerCpu& self);
   sim::Task<void> up_read(PerCpu& self);
   sim::Task<void> down_write(PerCpu& self);
   sim::Task<void> up_write(PerCpu& self);
