@@ -231,6 +231,10 @@ class Task {
           }
           break;
         }
+        case FileOpKind::kNumaScan:
+        case FileOpKind::kMigratePages:
+          fail(fmt::format("{}: not runnable natively", o.where));  // refused before the run (kernel_only_op)
+          break;
         case FileOpKind::kForEachPage:
           for (std::uint64_t pg = 0; pg < size(r); pg += workloads::kFilePageSize) {
             for (const FileOp& b : o.body) {
@@ -371,11 +375,29 @@ void run_file_task(const NativeFileRun& run, const TaskSlot& c, const std::vecto
 #endif
 }
 
+// The first operation a native run cannot make (numa_scan: NUMA balancing's scanner runs on the kernel's own
+// period; migrate_pages: the file names no nodes for the system call), searching spawned bodies too.
+static const FileOp* kernel_only_op(const std::vector<FileOp>& ops) {
+  for (const FileOp& o : ops) {
+    if (o.kind == FileOpKind::kNumaScan || o.kind == FileOpKind::kMigratePages) return &o;
+    if (const FileOp* b = kernel_only_op(o.body)) return b;
+  }
+  return nullptr;
+}
+
 NativeRun run_native_file_workload(std::string_view name, std::uint32_t threads, double warmup, double seconds,
                                    const HostTopology& host, const TlbFlushTracepoint* trace,
                                    std::string spawn_helper) {
   const auto file = workloads::load_workload_file(name);
   const workloads::ResolvedValues values = workloads::resolve_values(*file, nullptr);
+  for (const auto* ops : {&file->setup, &file->loop}) {
+    if (const FileOp* o = kernel_only_op(*ops)) {
+      throw InputError(
+          fmt::format("{}: '{}' cannot run natively: NUMA balancing's scan runs on the kernel's own "
+                      "period, and migrate_pages needs node masks the file does not give",
+                      o->where, o->kind == FileOpKind::kNumaScan ? "numa_scan" : "migrate_pages"));
+    }
+  }
   const WorkloadFds fds(*file, values);
   // placement = "cpus": task i on the listed CPU (which this host must have), else will-it-scale's binding.
   for (std::uint32_t cpu : file->cpus) {

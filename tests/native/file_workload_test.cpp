@@ -19,8 +19,16 @@ TEST(NativeFileWorkload, EveryBuiltInFileRunsAndCounts) {
   EXPECT_THROW(run_native_file_workload("no_such.toml", 1, 0, 0.01, host, nullptr), InputError);
   EXPECT_THROW(run_native_file_workload("tlb_flush2.toml", 0, 0, 0.01, host, nullptr), InputError);
   if (!native_supported()) GTEST_SKIP() << "native benchmarks need Linux";
+  // numa_scan has no user-space equivalent: refused with where and what.
+  try {
+    run_native_file_workload("numa_hinting.toml", 1, 0, 0.01, host, nullptr);
+    ADD_FAILURE() << "numa_hinting.toml ran natively";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'numa_scan' cannot run natively"), std::string::npos) << e.what();
+  }
   for (const auto& f : workloads::builtin_workload_files()) {
     const std::string name = fmt::format("{}.toml", f.name);
+    if (name == "numa_hinting.toml") continue;
     // A spawn executes the tlbsim binary's child program, not this test program.
     // A spawned child is a whole tlbsim process: under the sanitizers its start takes tens of milliseconds.
     const double seconds = name.starts_with("spawn") ? 1.0 : 0.05;

@@ -9,8 +9,10 @@
 
 #include "fs/pipe.h"
 #include "kernel/fork.h"
+#include "kernel/sched/fair_numa.h"
 #include "kernel/sched/sched.h"
 #include "mm/memory.h"
+#include "mm/migrate.h"
 #include "mm/mprotect.h"
 #include "net/unix/af_unix.h"
 #include "util/error.h"
@@ -224,6 +226,16 @@ class FileWorkload final : public Workload {
           const std::uint64_t off = o.offset ? values_(*o.offset) : 0;
           const std::uint64_t len = o.length ? values_(*o.length) : size_[r] - off;
           co_await kernel::sys_mprotect(run.self(), mm, t.addr[r] + off, len, o.write);
+          break;
+        }
+        case FileOpKind::kNumaScan: {
+          const std::uint64_t updated = co_await kernel::task_numa_work(run.self(), mm);
+          (void)updated;
+          break;
+        }
+        case FileOpKind::kMigratePages: {
+          const std::uint64_t migrated = co_await kernel::sys_migrate_pages(run.self(), mm);
+          (void)migrated;
           break;
         }
         case FileOpKind::kForEachPage:

@@ -64,7 +64,9 @@ enum class FileOpKind {
   kSleep,
   kBarrier,
   kSpawn,
-  kMprotect
+  kMprotect,
+  kNumaScan,
+  kMigratePages
 };
 
 // The largest write or read one pipe operation makes: a pipe's default capacity (16 pages).
@@ -78,7 +80,9 @@ inline constexpr std::uint64_t kSocketMessageBytes = 100;
 // the range's protection to PROT_READ or PROT_READ|PROT_WRITE (`write`); a write touch may not reach a read-only
 // page, and the loop leaves every page's protection as it found it. for_each_page runs its body once
 // per page of its region; bodies do not nest. pipe_write and pipe_read move `bytes` through one of the task pair's
-// pipes, each a system call followed by the return to user mode.
+// pipes, each a system call followed by the return to user mode. numa_scan runs NUMA balancing's scan of the task's
+// mm (task_numa_work, as on a return to user once its scan period has passed); migrate_pages migrates the mm's
+// anonymous pages to the next node (migrate_pages(2) of the task's own process). Neither names a region.
 struct FileOp {
   FileOpKind kind = FileOpKind::kCount;
   std::size_t region = 0;  // index into WorkloadFile::regions (mmap, munmap, touch, madvise, for_each_page)

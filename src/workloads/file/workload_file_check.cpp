@@ -33,7 +33,8 @@ void walk(const WorkloadFile& f, const std::vector<FileOp>& ops, std::vector<boo
       continue;
     }
     if (o.kind == FileOpKind::kCount || o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead ||
-        o.kind == FileOpKind::kSleep || o.kind == FileOpKind::kBarrier || in_body) {
+        o.kind == FileOpKind::kSleep || o.kind == FileOpKind::kBarrier || o.kind == FileOpKind::kNumaScan ||
+        o.kind == FileOpKind::kMigratePages || in_body) {
       counts = counts || o.kind == FileOpKind::kCount;
       continue;
     }

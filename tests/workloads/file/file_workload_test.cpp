@@ -119,6 +119,25 @@ TEST(FileWorkload, MprotectToggleFaultsAfterTheUpgradeOnlyBeforeV6_0) {
   }
 }
 
+TEST(FileWorkload, NumaHintingFaultsOnlyForAProcessOfTwoThreads) {
+  // One thread: a single-threaded process's pages on its own node are never made hinting PTEs (target_node), so no
+  // fault. Two: each scan makes the pages not yet hinting PTEs (both threads') and flushes them; a write faults at
+  // most once per page and round (do_numa_page restores the PTE: the pages are on their writer's node), and a thread
+  // whose TLB the other's flush has not reached yet writes without faulting.
+  for (const char* kernel : {"linux-5.17", "linux-6.13"}) {
+    const RunOutput one = run("numa_hinting.toml", 1, kernel);
+    ASSERT_GT(one.json["ops"].get<double>(), 0) << kernel;
+    EXPECT_EQ(one.json["counters"]["page_faults"].get<double>(), 0) << kernel;
+    const RunOutput r = run("numa_hinting.toml", 2, kernel);
+    const double ops = r.json["ops"].get<double>();
+    ASSERT_GT(ops, 0) << kernel;
+    EXPECT_GT(r.json["counters"]["page_faults"].get<double>() / ops, 1.0) << kernel;
+    EXPECT_LE(r.json["counters"]["page_faults"].get<double>() / ops, 8.0) << kernel;
+    EXPECT_GT(r.json["counters"]["nr_tlb_remote_flush"].get<double>(), 0) << kernel;
+    EXPECT_TRUE(r.json["violations"].empty()) << kernel;
+  }
+}
+
 // A workload file on disk, for the cases the built-in files do not cover.
 RunOutput run_text(const std::string& name, const std::string& text, std::uint32_t threads) {
   const std::string path = ::testing::TempDir() + name + ".toml";
