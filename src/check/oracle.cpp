@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "kernel/kernel.h"
@@ -53,8 +55,16 @@ void Oracle::report_kernel_warning(CpuId cpu, std::uint32_t mm_id, const std::st
 }
 
 void Oracle::on_frame_reuse(Pfn pfn, sim::SimTime now) {
-  // Only the CPUs whose TLBs hold the frame can map it (ascending, as a scan of every CPU would report them).
-  for (const std::uint32_t c : holders_.of(pfn.get())) {
+  // Only the CPUs whose TLBs hold the frame can map it (ascending, as a scan of every CPU would report them), and
+  // those that ever cached a 2 MiB translation.
+  const std::vector<std::uint32_t>* cpus = &holders_.of(pfn.get());
+  std::vector<std::uint32_t> both;
+  if (!holders_.huge().empty()) {
+    std::set_union(cpus->begin(), cpus->end(), holders_.huge().begin(), holders_.huge().end(),
+                   std::back_inserter(both));
+    cpus = &both;
+  }
+  for (const std::uint32_t c : *cpus) {
     if (user_mm_[c] == 0) continue;  // a lazy CPU runs kernel code only; switching back checks the generation
     const int tag = loaded_tag_(CpuId{static_cast<std::uint32_t>(c)});
     if (tag >= 0 && tlbs_[c]->maps_pfn(Asid{static_cast<std::uint16_t>(tag)}, pfn)) {

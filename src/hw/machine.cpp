@@ -199,6 +199,12 @@ void parse_tlb(MachineParse& p) {
   b.entries = static_cast<std::uint32_t>(tlb.integer("entries", 1, 1 << 20));
   b.ways = static_cast<std::uint32_t>(tlb.integer("ways", 1, 1 << 20));
   if (b.entries % b.ways != 0) tlb.fail("ways", fmt::format("must divide entries ({})", b.entries));
+  // 2 MiB entries: optional; without them the 4 KiB shape is used for both sizes.
+  b.huge_entries = static_cast<std::uint32_t>(tlb.optional_integer("huge_entries", 1, 1 << 20).value_or(b.entries));
+  b.huge_ways = static_cast<std::uint32_t>(tlb.optional_integer("huge_ways", 1, 1 << 20).value_or(b.ways));
+  if (b.huge_entries % b.huge_ways != 0) {
+    tlb.fail("huge_ways", fmt::format("must divide huge_entries ({})", b.huge_entries));
+  }
   const std::string tag = tlb.choice("tag", {"none", "pcid", "pid"});
   b.tag = tag == "none" ? TlbTag::kNone : tag == "pcid" ? TlbTag::kPcid : TlbTag::kPid;
   b.tag_bits = static_cast<std::uint32_t>(tlb.integer("tag_bits", 0, 24));

@@ -13,6 +13,46 @@ Tlb::Tlb(const TlbParams& p)
       max_tags_(std::size_t{1} << std::min<std::uint32_t>(p.tag_bits, 16)),
       pwc_(kPwcEntries) {
   if (p.ways == 0 || p.entries % p.ways != 0) throw std::invalid_argument("TLB ways must divide entries");
+  huge_ways_ = p.huge_ways != 0 ? p.huge_ways : p.ways;
+  const std::size_t huge_entries = p.huge_entries != 0 ? p.huge_entries : p.entries;
+  if (huge_entries % huge_ways_ != 0) throw std::invalid_argument("TLB huge_ways must divide huge_entries");
+  huge_sets_ = huge_entries / huge_ways_;
+}
+
+const Tlb::Entry* Tlb::huge_entry(std::uint16_t t, Vpn vpn) const {
+  if (huge_.empty()) return nullptr;
+  const std::uint64_t first = vpn.get() - vpn.get() % kHugePages;
+  const std::size_t base = (first / kHugePages) % huge_sets_ * huge_ways_;
+  for (std::size_t w = 0; w < huge_ways_; ++w) {
+    const Entry& e = huge_[base + w];
+    if (e.vpn == first && e.tag == t && valid(e)) return &e;
+  }
+  return nullptr;
+}
+
+void Tlb::fill_huge(Asid tag, Vpn vpn, const Translation& tr) {
+  const std::uint16_t t = tag_index(tag);
+  ++tag_fills_[t];
+  if (huge_.empty()) {
+    huge_.resize(huge_sets_ * huge_ways_);
+    if (holders_ != nullptr) holders_->add_huge(cpu_);
+  }
+  const std::uint64_t first = vpn.get() - vpn.get() % kHugePages;
+  const std::size_t base = (first / kHugePages) % huge_sets_ * huge_ways_;
+  Entry* victim = &huge_[base];
+  for (std::size_t w = 0; w < huge_ways_; ++w) {
+    Entry& e = huge_[base + w];
+    if ((e.vpn == first && e.tag == t && valid(e)) || !valid(e)) {
+      victim = &e;
+      break;
+    }
+    if (e.lru < victim->lru) victim = &e;
+  }
+  if (valid(*victim) && !(victim->vpn == first && victim->tag == t)) ++c_.evictions;
+  *victim = Entry{first, tr, ++clock_, tag_gen_[t], all_gen_, t, true};
+  ++c_.fills;
+  recent_[recent_next_] = vpn.get();
+  recent_next_ = (recent_next_ + 1) % kRecent;
 }
 
 std::uint32_t Tlb::set_base_for_fill(Vpn vpn) {
@@ -47,6 +87,11 @@ std::optional<Translation> Tlb::lookup(Asid tag, Vpn vpn) {
       return e.t;
     }
   }
+  if (const Entry* h = huge_entry(t, vpn)) {
+    const_cast<Entry*>(h)->lru = ++clock_;
+    ++c_.hits;
+    return page_of(*h, vpn);
+  }
   ++c_.misses;
   return std::nullopt;
 }
@@ -58,6 +103,7 @@ std::optional<Translation> Tlb::peek(Asid tag, Vpn vpn) const {
     const Entry& e = entries_[base + w];
     if (e.vpn == vpn.get() && e.tag == t && valid(e)) return e.t;
   }
+  if (const Entry* h = huge_entry(t, vpn)) return page_of(*h, vpn);
   return std::nullopt;
 }
 
@@ -104,6 +150,10 @@ bool Tlb::invlpg(Asid tag, Vpn vpn) {
       e.used = false;
       dropped = true;
     }
+  }
+  if (const Entry* h = huge_entry(t, vpn)) {  // INVLPG drops the entry of any page size that maps the address
+    const_cast<Entry*>(h)->used = false;
+    dropped = true;
   }
   // INVLPG also drops paging-structure-cache entries used to translate the address.
   for (PwcEntry& p : pwc_) {
@@ -199,6 +249,11 @@ void PfnHolders::remove(std::uint64_t pfn, std::uint32_t cpu) {
   if (cpus.empty()) by_pfn_.erase(it);
 }
 
+void PfnHolders::add_huge(std::uint32_t cpu) {
+  if (!std::binary_search(huge_.begin(), huge_.end(), cpu))
+    huge_.insert(std::lower_bound(huge_.begin(), huge_.end(), cpu), cpu);
+}
+
 const std::vector<std::uint32_t>& PfnHolders::of(std::uint64_t pfn) const {
   static const std::vector<std::uint32_t> kNone;
   const auto it = by_pfn_.find(pfn);
@@ -206,6 +261,11 @@ const std::vector<std::uint32_t>& PfnHolders::of(std::uint64_t pfn) const {
 }
 
 bool Tlb::maps_pfn(Asid tag, Pfn pfn) const {
+  for (const Entry& e : huge_) {
+    if (valid(e) && e.tag == tag.get() && pfn.get() >= e.t.pfn.get() && pfn.get() < e.t.pfn.get() + kHugePages) {
+      return true;
+    }
+  }
   const auto it = pfn_head_.find(pfn.get());
   if (it == pfn_head_.end()) return false;
   for (std::uint32_t i = it->second; i != kNoEntry; i = entries_[i].next_same_pfn) {

@@ -40,12 +40,20 @@ class PfnHolders {
  public:
   void add(std::uint64_t pfn, std::uint32_t cpu);
   void remove(std::uint64_t pfn, std::uint32_t cpu);
-  // The CPUs holding `pfn`, ascending (empty when none).
+  // The CPUs holding `pfn` in a 4 KiB entry, ascending (empty when none).
   const std::vector<std::uint32_t>& of(std::uint64_t pfn) const;
+  // The CPUs that have ever cached a 2 MiB translation, ascending: any may map a frame of it (a 2 MiB entry is not
+  // indexed by each of its 512 frames).
+  void add_huge(std::uint32_t cpu);
+  const std::vector<std::uint32_t>& huge() const { return huge_; }
 
  private:
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_pfn_;
+  std::vector<std::uint32_t> huge_;
 };
+
+// Pages per 2 MiB translation (a PMD's worth of 4 KiB pages).
+inline constexpr std::uint64_t kHugePages = 512;
 
 // Contract: lookup/fill/invalidate are O(ways); flush_tag/flush_all are O(1) (entries carry the generation of
 // their tag and of the whole TLB at fill time and are valid only while both still match).
@@ -64,7 +72,11 @@ class Tlb {
   std::optional<Translation> peek(Asid tag, Vpn vpn) const;
   // Caches a translation, evicting the least recently used way of its set if needed.
   void fill(Asid tag, Vpn vpn, const Translation& t, bool speculative = false);
-  // Invalidates (tag, vpn) and paging-structure entries covering it. Returns whether an entry was dropped.
+  // Caches a 2 MiB translation: the 512 pages from vpn's 2 MiB-aligned page onwards map `t.pfn` onwards (the
+  // first page of the THP). lookup and peek of any of them then return its own frame.
+  void fill_huge(Asid tag, Vpn vpn, const Translation& t);
+  // Invalidates (tag, vpn), any 2 MiB entry covering vpn, and paging-structure entries covering it. Returns whether
+  // an entry was dropped.
   bool invlpg(Asid tag, Vpn vpn);
   void flush_tag(Asid tag);
   void flush_all();
@@ -85,6 +97,9 @@ class Tlb {
   template <class F>
   void for_each_valid(F&& f) const {
     for (const Entry& e : entries_) {
+      if (valid(e)) f(Asid{e.tag}, Vpn{e.vpn}, e.t);
+    }
+    for (const Entry& e : huge_) {  // a 2 MiB entry, as its first page
       if (valid(e)) f(Asid{e.tag}, Vpn{e.vpn}, e.t);
     }
   }
@@ -120,6 +135,13 @@ class Tlb {
   bool valid(const Entry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
   bool valid(const PwcEntry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
   std::size_t set_index(Vpn vpn) const { return static_cast<std::size_t>(vpn.get() % sets_); }
+  // The 2 MiB entry of (t, vpn), or nullptr: none was ever filled, or none matches.
+  const Entry* huge_entry(std::uint16_t t, Vpn vpn) const;
+  static Translation page_of(const Entry& e, Vpn vpn) {
+    Translation t = e.t;
+    t.pfn = Pfn{e.t.pfn.get() + (vpn.get() - e.vpn)};
+    return t;
+  }
   // The first entry of `vpn`'s set, or kNoEntry while the set has never been filled (all its ways invalid).
   std::uint32_t set_base(Vpn vpn) const { return set_base_[set_index(vpn)]; }
   // The set's entries, allocated at its first fill.
@@ -142,6 +164,10 @@ class Tlb {
   std::uint32_t all_gen_ = 1;
   std::uint64_t clock_ = 0;
   std::vector<PwcEntry> pwc_;
+  // 2 MiB entries: huge_sets_ sets of huge_ways_ ways, indexed by the 2 MiB page number; allocated at the first
+  // fill (most runs map no THP). Each entry's vpn is its first page.
+  std::vector<Entry> huge_;
+  std::size_t huge_sets_ = 0, huge_ways_ = 0;
   // The entries filled and not overwritten, by pfn: the first of a chain through Entry::next_same_pfn, so that
   // maps_pfn (the oracle's check at every frame reuse) visits a pfn's few entries, not the whole TLB.
   std::unordered_map<std::uint64_t, std::uint32_t> pfn_head_;

@@ -19,6 +19,10 @@ const char* to_string(TlbTag t);
 struct TlbParams {
   std::uint32_t entries = 0;  // second-level TLB entries for 4 KiB pages
   std::uint32_t ways = 0;     // associativity; divides entries
+  // Entries for 2 MiB pages (PMD-mapped THPs) and their associativity; 0: as many as for 4 KiB pages (a second-level
+  // TLB shared by both sizes, modeled as a second array of the same shape: docs/model.md).
+  std::uint32_t huge_entries = 0;
+  std::uint32_t huge_ways = 0;
   TlbTag tag = TlbTag::kNone;
   std::uint32_t tag_bits = 0;
   sim::Duration page_walk{0};        // a miss whose page walk hits in the caches

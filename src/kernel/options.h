@@ -44,6 +44,7 @@ enum class Mutation : std::uint8_t {
   mremap_flush_skipped,
   migrate_flush_skipped,
   numa_flush_pending_late,
+  collapse_flush_skipped,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -74,6 +75,10 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
      .kernel = "linux-6.13",
      .doc = "change_prot_numa raises tlb_flush_pending only after its PTE walk (as v3.8-v3.12 did not at all), so "
             "a migration that meets a hinting PTE before the flush skips its own (pte_accessible)"},
+    {TLBSIM_ID(Mutation, collapse_flush_skipped), .area = "thp", .scenarios = "thp_collapse_vs_access",
+     .kernel = "linux-6.13",
+     .doc = "pmdp_collapse_flush unlinks the PTE table but never flushes it: the old pages are copied and freed "
+            "while CPUs still cache them"},
 };
 
 }  // namespace tlbsim::kernel

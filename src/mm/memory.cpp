@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "kernel/sched/sched.h"
+#include "mm/huge_memory.h"
 #include "mm/mempolicy.h"
 #include "mm/migrate.h"
 #include "mm/mmu_gather.h"
@@ -192,6 +193,13 @@ sim::Task<bool> vma_start_read(PerCpu& self, MmStruct& mm, VmaLock& lock) {
 sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr, bool write) {
   hw::Memory& m = self.k.mem();
   const Vpn v = vpn_of(addr);
+  // __handle_mm_fault: a write to a none PMD of a THP range maps a THP (a read falls back to base pages: the huge
+  // zero page is not modeled); a PMD that maps a THP is already there (the access retries).
+  if (mm.pgd.huge_pmd(v) != nullptr) co_return;
+  if (write && mm.pgd.table(v) == nullptr && thp_fault_eligible(vma, addr)) {
+    co_await do_huge_pmd_anonymous_page(self, mm, vma, addr);
+    co_return;
+  }
   Spinlock& ptl = mm.ptl(v);
   co_await ptl.lock(m, self.cpu);
   const auto pte = mm.pgd.lookup(v);
@@ -276,6 +284,15 @@ sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, st
   while (addr < end) {
     const Vpn first = vpn_of(addr);
     const std::uint64_t table_end = std::min(end, (table_index(first) + 1) * kPtesPerTable * kPageSize);
+    if (mm.pgd.huge_pmd(first) != nullptr) {
+      // zap_pmd_range: a THP wholly inside the range goes by zap_huge_pmd; one partly inside is split first.
+      if (addr % kHpagePmdSize == 0 && table_end - addr == kHpagePmdSize) {
+        co_await zap_huge_pmd(self, tlb, mm, addr);
+        addr = table_end;
+        continue;
+      }
+      co_await split_huge_pmd(self, mm, addr);
+    }
     if (mm.pgd.table(first) == nullptr) {
       addr = table_end;
       continue;
@@ -320,6 +337,12 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
     // Page walk; a present PTE with the needed permission fills the TLB and the paging-structure cache.
     co_await self.cpu.user_delay(tp.page_walk);
     if (const auto pte = mm.pgd.lookup(v); pte && !pte->protnone && (!write || pte->writable)) {
+      if (pte->huge) {  // a PMD-mapped THP: one 2 MiB entry
+        const HugePmd& h = *mm.pgd.huge_pmd(v);
+        self.tlb.fill_huge(pcid, v, hw::Translation{h.page, h.writable, mm.id()});
+        co_await self.cpu.user_delay(self.k.machine().coherence.l1_hit);
+        co_return;
+      }
       self.tlb.fill(pcid, v, hw::Translation{pte->pfn, pte->writable, mm.id()});
       const PteTable* t = mm.pgd.table(v);
       self.tlb.pwc_fill(pcid, t->frame.get(), Vpn{table_index(v) * kPtesPerTable},

@@ -65,6 +65,7 @@ struct Vma {
   File* file = nullptr;     // nullptr: anonymous
   std::uint64_t pgoff = 0;  // file offset of start, in pages
   std::shared_ptr<VmaLock> vm_lock;  // set by MmStruct::insert_vma
+  bool hugepage = false;             // VM_HUGEPAGE: madvise(MADV_HUGEPAGE) asked for THPs (the "madvise" mode)
   bool contains(std::uint64_t a) const { return a >= start && a < end; }
 };
 

@@ -14,6 +14,17 @@ void MmuGather::reset_range() {
   }
   freed_tables = false;
   cleared_ptes = false;
+  cleared_pmds = false;
+}
+
+void MmuGather::adjust_pmd_range(std::uint64_t haddr) {
+  start = std::min(start, haddr);
+  end = std::max(end, haddr + kHpagePmdSize);
+  cleared_pmds = true;
+}
+
+std::uint8_t MmuGather::unmap_shift() const {
+  return static_cast<std::uint8_t>(cleared_pmds && !cleared_ptes ? kPmdShift : kPageShift);
 }
 
 void MmuGather::adjust_range(std::uint64_t addr) {
@@ -28,7 +39,7 @@ sim::Task<void> tlb_gather_mmu(PerCpu& self, MmuGather& tlb) {
 }
 
 sim::Task<void> tlb_flush_mmu_tlbonly(PerCpu& self, MmuGather& tlb) {
-  if (!tlb.freed_tables && !tlb.cleared_ptes) co_return;
+  if (!tlb.freed_tables && !tlb.cleared_ptes && !tlb.cleared_pmds) co_return;
   co_await self.k.arch().tlb_flush(self, tlb);
   tlb.reset_range();
 }

@@ -19,6 +19,7 @@ struct MmuGather {
   bool need_flush_all = false;
   bool freed_tables = false;
   bool cleared_ptes = false;
+  bool cleared_pmds = false;  // a THP's PMD was cleared (tlb_flush_pmd_range)
   std::uint64_t start = ~std::uint64_t{0};
   std::uint64_t end = 0;
   std::vector<Pfn> pages;  // pages to free after the flush (data pages and page-table pages)
@@ -26,6 +27,11 @@ struct MmuGather {
   void reset_range();
   // tlb_remove_tlb_entry: the range grows to cover [addr, addr + PAGE_SIZE).
   void adjust_range(std::uint64_t addr);
+  // tlb_flush_pmd_range (tlb_remove_pmd_tlb_entry): the range grows to cover the 2 MiB at haddr.
+  void adjust_pmd_range(std::uint64_t haddr);
+  // tlb_get_unmap_shift: the flush's stride, PMD_SHIFT when only THP PMDs were cleared (v5.0+, "asm-generic/tlb: Track
+  // which levels of the page tables have been cleared").
+  std::uint8_t unmap_shift() const;
 };
 
 // tlb_gather_mmu: starts a gather (inc_tlb_flush_pending).

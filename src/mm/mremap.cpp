@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "kernel/options.h"
+#include "mm/huge_memory.h"
 #include "mm/memory.h"
 #include "mm/rmap.h"
 
@@ -72,6 +73,8 @@ sim::Task<void> move_page_tables(PerCpu& self, MmStruct& mm, std::uint64_t old_a
   bool need_flush = false;
   for (std::uint64_t extent = 0; old_addr < old_end; old_addr += extent, new_addr += extent) {
     extent = std::min((old_addr + kPmdSize) / kPmdSize * kPmdSize, old_end) - old_addr;
+    // A THP's PMD is split (move_huge_pmd, which moves a whole aligned one, is not modeled: docs/model.md).
+    if (mm.pgd.huge_pmd(vpn_of(old_addr)) != nullptr) co_await split_huge_pmd(self, mm, old_addr);
     if (mm.pgd.table(vpn_of(old_addr)) == nullptr) continue;
     extent = std::min(extent, (new_addr + kPmdSize) / kPmdSize * kPmdSize - new_addr);
     if (era.latency_limit) extent = std::min(extent, kLatencyLimit);

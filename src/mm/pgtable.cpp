@@ -19,6 +19,14 @@ Pfn FrameAllocator::alloc(FrameUse use, std::uint16_t nid) {
   return Pfn{use_.size() - 1};
 }
 
+Pfn FrameAllocator::alloc_huge(FrameUse use, std::uint16_t nid) {
+  allocated_ += kHpagePmdNr;
+  const Pfn first{use_.size()};
+  use_.resize(use_.size() + kHpagePmdNr, use);
+  page_.resize(page_.size() + kHpagePmdNr, PageNuma{nid, kNoLastNid});
+  return first;
+}
+
 std::int32_t FrameAllocator::xchg_last_nid(Pfn pfn, std::int32_t nid) {
   const std::int32_t old = page_[pfn.get()].last_nid;
   page_[pfn.get()].last_nid = nid;
@@ -39,7 +47,14 @@ PageTables::~PageTables() = default;
 
 std::optional<Pte> PageTables::lookup(Vpn v) const {
   auto it = tables_.find(table_index(v));
-  if (it == tables_.end()) return std::nullopt;
+  if (it == tables_.end()) {
+    if (huge_.empty()) return std::nullopt;
+    const auto h = huge_.find(table_index(v));
+    if (h == huge_.end()) return std::nullopt;
+    Pte p{Pfn{h->second.page.get() + v.get() % kPtesPerTable}, true, h->second.writable, true};
+    p.huge = true;
+    return p;
+  }
   const Pte& p = it->second.ptes[v.get() % kPtesPerTable];
   if (!p.present) return std::nullopt;
   return p;
@@ -96,5 +111,47 @@ std::optional<Pfn> PageTables::detach_empty_table(Vpn v) {
   tables_.erase(it);
   return frame;
 }
+
+const HugePmd* PageTables::huge_pmd(Vpn v) const {
+  if (huge_.empty()) return nullptr;
+  const auto it = huge_.find(table_index(v));
+  return it == huge_.end() ? nullptr : &it->second;
+}
+
+void PageTables::set_huge_pmd(Vpn v, const HugePmd& pmd) {
+  if (tables_.contains(table_index(v)) || huge_.contains(table_index(v))) {
+    throw std::logic_error("BUG: set_huge_pmd over a populated PMD");
+  }
+  huge_.emplace(table_index(v), pmd);
+}
+
+std::optional<HugePmd> PageTables::clear_huge_pmd(Vpn v) {
+  const auto it = huge_.find(table_index(v));
+  if (it == huge_.end()) return std::nullopt;
+  const HugePmd old = it->second;
+  huge_.erase(it);
+  return old;
+}
+
+void PageTables::split_huge_pmd(Vpn v) {
+  const auto it = huge_.find(table_index(v));
+  if (it == huge_.end()) return;
+  const HugePmd h = it->second;
+  huge_.erase(it);
+  PteTable& t = tables_[table_index(v)];
+  t.frame = h.deposit;
+  for (std::uint64_t i = 0; i < kPtesPerTable; ++i) t.ptes[i] = Pte{Pfn{h.page.get() + i}, true, h.writable, true};
+  t.present = kPtesPerTable;
+}
+
+std::optional<PteTable> PageTables::unlink_table(Vpn v) {
+  const auto it = tables_.find(table_index(v));
+  if (it == tables_.end()) return std::nullopt;
+  PteTable t = std::move(it->second);
+  tables_.erase(it);
+  return t;
+}
+
+void PageTables::relink_table(Vpn v, PteTable t) { tables_[table_index(v)] = std::move(t); }
 
 }  // namespace tlbsim::kernel

@@ -15,6 +15,10 @@ inline constexpr std::uint64_t kPageShift = 12;
 inline constexpr std::uint64_t kPageSize = std::uint64_t{1} << kPageShift;
 inline constexpr std::uint64_t kPtesPerTable = 512;  // one PTE page maps 2 MiB
 
+inline constexpr std::uint64_t kPmdShift = 21;                                 // PMD_SHIFT: one PMD entry maps 2 MiB
+inline constexpr std::uint64_t kHpagePmdSize = std::uint64_t{1} << kPmdShift;  // HPAGE_PMD_SIZE
+inline constexpr std::uint64_t kHpagePmdNr = kPtesPerTable;                    // HPAGE_PMD_NR
+
 inline Vpn vpn_of(std::uint64_t vaddr) { return Vpn{vaddr >> kPageShift}; }
 inline std::uint64_t table_index(Vpn v) { return v.get() / kPtesPerTable; }
 
@@ -29,6 +33,9 @@ class FrameAllocator {
   // A frame on NUMA node `nid` (the node of the allocating CPU for anonymous faults and migration targets; node 0
   // for the rest, docs/model.md).
   Pfn alloc(FrameUse use, std::uint16_t nid = 0);
+  // A THP's frames: kHpagePmdNr contiguous new frames (never reused ones), the first returned. They are freed one
+  // by one, as a split THP's pages are.
+  Pfn alloc_huge(FrameUse use, std::uint16_t nid);
   void free(Pfn pfn);
   FrameUse use(Pfn pfn) const { return pfn.get() < use_.size() ? use_[pfn.get()] : FrameUse::kFree; }
   // page_to_nid.
@@ -71,6 +78,16 @@ struct Pte {
   // `pfn`, but not to the MMU, so any access faults (do_numa_page). `writable` keeps the write permission to restore
   // (x86 keeps _PAGE_RW in it; the saved-write bit, pte_mk_savedwrite, before v6.2 on powerpc).
   bool protnone = false;
+  // Returned by lookup for a page of a PMD-mapped THP: the PMD, not a PTE, maps it (`pfn` is this page's frame).
+  bool huge = false;
+};
+
+// A PMD that maps a THP (pmd_trans_huge): its first frame and permissions, and the PTE table deposited for a later
+// split (pgtable_trans_huge_deposit).
+struct HugePmd {
+  Pfn page;
+  bool writable = false;
+  Pfn deposit;
 };
 
 // A leaf page-table page: 512 PTEs. Upper levels are not modeled as pages (see docs/model.md).
@@ -106,9 +123,24 @@ class PageTables {
   std::optional<Pfn> detach_empty_table(Vpn v);
   std::size_t table_count() const { return tables_.size(); }
 
+  // The THP mapped by the PMD covering v, if it maps one.
+  const HugePmd* huge_pmd(Vpn v) const;
+  // set_pmd_at of a THP over the 2 MiB covering v. Contract: no PTE table and no THP is there.
+  void set_huge_pmd(Vpn v, const HugePmd& pmd);
+  // pmdp_huge_get_and_clear: the THP's PMD cleared; returns what it held.
+  std::optional<HugePmd> clear_huge_pmd(Vpn v);
+  // __split_huge_pmd_locked's end: the THP's PMD becomes its deposited PTE table, whose 512 PTEs map the THP's pages
+  // with its permissions (pmd_populate).
+  void split_huge_pmd(Vpn v);
+  // pmdp_collapse_flush's clear: the PTE table covering v is unlinked and returned (nothing if there is none), and
+  // pmd_populate of it back (a collapse that failed).
+  std::optional<PteTable> unlink_table(Vpn v);
+  void relink_table(Vpn v, PteTable t);
+
  private:
   FrameAllocator& frames_;
   std::unordered_map<std::uint64_t, PteTable> tables_;
+  std::unordered_map<std::uint64_t, HugePmd> huge_;  // by table index
 };
 
 }  // namespace tlbsim::kernel

@@ -58,8 +58,7 @@ class X86TlbGenMmu final : public X86Mmu {
       start = tlb.start;
       end = tlb.end;
     }
-    co_await x86::flush_tlb_mm_range(self, tlb.mm, start, end, static_cast<std::uint8_t>(kernel::kPageShift),
-                                     tlb.freed_tables);
+    co_await x86::flush_tlb_mm_range(self, tlb.mm, start, end, tlb.unmap_shift(), tlb.freed_tables);
   }
   // x86 selects ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH since Linux 4.3.
   bool batched_unmap(const kernel::KernelConfig&) const override { return true; }

@@ -1,0 +1,110 @@
+// Checker scenarios for transparent huge pages: khugepaged collapsing small pages that another CPU writes, and a
+// THP split or zapped while another CPU reads it through its 2 MiB TLB entry.
+#include <memory>
+
+#include "check/scenario.h"
+#include "mm/huge_memory.h"
+#include "mm/khugepaged.h"
+#include "mm/memory.h"
+
+namespace tlbsim::check {
+
+namespace {
+
+using kernel::kHpagePmdSize;
+using kernel::kPageSize;
+using kernel::MmStruct;
+using kernel::PerCpu;
+
+sim::Task<void> touch_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (!co_await user_touch(self, mm, addr, write)) co_return;
+  }
+}
+
+// One mm that cpu0 and cpu1 run, with a 2 MiB-aligned anonymous writable mapping X of 2 MiB (`hugepage`:
+// MADV_HUGEPAGE already).
+struct ThpRange {
+  MmStruct* mm = nullptr;
+  std::uint64_t x = 0;
+  kernel::Vma* vma = nullptr;
+  void prepare(ScenarioRun& run, bool hugepage) {
+    kernel::Kernel& k = run.kernel();
+    mm = &k.new_mm();
+    x = mm->get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
+    vma = &mm->insert_vma(kernel::Vma{x, x + kHpagePmdSize, true, false, nullptr, 0, nullptr});
+    vma->hugepage = hugepage;
+    run.prepare(0, switch_to(k.percpu(CpuId{0}), *mm));
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), *mm));
+  }
+};
+
+// cpu0 and cpu1 have written the first page of X, cpu0 the second too, as small pages; then X is marked
+// MADV_HUGEPAGE. cpu0, as khugepaged (a kernel thread, the mm lazily loaded), collapses X into a THP; cpu1 keeps
+// writing the first page: a write must reach the old page before the copy, or fault and wait for the collapse and
+// then use the THP, never go through the old translation once the old page is freed.
+class ThpCollapseVsAccess final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    r_.prepare(run, false);
+    kernel::Kernel& k = run.kernel();
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, true, 1));
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x + kPageSize, true, 1));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, true, 1));
+    r_.vma->hugepage = true;
+    run.race(0, khugepaged(k.percpu(CpuId{0}), *r_.mm, r_.x));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, true, 3));
+  }
+
+ private:
+  static sim::Task<void> khugepaged(PerCpu& self, MmStruct& mm, std::uint64_t haddr) {
+    co_await switch_to_kthread(self, mm);
+    const bool collapsed = co_await kernel::collapse_huge_page(self, mm, haddr);
+    (void)collapsed;
+  }
+  ThpRange r_;
+};
+TLBSIM_SCENARIO(ThpCollapseVsAccess, "thp_collapse_vs_access",
+                "cpu0 (khugepaged) collapses 2 MiB of small pages into a THP while cpu1 keeps writing one of them");
+
+// cpu0 has faulted X in as a THP; cpu1 has read it (a 2 MiB TLB entry). cpu0 then madvise(DONTNEED)s either one
+// page of it (the THP is split, the page zapped) or all of it (zap_huge_pmd); cpu1 keeps reading that page, which
+// must fault (a fresh zero page) once madvise has returned, never hit the freed page.
+class ThpZapRace : public CheckScenario {
+ public:
+  explicit ThpZapRace(bool whole) : whole_(whole) {}
+  void start(ScenarioRun& run) override {
+    r_.prepare(run, true);
+    kernel::Kernel& k = run.kernel();
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, true, 1));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, false, 1));
+    const std::uint64_t len = whole_ ? kHpagePmdSize : kPageSize;
+    run.race(0, madvise(k.percpu(CpuId{0}), *r_.mm, r_.x + (whole_ ? 0 : kPageSize), len));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, false, 3));
+  }
+
+ private:
+  static sim::Task<void> madvise(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+    co_await kernel::sys_madvise_dontneed(self, mm, addr, len);
+  }
+  bool whole_;
+  ThpRange r_;
+};
+
+class ThpSplitVsAccess final : public ThpZapRace {
+ public:
+  ThpSplitVsAccess() : ThpZapRace(false) {}
+};
+TLBSIM_SCENARIO(ThpSplitVsAccess, "thp_split_vs_access",
+                "cpu0 madvises one page of a THP away (split, then zap) while cpu1 reads it through its 2 MiB entry");
+
+class ThpZapVsAccess final : public ThpZapRace {
+ public:
+  ThpZapVsAccess() : ThpZapRace(true) {}
+};
+TLBSIM_SCENARIO(ThpZapVsAccess, "thp_zap_vs_access",
+                "cpu0 madvises a whole THP away (zap_huge_pmd) while cpu1 reads it through its 2 MiB entry");
+
+}  // namespace
+
+}  // namespace tlbsim::check

@@ -1,0 +1,111 @@
+// Models do_huge_pmd_anonymous_page, __split_huge_pmd_locked and zap_huge_pmd (mm/huge_memory.c), pmdp_invalidate and
+// pmdp_huge_get_and_clear_full (mm/pgtable-generic.c; arch/powerpc/mm/book3s64/pgtable.c). Read (helper report
+// /work/tmp/thp_eras.md): 4.14.177, 5.15.0, 6.1.20 and 6.13.7 trees.
+#include "mm/huge_memory.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "mm/memory.h"
+#include "mm/mmu_gather.h"
+
+namespace tlbsim::kernel {
+
+namespace {
+
+const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
+
+// flush_pmd_tlb_range(vma, haddr, haddr + HPAGE_PMD_SIZE). x86 has no override: the generic flush_tlb_range, whose
+// stride is PAGE_SHIFT (512 pages, above tlb_single_page_flush_ceiling: the whole mm). powerpc radix:
+// radix__flush_pmd_tlb_range, a flush of 2 MiB pages over the range.
+sim::Task<void> flush_pmd_tlb_range(PerCpu& self, MmStruct& mm, std::uint64_t haddr) {
+  const bool radix = self.k.arch().arch() == Arch::kPowerpc;
+  co_await self.k.arch().flush_tlb_mm_range(self, mm, haddr, haddr + kHpagePmdSize,
+                                            static_cast<std::uint8_t>(radix ? kPmdShift : kPageShift), false);
+}
+
+}  // namespace
+
+bool thp_fault_eligible(const Vma& vma, std::uint64_t addr) {
+  const std::uint64_t haddr = addr & ~(kHpagePmdSize - 1);
+  return vma.hugepage && vma.file == nullptr && haddr >= vma.start && haddr + kHpagePmdSize <= vma.end;
+}
+
+bool thp_collapse_suitable(const Vma& vma, std::uint64_t haddr) {
+  return haddr % kHpagePmdSize == 0 && thp_fault_eligible(vma, haddr);
+}
+
+sim::Task<void> do_huge_pmd_anonymous_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr) {
+  const Vpn v = vpn_of(addr);
+  FrameAllocator& frames = self.k.frames();
+  const Pfn deposit = frames.alloc(FrameUse::kPageTable);  // pte_alloc_one, before the lock
+  const Pfn page = frames.alloc_huge(FrameUse::kAnon, self.k.cpu_to_node(self.id));
+  // vma_alloc_folio + clear_huge_page (512 pages zeroed) + the memcg charge.
+  co_await self.cpu.delay(costs(self).page_alloc + costs(self).memcg_charge +
+                          costs(self).page_zero * static_cast<std::int64_t>(kHpagePmdNr));
+  Spinlock& ptl = mm.ptl(v);  // pmd_lock (the model's page-table lock of the 2 MiB)
+  co_await ptl.lock(self.k.mem(), self.cpu);
+  if (mm.pgd.table(v) != nullptr || mm.pgd.huge_pmd(v) != nullptr) {
+    // !pmd_none: another fault won; the preallocated table and the THP are freed.
+    co_await ptl.unlock(self.k.mem(), self.cpu);
+    frames.free(deposit);
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{page.get() + i});
+    co_return;
+  }
+  // pgtable_trans_huge_deposit, set_pmd_at, update_mmu_cache_pmd.
+  co_await self.cpu.delay(costs(self).pte_update);
+  mm.pgd.set_huge_pmd(v, HugePmd{page, vma.writable, deposit});
+  co_await ptl.unlock(self.k.mem(), self.cpu);
+}
+
+sim::Task<void> split_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  const Vpn v = vpn_of(addr);
+  if (mm.pgd.huge_pmd(v) == nullptr) co_return;
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(self.k.mem(), self.cpu);
+  if (mm.pgd.huge_pmd(v) != nullptr) {  // still huge under the lock
+    // pmdp_invalidate: pmd_mkinvalid, then the flush; the PTE table is linked only after it (every era; v4.14
+    // fills it first, unlinked). The hardware walks an invalid PMD to nothing: the model links the table after
+    // the flush, and a walk meanwhile finds the THP (still the same pages and permissions).
+    co_await flush_pmd_tlb_range(self, mm, addr & ~(kHpagePmdSize - 1));
+    co_await self.cpu.delay(costs(self).pte_update * static_cast<std::int64_t>(kPtesPerTable));
+    mm.pgd.split_huge_pmd(v);  // withdraw the deposit, 512 set_pte_at, smp_wmb, pmd_populate
+  }
+  co_await ptl.unlock(self.k.mem(), self.cpu);
+}
+
+sim::Task<void> zap_huge_pmd(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::uint64_t haddr) {
+  const Vpn v = vpn_of(haddr);
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(self.k.mem(), self.cpu);
+  const std::optional<HugePmd> old = mm.pgd.clear_huge_pmd(v);  // pmdp_huge_get_and_clear_full
+  if (old) {
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
+      const Pte pte{Pfn{old->page.get() + i}, true, old->writable, true};
+      self.k.events().on_pte_removed(mm, Vpn{v.get() + i}, pte, self.id, self.cpu.now());
+    }
+    co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
+    // powerpc book3s64: pmdp_huge_get_and_clear_full flushes the 2 MiB itself unless the whole mm goes (!full).
+    if (self.k.arch().arch() == Arch::kPowerpc && !tlb.fullmm) co_await flush_pmd_tlb_range(self, mm, haddr);
+    tlb.adjust_pmd_range(haddr);         // tlb_remove_pmd_tlb_entry
+    self.k.frames().free(old->deposit);  // zap_deposited_table: pte_free at once (the table was never linked)
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) tlb.pages.push_back(Pfn{old->page.get() + i});
+  }
+  co_await ptl.unlock(self.k.mem(), self.cpu);
+}
+
+sim::Task<void> sys_madvise_hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await self.cpu.delay(costs(self).syscall);
+  co_await mm.mmap_lock.down_write(self);
+  Vma* vma = mm.find_vma(addr);
+  if (vma == nullptr || vma->start != addr || vma->end != addr + len) {
+    co_await mmap_write_unlock(self, mm);
+    throw std::invalid_argument(fmt::format("madvise({:#x}, {:#x}, MADV_HUGEPAGE): not one whole mapping", addr, len));
+  }
+  vma->hugepage = true;  // hugepage_madvise: VM_HUGEPAGE (khugepaged_enter_vma registers the mm)
+  co_await mmap_write_unlock(self, mm);
+  self.k.events().on_syscall_return(self.id);
+}
+
+}  // namespace tlbsim::kernel

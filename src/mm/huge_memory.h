@@ -1,0 +1,38 @@
+// Anonymous transparent huge pages (mm/huge_memory.c): the PMD-mapped THP a fault in a MADV_HUGEPAGE range makes,
+// its zap and its split into 512 PTEs, with each era's flush. Eras: v4.14 powerpc, v5.17 and v6.13 x86, v6.2
+// powerpc (docs/model.md "Transparent huge pages"; x86 v3.3 has THP too, modeled with the same code).
+#pragma once
+
+#include <cstdint>
+
+#include "kernel/kernel.h"
+
+namespace tlbsim::kernel {
+
+struct MmuGather;
+
+// Whether a fault at `addr` may map a THP: the VMA asked for them (VM_HUGEPAGE), is anonymous, and holds the whole
+// PMD-aligned 2 MiB around addr (transhuge_vma_suitable / thp_vma_suitable_order).
+bool thp_fault_eligible(const Vma& vma, std::uint64_t addr);
+// The same test for khugepaged's collapse of the 2 MiB at `haddr` (hugepage_vma_check / thp_vma_allowable_order).
+bool thp_collapse_suitable(const Vma& vma, std::uint64_t haddr);
+
+// do_huge_pmd_anonymous_page for a write fault at `addr` whose PMD is none: a PTE table preallocated for the
+// deposit (pte_alloc_one), a zeroed THP on the faulting CPU's node, then under the PMD lock the deposit and
+// set_pmd_at. No flush (nothing was mapped). Called with the VMA held (mmap_lock or its own lock).
+sim::Task<void> do_huge_pmd_anonymous_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr);
+
+// __split_huge_pmd of the THP covering `addr`, if one: under the PMD lock, pmdp_invalidate (the PMD made invalid
+// and flush_pmd_tlb_range: on x86 flush_tlb_range of the 2 MiB at PAGE_SIZE stride, on powerpc radix a 2 MiB-page
+// flush), then the deposited table gets 512 PTEs for the THP's pages and is linked (pmd_populate).
+sim::Task<void> split_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t addr);
+
+// zap_huge_pmd of the THP covering the 2 MiB at `haddr`, under the PMD lock: pmdp_huge_get_and_clear_full (powerpc
+// also flushes the 2 MiB at once unless the gather is fullmm), tlb_remove_pmd_tlb_entry (the gather's range, PMD
+// stride), zap_deposited_table (the deposit freed at once), and the THP's pages gathered for freeing after the flush.
+sim::Task<void> zap_huge_pmd(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::uint64_t haddr);
+
+// madvise(addr, len, MADV_HUGEPAGE) of exactly one VMA: sets VM_HUGEPAGE (under mmap_lock held for write).
+sim::Task<void> sys_madvise_hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len);
+
+}  // namespace tlbsim::kernel
