@@ -96,14 +96,27 @@ sim::Task<void> zap_huge_pmd(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::ui
 }
 
 sim::Task<void> sys_madvise_hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  const Vma* in = mm.find_vma(addr);
+  if (addr % kPageSize != 0 || len == 0 || len % kPageSize != 0 || in == nullptr || in->end < addr + len) {
+    throw std::invalid_argument(
+        fmt::format("madvise({:#x}, {:#x}, MADV_HUGEPAGE): not whole pages of one mapping", addr, len));
+  }
   co_await self.cpu.delay(costs(self).syscall);
   co_await mm.mmap_lock.down_write(self);
   Vma* vma = mm.find_vma(addr);
-  if (vma == nullptr || vma->start != addr || vma->end != addr + len) {
-    co_await mmap_write_unlock(self, mm);
-    throw std::invalid_argument(fmt::format("madvise({:#x}, {:#x}, MADV_HUGEPAGE): not one whole mapping", addr, len));
+  if (vma != nullptr && vma->end >= addr + len && !vma->hugepage) {
+    // madvise_update_vma: the parts outside the range are split off (each split write-locks the VMA, v6.4+).
+    if (vma->start < addr) {
+      co_await vma_start_write(self, mm, *vma);
+      vma = &mm.split_vma(*vma, addr);
+    }
+    if (vma->end > addr + len) {
+      co_await vma_start_write(self, mm, *vma);
+      mm.split_vma(*vma, addr + len);
+    }
+    co_await vma_start_write(self, mm, *vma);
+    vma->hugepage = true;  // hugepage_madvise: VM_HUGEPAGE (khugepaged_enter_vma registers the mm)
   }
-  vma->hugepage = true;  // hugepage_madvise: VM_HUGEPAGE (khugepaged_enter_vma registers the mm)
   co_await mmap_write_unlock(self, mm);
   self.k.events().on_syscall_return(self.id);
 }

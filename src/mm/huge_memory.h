@@ -32,7 +32,9 @@ sim::Task<void> split_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t addr);
 // stride), zap_deposited_table (the deposit freed at once), and the THP's pages gathered for freeing after the flush.
 sim::Task<void> zap_huge_pmd(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::uint64_t haddr);
 
-// madvise(addr, len, MADV_HUGEPAGE) of exactly one VMA: sets VM_HUGEPAGE (under mmap_lock held for write).
+// madvise(addr, len, MADV_HUGEPAGE) of whole pages inside one VMA (a caller's error otherwise:
+// std::invalid_argument): the VMA's parts outside the range split off, VM_HUGEPAGE set, under mmap_lock held for
+// write.
 sim::Task<void> sys_madvise_hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len);
 
 }  // namespace tlbsim::kernel

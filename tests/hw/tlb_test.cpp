@@ -107,3 +107,50 @@ TEST(Tlb, RejectsTagsWiderThanTheMachine) {
 
 }  // namespace
 }  // namespace tlbsim::hw
+
+namespace tlbsim::hw {
+namespace {
+
+// A 2 MiB entry translates each of its 512 pages to its own frame; INVLPG of any page in it drops it; a tag flush
+// drops it; maps_pfn finds each of its frames; holders learn the CPU caches 2 MiB entries.
+TEST(Tlb, AHugeEntryMapsItsFiveHundredTwelvePagesUntilAnyOfThemIsInvalidated) {
+  TlbParams p = params();
+  p.huge_entries = 4;
+  p.huge_ways = 2;
+  Tlb t(p);
+  PfnHolders holders;
+  t.attach_holders(&holders, 3);
+  EXPECT_TRUE(holders.huge().empty());
+  t.fill_huge(Asid{1}, Vpn{1024 + 7}, to(5000));
+  EXPECT_EQ(holders.huge(), std::vector<std::uint32_t>{3});
+  ASSERT_TRUE(t.lookup(Asid{1}, Vpn{1024}));
+  EXPECT_EQ(t.lookup(Asid{1}, Vpn{1024})->pfn, Pfn{5000});
+  EXPECT_EQ(t.peek(Asid{1}, Vpn{1024 + 511})->pfn, Pfn{5511});
+  EXPECT_FALSE(t.peek(Asid{1}, Vpn{1024 + 512}));
+  EXPECT_FALSE(t.peek(Asid{2}, Vpn{1024}));
+  EXPECT_TRUE(t.maps_pfn(Asid{1}, Pfn{5100}));
+  EXPECT_FALSE(t.maps_pfn(Asid{1}, Pfn{5512}));
+  EXPECT_TRUE(t.invlpg(Asid{1}, Vpn{1024 + 300}));
+  EXPECT_FALSE(t.peek(Asid{1}, Vpn{1024}));
+  t.fill_huge(Asid{1}, Vpn{1024}, to(5000));
+  t.flush_tag(Asid{1});
+  EXPECT_FALSE(t.peek(Asid{1}, Vpn{1024 + 1}));
+}
+
+TEST(Tlb, HugeEntriesEvictTheLeastRecentlyUsedWayOfTheirSet) {
+  TlbParams p = params();
+  p.huge_entries = 2;
+  p.huge_ways = 2;
+  Tlb t(p);
+  t.fill_huge(Asid{1}, Vpn{0}, to(1000));
+  t.fill_huge(Asid{1}, Vpn{512}, to(2000));
+  ASSERT_TRUE(t.lookup(Asid{1}, Vpn{0}));  // the first is now the more recent
+  t.fill_huge(Asid{1}, Vpn{1024}, to(3000));
+  EXPECT_TRUE(t.peek(Asid{1}, Vpn{0}));
+  EXPECT_FALSE(t.peek(Asid{1}, Vpn{512}));
+  EXPECT_TRUE(t.peek(Asid{1}, Vpn{1024}));
+  EXPECT_EQ(t.counters().evictions, 1u);
+}
+
+}  // namespace
+}  // namespace tlbsim::hw

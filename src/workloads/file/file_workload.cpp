@@ -11,6 +11,7 @@
 #include "kernel/fork.h"
 #include "kernel/sched/fair_numa.h"
 #include "kernel/sched/sched.h"
+#include "mm/huge_memory.h"
 #include "mm/memory.h"
 #include "mm/migrate.h"
 #include "mm/mprotect.h"
@@ -219,7 +220,11 @@ class FileWorkload final : public Workload {
         case FileOpKind::kMadvise: {
           const std::uint64_t off = o.offset ? values_(*o.offset) : 0;
           const std::uint64_t len = o.length ? values_(*o.length) : size_[r] - off;
-          co_await kernel::sys_madvise_dontneed(run.self(), mm, t.addr[r] + off, len);
+          if (o.hugepage) {
+            co_await kernel::sys_madvise_hugepage(run.self(), mm, t.addr[r] + off, len);
+          } else {
+            co_await kernel::sys_madvise_dontneed(run.self(), mm, t.addr[r] + off, len);
+          }
           break;
         }
         case FileOpKind::kMprotect: {

@@ -216,7 +216,8 @@ class Parser {
       o.write = r.choice("access", {"read", "write"}) == "write";
       if (!in_body && has(r, "stride")) o.stride = value(r, "stride");
     }
-    if (o.kind == FileOpKind::kMadvise) r.choice("advice", {"dontneed"});
+    if (o.kind == FileOpKind::kMadvise) o.hugepage = r.choice("advice", {"dontneed", "hugepage"}) == "hugepage";
+    if (o.hugepage && in_body) r.fail("advice", "\"hugepage\" names a range: it cannot be inside for_each_page");
     if (o.kind == FileOpKind::kMprotect) o.write = r.choice("prot", {"read", "read_write"}) == "read_write";
     if (o.kind == FileOpKind::kForEachPage) {
       for (ParamReader& b : r.table_array("body")) o.body.push_back(op(b, true));

@@ -91,6 +91,7 @@ struct FileOp {
   std::uint64_t n = 1;      // count: operations done
   sim::Duration duration{0};  // sleep
   bool write = false;         // touch: access = "write" | "read"; mprotect: prot = "read_write" | "read"
+  bool hugepage = false;      // madvise: advice = "hugepage" (MADV_HUGEPAGE) instead of "dontneed"
   std::optional<FileValue> offset, length;
   FileValue stride{kFilePageSize, std::nullopt};  // touch: bytes between touched addresses
   std::vector<FileOp> body;                       // for_each_page; spawn: what the child runs

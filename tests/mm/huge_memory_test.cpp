@@ -1,0 +1,148 @@
+// Scenario tests of anonymous THPs (mm/huge_memory.cpp): the fault that maps one and the 2 MiB TLB entry it fills,
+// the split and the zap with each architecture's flush.
+#include "mm/huge_memory.h"
+
+#include <gtest/gtest.h>
+
+#include "kernel/scenario.h"
+#include "mm/memory.h"
+#include "mm/mprotect.h"
+#include "model/profile.h"
+
+namespace tlbsim::kernel {
+namespace {
+
+using testing::Scenario;
+
+KernelConfig profile(const char* kernel) { return load_kernel_profile(kernel).config; }
+const char* machine_for(const char* kernel) {
+  return profile(kernel).arch == Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c";
+}
+
+sim::Task<void> enter_and_touch(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+  co_await user_access(self, mm, addr, write);
+}
+sim::Task<void> touch(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
+  co_await user_access(self, mm, addr, write);
+}
+sim::Task<void> madvise(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await sys_madvise_dontneed(self, mm, addr, len);
+}
+sim::Task<void> mprotect(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await sys_mprotect(self, mm, addr, len, false);
+}
+sim::Task<void> hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await sys_madvise_hugepage(self, mm, addr, len);
+}
+
+// A 2 MiB-aligned MADV_HUGEPAGE anonymous mapping of 2 MiB; cpu0 writes its first page (a THP), cpu1 reads it.
+struct Thp {
+  explicit Thp(const char* kernel, bool fault = true) : s(profile(kernel), machine_for(kernel)), mm(s.k.new_mm()) {
+    x = mm.get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
+    mm.insert_vma(Vma{x, x + kHpagePmdSize, true, false, nullptr, 0, nullptr});
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    s.oracle().set_user_context(CpuId{1}, mm.id());
+    s.run_on(0, hugepage(s.cpu(0), mm, x, kHpagePmdSize));
+    if (!fault) return;
+    s.run_on(0, enter_and_touch(s.cpu(0), mm, x, true));
+    s.run_on(1, enter_and_touch(s.cpu(1), mm, x + kPageSize, false));
+  }
+  std::uint64_t flushes(std::uint32_t cpu) {
+    const hw::TlbCounters& c = s.cpu(cpu).tlb.counters();
+    return c.invlpg + c.flush_tag + c.flush_all;
+  }
+  std::uint64_t full_flushes(std::uint32_t cpu) {
+    const hw::TlbCounters& c = s.cpu(cpu).tlb.counters();
+    return c.flush_tag + c.flush_all;
+  }
+  Scenario s;
+  MmStruct& mm;
+  std::uint64_t x = 0;
+};
+
+TEST(Thp, AWriteFaultInAHugepageRangeMapsATwoMegabyteEntry) {
+  Thp t("linux-6.13");
+  const HugePmd* h = t.mm.pgd.huge_pmd(vpn_of(t.x));
+  ASSERT_NE(h, nullptr);
+  EXPECT_TRUE(h->writable);
+  EXPECT_EQ(t.s.k.frames().use(h->deposit), FrameUse::kPageTable) << "a PTE table deposited for the split";
+  EXPECT_EQ(t.mm.pgd.table(vpn_of(t.x)), nullptr);
+  const auto e = t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.x + 300 * kPageSize));
+  ASSERT_TRUE(e.has_value()) << "cpu1's read filled a 2 MiB entry that covers every page";
+  EXPECT_EQ(e->pfn, Pfn{h->page.get() + 300});
+  EXPECT_EQ(t.mm.pgd.lookup(vpn_of(t.x + 5 * kPageSize))->pfn, Pfn{h->page.get() + 5});
+  EXPECT_TRUE(t.s.oracle().violations().empty());
+}
+
+TEST(Thp, AReadFaultOrARangeWithoutMadvHugepageMapsBasePages) {
+  Thp t("linux-6.13", false);
+  t.s.run_on(1, enter_and_touch(t.s.cpu(1), t.mm, t.x, false));  // a read: the zero page, no THP
+  EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x)), nullptr);
+  Vma plain{0, kHpagePmdSize, true, false, nullptr, 0, nullptr};
+  EXPECT_FALSE(thp_fault_eligible(plain, 0));
+  plain.hugepage = true;
+  EXPECT_TRUE(thp_fault_eligible(plain, 4096));
+  plain.end = kHpagePmdSize - kPageSize;
+  EXPECT_FALSE(thp_fault_eligible(plain, 4096)) << "the 2 MiB must lie inside the VMA";
+}
+
+// x86: the split's pmdp_invalidate is flush_tlb_range at PAGE_SIZE stride (the whole mm); the zap of the page
+// then frees it. powerpc radix flushes 2 MiB pages over the range.
+TEST(Thp, MadvisingOnePageSplitsTheThpAndFreesOnlyThatPage) {
+  for (const char* kernel : {"linux-5.17", "linux-6.13", "linux-4.14-ppc", "linux-6.2-ppc"}) {
+    Thp t(kernel);
+    const Pfn page = t.mm.pgd.huge_pmd(vpn_of(t.x))->page;
+    const std::uint64_t frees = t.s.k.frames().frees();
+    t.s.run_on(0, madvise(t.s.cpu(0), t.mm, t.x + kPageSize, kPageSize));
+    EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x)), nullptr) << kernel;
+    ASSERT_NE(t.mm.pgd.table(vpn_of(t.x)), nullptr) << kernel;
+    EXPECT_EQ(t.mm.pgd.table(vpn_of(t.x))->present, kPtesPerTable - 1) << kernel;
+    EXPECT_EQ(t.mm.pgd.lookup(vpn_of(t.x + 2 * kPageSize))->pfn, Pfn{page.get() + 2});
+    EXPECT_FALSE(t.mm.pgd.lookup(vpn_of(t.x + kPageSize)).has_value());
+    EXPECT_EQ(t.s.k.frames().frees() - frees, 1u) << kernel << ": the zapped page alone";
+    EXPECT_FALSE(t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.x + kPageSize)).has_value()) << kernel;
+    if (profile(kernel).arch == Arch::kX86) {
+      EXPECT_GT(t.full_flushes(1), 0u) << kernel << ": a full flush on x86";
+    }
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
+  }
+}
+
+// v5.15+ x86: a gather that cleared only a THP's PMD flushes at PMD stride: one INVLPG, not the whole mm.
+TEST(Thp, ZappingAWholeThpOnX86FlushesOneTwoMegabytePage) {
+  Thp t("linux-6.13");
+  const std::uint64_t full = t.full_flushes(1), frees = t.s.k.frames().frees();
+  t.s.run_on(0, madvise(t.s.cpu(0), t.mm, t.x, kHpagePmdSize));
+  EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x)), nullptr);
+  EXPECT_EQ(t.full_flushes(1), full) << "no full flush";
+  EXPECT_FALSE(t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.x + 100 * kPageSize)).has_value());
+  EXPECT_EQ(t.s.k.frames().frees() - frees, kHpagePmdNr + 1) << "the THP's 512 pages and the deposited table";
+  EXPECT_TRUE(t.s.oracle().violations().empty());
+}
+
+TEST(Thp, ZappingAWholeThpOnPowerpcFlushesItAtOnceAndAgainByTheGather) {
+  for (const char* kernel : {"linux-4.14-ppc", "linux-6.2-ppc"}) {
+    Thp t(kernel);
+    const std::uint64_t before = t.flushes(0);
+    t.s.run_on(0, madvise(t.s.cpu(0), t.mm, t.x, kHpagePmdSize));
+    EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x)), nullptr) << kernel;
+    EXPECT_GT(t.flushes(0), before) << kernel;
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
+  }
+}
+
+TEST(Thp, MprotectingAThpSplitsItAndWriteProtectsThePtes) {
+  Thp t("linux-6.13");
+  t.s.run_on(0, mprotect(t.s.cpu(0), t.mm, t.x, kPageSize));
+  EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x)), nullptr);
+  EXPECT_FALSE(t.mm.pgd.lookup(vpn_of(t.x))->writable);
+  EXPECT_TRUE(t.mm.pgd.lookup(vpn_of(t.x + kPageSize))->writable);
+  t.s.run_on(1, touch(t.s.cpu(1), t.mm, t.x + kPageSize, true));
+  EXPECT_TRUE(t.s.oracle().violations().empty());
+}
+
+}  // namespace
+}  // namespace tlbsim::kernel
