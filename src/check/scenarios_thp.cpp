@@ -67,6 +67,37 @@ class ThpCollapseVsAccess final : public CheckScenario {
 TLBSIM_SCENARIO(ThpCollapseVsAccess, "thp_collapse_vs_access",
                 "cpu0 (khugepaged) collapses 2 MiB of small pages into a THP while cpu1 keeps writing one of them");
 
+// cpu1 has written the first page of X (its walk cached X's PTE table in its paging-structure cache) and then
+// switched to a kernel thread, the mm still loaded (lazy TLB). cpu0, as khugepaged, collapses X into a THP (the old
+// table is unlinked and deposited), then, back in the mm's task, madvise(DONTNEED)s the whole THP: zap_huge_pmd frees
+// the deposited table. No CPU may still cache a pointer to a page-table page when it is freed, lazy or not: a
+// speculative walk could use the reused page.
+class ThpCollapseVsLazy final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    r_.prepare(run, false);
+    kernel::Kernel& k = run.kernel();
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x + kPageSize, true, 1));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, true, 1));
+    run.prepare(1, switch_to_kthread(k.percpu(CpuId{1}), *r_.mm));
+    r_.vma->hugepage = true;
+    run.race(0, collapse_then_zap(k.percpu(CpuId{0}), *r_.mm, r_.x));
+  }
+
+ private:
+  static sim::Task<void> collapse_then_zap(PerCpu& self, MmStruct& mm, std::uint64_t haddr) {
+    co_await switch_to_kthread(self, mm);
+    const bool collapsed = co_await kernel::collapse_huge_page(self, mm, haddr);
+    (void)collapsed;
+    co_await switch_to(self, mm);
+    co_await kernel::sys_madvise_dontneed(self, mm, haddr, kHpagePmdSize);
+  }
+  ThpRange r_;
+};
+TLBSIM_SCENARIO(
+    ThpCollapseVsLazy, "thp_collapse_vs_lazy",
+    "khugepaged collapses 2 MiB that lazy cpu1 walked, then the THP is zapped and its deposited table freed");
+
 // cpu0 has faulted X in as a THP; cpu1 has read it (a 2 MiB TLB entry). cpu0 then madvise(DONTNEED)s either one
 // page of it (the THP is split, the page zapped) or all of it (zap_huge_pmd); cpu1 keeps reading that page, which
 // must fault (a fresh zero page) once madvise has returned, never hit the freed page.

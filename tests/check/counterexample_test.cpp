@@ -161,9 +161,9 @@ namespace {
 // modeled) must not violate on the same schedule.
 TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   const std::string dir = std::string(TLBSIM_SOURCE_DIR) + "/docs/counterexamples/";
-  for (const char* name :
-       {"f1-seed000-batched-flush-skipped.json", "f4-seed001-reclaimer-not-flushed.json",
-        "f5-seed002-trim-skips-switching-cpu.json", "f6-mremap-flush-after-ptl-cve-2018-18281.json"}) {
+  for (const char* name : {"f1-seed000-batched-flush-skipped.json", "f4-seed001-reclaimer-not-flushed.json",
+                           "f5-seed002-trim-skips-switching-cpu.json", "f6-mremap-flush-after-ptl-cve-2018-18281.json",
+                           "f7-thp-collapse-deposit-freed-under-lazy-pwc.json"}) {
     const Counterexample cx = parse_counterexample(read_file(dir + name), name);
     const Replay r = replay(cx);
     EXPECT_TRUE(r.violation) << name;
@@ -180,6 +180,11 @@ TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   Counterexample f6 = parse_counterexample(read_file(dir + "f6-mremap-flush-after-ptl-cve-2018-18281.json"), "f6");
   f6.target = make_target("linux-3.3", {"move_ptes_flush_present=on"}, {}, f6.target.scenario, "");
   EXPECT_FALSE(replay(f6).violation) << "move_ptes_flush_present (eb66ae030829) fixes F6 on the same schedule";
+  // F7 is x86's from v5.0 (lazy CPUs skipped by a flush that frees no table): powerpc's collapse flushes every CPU
+  // of the mm; x86 v3.3 interrupts lazy CPUs too.
+  Counterexample f7 = parse_counterexample(read_file(dir + "f7-thp-collapse-deposit-freed-under-lazy-pwc.json"), "f7");
+  f7.target = make_target("linux-6.18", {}, {}, f7.target.scenario, "");
+  EXPECT_TRUE(replay(f7).violation) << "F7 is still in v6.18's code";
 }
 
 }  // namespace
