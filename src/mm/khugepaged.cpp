@@ -70,6 +70,12 @@ sim::Task<bool> collapse_huge_page(PerCpu& self, MmStruct& mm, std::uint64_t had
   Spinlock& ptl = mm.ptl(first);
   co_await ptl.lock(m, self.cpu);
   std::optional<PteTable> table = mm.pgd.unlink_table(first);
+  if (!table) {  // cannot happen under mmap_lock held for write (the table was there): give up all the same
+    co_await ptl.unlock(m, self.cpu);
+    co_await mmap_write_unlock(self, mm);
+    give_up();
+    co_return false;
+  }
   // To the oracle every translation of the table is removed here; the old page's free, or the collapse's end,
   // completes the removal.
   for (std::uint64_t i = 0; i < kPtesPerTable; ++i) {
