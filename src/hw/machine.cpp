@@ -280,7 +280,8 @@ nlohmann::json to_json(const Machine& m) {
                    {"cpu_numbering", t.numbering == CpuNumbering::kSmtLast ? "smt-last" : "smt-consecutive"},
                    {"cpus", m.cpu_count()}};
   j["ipi"]["cluster_size"] = m.ipi.cluster_size;
-  j["tlb"] = {{"entries", m.tlb.entries}, {"ways", m.tlb.ways}, {"tag", to_string(m.tlb.tag)}, {"tag_bits", m.tlb.tag_bits}};
+  j["tlb"] = {{"entries", m.tlb.entries},     {"ways", m.tlb.ways},          {"huge_entries", m.tlb.huge_entries},
+              {"huge_ways", m.tlb.huge_ways}, {"tag", to_string(m.tlb.tag)}, {"tag_bits", m.tlb.tag_bits}};
   nlohmann::json lat = nlohmann::json::object();
   for (const auto& p : m.latencies) lat[p.key] = {{"ns", p.ns}, {"source", p.source}};
   j["latencies"] = lat;
