@@ -11,6 +11,7 @@
 #include "mm/mempolicy.h"
 #include "mm/migrate.h"
 #include "mm/mremap.h"
+#include "mm/pgtable.h"
 #include "mm/vmscan.h"
 
 namespace tlbsim::check {
@@ -76,6 +77,38 @@ class MremapVsAccess final : public CheckScenario {
 };
 TLBSIM_SCENARIO(MremapVsAccess, "mremap_vs_access",
                 "cpu0 mremaps a page that cpu1, running the same mm, keeps reading at its old address");
+
+// cpu0 and cpu1 run one mm and have written X, the first page of a 2 MiB-aligned 2 MiB anonymous mapping; cpu0
+// mremaps all of it to another 2 MiB-aligned address, where the eras that have move_normal_pmd (x86 v5.1+, powerpc
+// v5.14+) move the PTE table itself. cpu1 keeps writing X, which must fault (SIGSEGV) once mremap has returned.
+class MremapPmdVsAccess final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    kernel::Kernel& k = run.kernel();
+    mm_ = &k.new_mm();
+    constexpr std::uint64_t kPmd = kernel::kHpagePmdSize;
+    x_ = mm_->get_unmapped_area(kPmd, kPmd);
+    mm_->insert_vma(kernel::Vma{x_, x_ + kPmd, true, false, nullptr, 0, nullptr});
+    const std::uint64_t y = mm_->get_unmapped_area(kPmd, kPmd);
+    run.prepare(0, switch_to(k.percpu(CpuId{0}), *mm_));
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), *mm_));
+    run.prepare(0, TwoWriters::write(k.percpu(CpuId{0}), *mm_, x_));
+    run.prepare(1, TwoWriters::write(k.percpu(CpuId{1}), *mm_, x_));
+    run.race(0, mremap(k.percpu(CpuId{0}), *mm_, x_, kPmd, y));
+    run.race(1, write_n(k.percpu(CpuId{1}), *mm_, x_, 3));
+  }
+
+ private:
+  static sim::Task<void> write_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
+    for (int i = 0; i < n; ++i) {
+      if (!co_await user_touch(self, mm, addr, true)) co_return;
+    }
+  }
+  MmStruct* mm_ = nullptr;
+  std::uint64_t x_ = 0;
+};
+TLBSIM_SCENARIO(MremapPmdVsAccess, "mremap_pmd_vs_access",
+                "cpu0 mremaps a 2 MiB-aligned 2 MiB mapping (move_normal_pmd) while cpu1 keeps writing its first page");
 
 // One page of a file, cached and mapped MAP_SHARED read-only at X by an mm that cpu0 and cpu1 run; both have read
 // it. cpu0 mremaps X to Y; cpu1 runs direct reclaim, which finds the page through the file's i_mmap (at Y once it

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "kernel/options.h"
@@ -62,6 +63,33 @@ sim::Task<bool> move_ptes(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, st
   co_return !force_flush;
 }
 
+// move_normal_pmd(vma, old_addr, new_addr, old_pmd, new_pmd): under the old PMD lock and the new one
+// (spin_lock_nested), the old PMD is cleared and its PTE table linked at the new PMD (pmd_populate), then
+// flush_tlb_range(vma, old_addr, old_addr + PMD_SIZE) with both locks held. To the oracle every translation at the
+// old addresses is removed.
+sim::Task<void> move_normal_pmd(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, std::uint64_t new_addr,
+                                bool skip_flush) {
+  hw::Memory& m = self.k.mem();
+  const Vpn old_first = vpn_of(old_addr);
+  Spinlock& old_ptl = mm.ptl(old_first);
+  Spinlock& new_ptl = mm.ptl(vpn_of(new_addr));
+  co_await old_ptl.lock(m, self.cpu);
+  if (&new_ptl != &old_ptl) co_await new_ptl.lock(m, self.cpu);
+  if (std::optional<PteTable> table = mm.pgd.unlink_table(old_first)) {
+    for (std::uint64_t i = 0; i < kPtesPerTable; ++i) {
+      if (table->ptes[i].present) {
+        self.k.events().on_pte_removed(mm, Vpn{old_first.get() + i}, table->ptes[i], self.id, self.cpu.now());
+      }
+    }
+    mm.pgd.relink_table(vpn_of(new_addr), std::move(*table));
+    co_await self.cpu.delay(self.k.machine().kernel.pte_update);
+    if (!skip_flush)
+      co_await self.k.arch().flush_tlb_mm_range(self, mm, old_addr, old_addr + kPmdSize, kPageShift, false);
+  }
+  if (&new_ptl != &old_ptl) co_await new_ptl.unlock(m, self.cpu);
+  co_await old_ptl.unlock(m, self.cpu);
+}
+
 // move_page_tables(vma, old_addr, new_vma, new_addr, len): moves extent by extent, an extent ending at the next PMD
 // boundary of either address or (before v4.18) at LATENCY_LIMIT; an old extent without a page table is skipped
 // (get_old_pmd). Then, unless every move_ptes flushed under its lock, flush_tlb_range(vma, old_end - len, old_addr)
@@ -78,6 +106,11 @@ sim::Task<void> move_page_tables(PerCpu& self, MmStruct& mm, std::uint64_t old_a
     if (mm.pgd.table(vpn_of(old_addr)) == nullptr) continue;
     extent = std::min(extent, (new_addr + kPmdSize) / kPmdSize * kPmdSize - new_addr);
     if (era.latency_limit) extent = std::min(extent, kLatencyLimit);
+    if (era.move_normal_pmd && extent == kPmdSize && mm.pgd.table(vpn_of(new_addr)) == nullptr &&
+        mm.pgd.huge_pmd(vpn_of(new_addr)) == nullptr) {
+      co_await move_normal_pmd(self, mm, old_addr, new_addr, skip_flush);
+      continue;
+    }
     // (Awaited into a local: GCC 12 miscompiles a co_await in an `if` condition here; see do_munmap's caller.)
     const bool deferred = co_await move_ptes(self, mm, old_addr, old_addr + extent, new_addr, era, skip_flush);
     need_flush = need_flush || deferred;
@@ -95,6 +128,7 @@ MremapEra mremap_era(const KernelConfig& config) {
   e.flush_dirty_under_ptl = config.version >= KernelVersion{4, 9};
   e.flush_present_under_ptl = config.version >= KernelVersion{4, 19} || config.on(Option::move_ptes_flush_present);
   e.latency_limit = config.version < KernelVersion{4, 18};
+  e.move_normal_pmd = config.version >= (config.arch == Arch::kX86 ? KernelVersion{5, 1} : KernelVersion{5, 14});
   return e;
 }
 

@@ -165,5 +165,35 @@ TEST(Mremap, OverlappingOrUnmappedRangesAreTheCallersError) {
   }
 }
 
+// move_normal_pmd: a whole aligned 2 MiB moves by its PTE table (the same table page now at the new address) on x86
+// from v5.1 and powerpc from v5.14; v3.3 and v4.14 move the PTEs one by one into a new table.
+TEST(Mremap, AWholeAlignedPmdMovesByItsTableWhereTheEraHasMoveNormalPmd) {
+  EXPECT_FALSE(mremap_era(profile("linux-3.3")).move_normal_pmd);
+  EXPECT_FALSE(mremap_era(profile("linux-4.14-ppc")).move_normal_pmd);
+  EXPECT_TRUE(mremap_era(profile("linux-5.17")).move_normal_pmd);
+  EXPECT_TRUE(mremap_era(profile("linux-6.2-ppc")).move_normal_pmd);
+  for (const auto& [kernel, moves_table] : {std::pair{"linux-6.13", true}, std::pair{"linux-3.3", false}}) {
+    Scenario s(profile(kernel));
+    MmStruct& mm = s.k.new_mm();
+    const std::uint64_t x = mm.get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
+    mm.insert_vma(Vma{x, x + kHpagePmdSize, true, false, nullptr, 0, nullptr});
+    const std::uint64_t y = mm.get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    s.oracle().set_user_context(CpuId{1}, mm.id());
+    s.run_on(0, enter_and_touch(s.cpu(0), mm, x, 2, true));
+    s.run_on(1, enter_and_touch(s.cpu(1), mm, x, 1, false));
+    const Pfn table = mm.pgd.table(vpn_of(x))->frame;
+    const Pfn page = mm.pgd.lookup(vpn_of(x))->pfn;
+    s.run_on(0, move(s.cpu(0), mm, x, kHpagePmdSize, y));
+    ASSERT_NE(mm.pgd.table(vpn_of(y)), nullptr) << kernel;
+    EXPECT_EQ(mm.pgd.table(vpn_of(y))->frame == table, moves_table) << kernel;
+    EXPECT_EQ(mm.pgd.lookup(vpn_of(y))->pfn, page) << kernel;
+    EXPECT_EQ(mm.pgd.table(vpn_of(x)), nullptr) << kernel;
+    EXPECT_FALSE(s.cpu(1).tlb.peek(Asid{s.cpu(1).hw_tag}, vpn_of(x)).has_value())
+        << kernel << ": the old range flushed";
+    EXPECT_TRUE(s.oracle().violations().empty()) << kernel;
+  }
+}
+
 }  // namespace
 }  // namespace tlbsim::kernel
