@@ -16,16 +16,27 @@ namespace {
 
 const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
 
-// flush_pmd_tlb_range(vma, haddr, haddr + HPAGE_PMD_SIZE). x86 has no override: the generic flush_tlb_range, whose
-// stride is PAGE_SHIFT (512 pages, above tlb_single_page_flush_ceiling: the whole mm). powerpc radix:
-// radix__flush_pmd_tlb_range, a flush of 2 MiB pages over the range.
+}  // namespace
+
 sim::Task<void> flush_pmd_tlb_range(PerCpu& self, MmStruct& mm, std::uint64_t haddr) {
   const bool radix = self.k.arch().arch() == Arch::kPowerpc;
   co_await self.k.arch().flush_tlb_mm_range(self, mm, haddr, haddr + kHpagePmdSize,
                                             static_cast<std::uint8_t>(radix ? kPmdShift : kPageShift), false);
 }
 
-}  // namespace
+sim::Task<void> do_huge_pmd_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr) {
+  const Vpn v = vpn_of(addr);
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(self.k.mem(), self.cpu);
+  if (const HugePmd* h = mm.pgd.huge_pmd(v); h != nullptr && !h->writable && vma.writable) {
+    HugePmd next = *h;
+    next.writable = true;
+    mm.pgd.clear_huge_pmd(v);
+    mm.pgd.set_huge_pmd(v, next);
+    co_await self.cpu.delay(costs(self).pte_update);
+  }
+  co_await ptl.unlock(self.k.mem(), self.cpu);
+}
 
 bool thp_fault_eligible(const Vma& vma, std::uint64_t addr) {
   const std::uint64_t haddr = addr & ~(kHpagePmdSize - 1);

@@ -27,6 +27,15 @@ sim::Task<void> do_huge_pmd_anonymous_page(PerCpu& self, MmStruct& mm, const Vma
 // flush), then the deposited table gets 512 PTEs for the THP's pages and is linked (pmd_populate).
 sim::Task<void> split_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t addr);
 
+// do_huge_pmd_wp_page for a write fault on a read-only THP of a writable VMA: the model's anonymous THPs are
+// exclusive, so it is reused (made writable under the PMD lock, pmdp_set_access_flags; an upgrade, no flush).
+sim::Task<void> do_huge_pmd_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr);
+
+// flush_pmd_tlb_range(vma, haddr, haddr + HPAGE_PMD_SIZE): x86 has no override, so the generic flush_tlb_range at
+// PAGE_SIZE stride (512 pages, above tlb_single_page_flush_ceiling: the whole mm); powerpc radix:
+// radix__flush_pmd_tlb_range, a flush of 2 MiB pages over the range.
+sim::Task<void> flush_pmd_tlb_range(PerCpu& self, MmStruct& mm, std::uint64_t haddr);
+
 // zap_huge_pmd of the THP covering the 2 MiB at `haddr`, under the PMD lock: pmdp_huge_get_and_clear_full (powerpc
 // also flushes the 2 MiB at once unless the gather is fullmm), tlb_remove_pmd_tlb_entry (the gather's range, PMD
 // stride), zap_deposited_table (the deposit freed at once), and the THP's pages gathered for freeing after the flush.

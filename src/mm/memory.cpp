@@ -195,7 +195,10 @@ sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std
   const Vpn v = vpn_of(addr);
   // __handle_mm_fault: a write to a none PMD of a THP range maps a THP (a read falls back to base pages: the huge
   // zero page is not modeled); a PMD that maps a THP is already there (the access retries).
-  if (mm.pgd.huge_pmd(v) != nullptr) co_return;
+  if (mm.pgd.huge_pmd(v) != nullptr) {
+    if (write) co_await do_huge_pmd_wp_page(self, mm, vma, addr);
+    co_return;
+  }
   if (write && mm.pgd.table(v) == nullptr && thp_fault_eligible(vma, addr)) {
     co_await do_huge_pmd_anonymous_page(self, mm, vma, addr);
     co_return;

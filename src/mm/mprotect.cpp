@@ -21,6 +21,51 @@ namespace tlbsim::kernel {
 
 namespace {
 
+// pte_needs_flush / huge_pmd_needs_flush of a present PTE or PMD whose write permission goes from `was` to `now`.
+bool needs_flush_of(const MprotectEra& era, bool was, bool now) {
+  if (era.needs_flush == PteNeedsFlush::kX86) return was != now;
+  if (era.needs_flush == PteNeedsFlush::kPowerpcRadix) return was && !now;
+  return true;
+}
+
+// change_huge_pmd (mm/huge_memory.c) of the THP at `haddr`, under the PMD lock. Before v5.19 pmdp_invalidate flushes
+// the 2 MiB at once (x86: flush_tlb_range at PAGE_SIZE stride, the whole mm; radix: 2 MiB pages), and the caller's
+// flush_tlb_range follows. From v5.19 x86's pmdp_invalidate_ad makes no flush and the gather gets the PMD's range when
+// huge_pmd_needs_flush says so; powerpc has no pmdp_invalidate_ad and flushes at once as before. Returns
+// HPAGE_PMD_NR (the PTEs' worth it changed).
+sim::Task<std::uint64_t> change_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t haddr, const ChangeProt& cp,
+                                         const MprotectEra& era, MmuGather* tlb) {
+  const Vpn v = vpn_of(haddr);
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(self.k.mem(), self.cpu);
+  const HugePmd* h = mm.pgd.huge_pmd(v);
+  if (h == nullptr) {  // split or zapped meanwhile
+    co_await ptl.unlock(self.k.mem(), self.cpu);
+    co_return 0;
+  }
+  HugePmd next = *h;
+  if (!cp.writable) {
+    next.writable = false;
+  } else if (era.upgrade_exclusive_anon) {
+    next.writable = true;  // can_change_pmd_writable: an exclusive anonymous THP
+  }
+  const bool x86_ad = tlb != nullptr && self.k.arch().arch() == Arch::kX86;  // pmdp_invalidate_ad
+  if (!x86_ad && !cp.skip_flush) co_await flush_pmd_tlb_range(self, mm, haddr);
+  co_await self.cpu.delay(self.k.machine().kernel.pte_update);
+  if (h->writable && !next.writable) {
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
+      const Pte old{Pfn{h->page.get() + i}, true, true, true};
+      self.k.events().on_pte_removed(mm, Vpn{v.get() + i}, old, self.id, self.cpu.now());
+    }
+  }
+  const bool flush = needs_flush_of(era, h->writable, next.writable);
+  mm.pgd.clear_huge_pmd(v);
+  mm.pgd.set_huge_pmd(v, next);                               // set_pmd_at
+  if (tlb != nullptr && flush) tlb->adjust_pmd_range(haddr);  // tlb_flush_pmd_range
+  co_await ptl.unlock(self.k.mem(), self.cpu);
+  co_return kHpagePmdNr;
+}
+
 // change_pte_range over [start, end) of one VMA. mprotect: the new protection is `cp.writable`. MM_CP_PROT_NUMA
 // (change_prot_numa): every present PTE of an anonymous page becomes a PROT_NONE hinting PTE, except those the era
 // skips. Returns the PTEs rewritten (`pages`). With a gather (v5.19+), each one that pte_needs_flush says needs a
@@ -39,9 +84,14 @@ sim::Task<std::uint64_t> change_pte_range(PerCpu& self, MmStruct& mm, std::uint6
     const Vpn first = vpn_of(addr);
     const std::uint64_t table_end = std::min(end, (table_index(first) + 1) * kPtesPerTable * kPageSize);
     if (mm.pgd.huge_pmd(first) != nullptr) {
-      // change_pmd_range: a THP. Its own change_huge_pmd is not modeled: NUMA hinting leaves it alone, mprotect
-      // splits it (as the kernel does for a range that covers it partly; docs/model.md).
+      // change_pmd_range: a THP. NUMA hinting leaves it alone (its change_huge_pmd with prot_numa is not modeled);
+      // mprotect changes a THP the range covers whole with change_huge_pmd and splits one it covers partly.
       if (cp.prot_numa) {
+        addr = table_end;
+        continue;
+      }
+      if (addr % kHpagePmdSize == 0 && table_end - addr == kHpagePmdSize) {
+        pages += co_await change_huge_pmd(self, mm, addr, cp, era, tlb);
         addr = table_end;
         continue;
       }
@@ -77,8 +127,7 @@ sim::Task<std::uint64_t> change_pte_range(PerCpu& self, MmStruct& mm, std::uint6
         // tlb_flush_pte_range when pte_needs_flush(oldpte, ptent). The model's present PTEs are all accessed, and
         // only the write permission changes here; a hinting PTE was not accessible (x86: !_PAGE_PRESENT; powerpc:
         // permissions only relaxed).
-        if (era.needs_flush == PteNeedsFlush::kX86) needs_flush = next.writable != old->writable && !old->protnone;
-        if (era.needs_flush == PteNeedsFlush::kPowerpcRadix) needs_flush = old->writable && !next.writable;
+        needs_flush = needs_flush_of(era, old->writable, next.writable);
         if (era.needs_flush != PteNeedsFlush::kAlways && old->protnone) needs_flush = false;
       }
       // ptep_modify_prot_start / ptep_modify_prot_commit, for every present PTE (counted in `pages` whether it

@@ -144,5 +144,31 @@ TEST(Thp, MprotectingAThpSplitsItAndWriteProtectsThePtes) {
   EXPECT_TRUE(t.s.oracle().violations().empty());
 }
 
+sim::Task<void> mprotect_rw(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await sys_mprotect(self, mm, addr, len, true);
+}
+
+// change_huge_pmd: a THP the range covers whole stays a THP. Before v5.19 pmdp_invalidate flushes it at once (on x86
+// the whole mm) and change_protection_range flushes again; from v5.19 x86 defers one PMD-stride flush to the gather.
+// Making it writable again: v6.0+ makes an exclusive anonymous THP writable at once; v5.17 leaves it read-only
+// until the next write reuses it (do_huge_pmd_wp_page).
+TEST(Thp, MprotectingAWholeThpChangesItsPmdWithTheErasFlush) {
+  for (const auto& [kernel, full_flushes] : {std::pair{"linux-5.17", 2u}, std::pair{"linux-6.13", 0u}}) {
+    Thp t(kernel);
+    const std::uint64_t full = t.full_flushes(1);
+    t.s.run_on(0, mprotect(t.s.cpu(0), t.mm, t.x, kHpagePmdSize));
+    const HugePmd* h = t.mm.pgd.huge_pmd(vpn_of(t.x));
+    ASSERT_NE(h, nullptr) << kernel;
+    EXPECT_FALSE(h->writable) << kernel;
+    EXPECT_EQ(t.full_flushes(1) - full, full_flushes) << kernel;
+    EXPECT_FALSE(t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.x + kPageSize)).has_value()) << kernel;
+    t.s.run_on(0, mprotect_rw(t.s.cpu(0), t.mm, t.x, kHpagePmdSize));
+    EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x))->writable, std::string(kernel) == "linux-6.13") << kernel;
+    t.s.run_on(1, touch(t.s.cpu(1), t.mm, t.x + kPageSize, true));
+    EXPECT_TRUE(t.mm.pgd.huge_pmd(vpn_of(t.x))->writable) << kernel << ": the write reused the THP";
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
+  }
+}
+
 }  // namespace
 }  // namespace tlbsim::kernel
