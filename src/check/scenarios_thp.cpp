@@ -6,6 +6,7 @@
 #include "mm/huge_memory.h"
 #include "mm/khugepaged.h"
 #include "mm/memory.h"
+#include "mm/mprotect.h"
 
 namespace tlbsim::check {
 
@@ -135,6 +136,29 @@ class ThpZapVsAccess final : public ThpZapRace {
 };
 TLBSIM_SCENARIO(ThpZapVsAccess, "thp_zap_vs_access",
                 "cpu0 madvises a whole THP away (zap_huge_pmd) while cpu1 reads it through its 2 MiB entry");
+
+// cpu0 has faulted X in as a THP and cpu1 has written it (a writable 2 MiB entry). cpu0 mprotects all of X read-only
+// (change_huge_pmd: the PMD changes in place); cpu1 keeps writing, which must fault (SIGSEGV) once mprotect has
+// returned, never go through the writable entry.
+class ThpMprotectVsWrite final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    r_.prepare(run, true);
+    kernel::Kernel& k = run.kernel();
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, true, 1));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, true, 1));
+    run.race(0, mprotect(k.percpu(CpuId{0}), *r_.mm, r_.x));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, true, 3));
+  }
+
+ private:
+  static sim::Task<void> mprotect(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    co_await kernel::sys_mprotect(self, mm, x, kHpagePmdSize, false);
+  }
+  ThpRange r_;
+};
+TLBSIM_SCENARIO(ThpMprotectVsWrite, "thp_mprotect_vs_write",
+                "cpu0 mprotects a whole THP read-only while cpu1 keeps writing it through its 2 MiB entry");
 
 }  // namespace
 

@@ -64,8 +64,8 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
      .doc = "smp_call_function_many_cond returns without waiting for the targets to run the function (no ack)"},
     {TLBSIM_ID(Mutation, mprotect_flush_skipped), .area = "mprotect", .scenarios = "mprotect_vs_write",
      .kernel = "linux-5.17",
-     .doc =
-         "change_protection write-protects the PTEs but never flushes them (flush_tlb_range, or the gather's flush)"},
+     .doc = "change_protection write-protects the PTEs (or a THP's PMD) but never flushes them (flush_tlb_range, the "
+            "gather's flush, or change_huge_pmd's pmdp_invalidate)"},
     {TLBSIM_ID(Mutation, mremap_flush_skipped), .area = "mremap", .scenarios = "mremap_vs_access",
      .kernel = "linux-5.17", .doc = "move_page_tables moves the PTEs but never flushes the old range"},
     {TLBSIM_ID(Mutation, migrate_flush_skipped), .area = "migration", .scenarios = "migrate_vs_access",
