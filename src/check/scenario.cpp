@@ -14,6 +14,13 @@ sim::Task<bool> user_touch(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint
   co_return !segv;
 }
 
+sim::Task<void> touch_n(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t addr, int n, bool write) {
+  for (int i = 0; i < n; ++i) {
+    const bool mapped = co_await user_touch(self, mm, addr, write);
+    if (!mapped) co_return;
+  }
+}
+
 sim::Task<void> switch_to(kernel::PerCpu& self, kernel::MmStruct& mm) {
   self.k.events().set_user_context(self.id, 0);
   self.cpu.local_irq_disable();

@@ -42,6 +42,8 @@ class CheckScenario {
 // Touches `addr` from user mode; a SIGSEGV (the range was unmapped under us) ends the access quietly, as the
 // signal would end the task, and returns false.
 sim::Task<bool> user_touch(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t addr, bool write);
+// `n` such touches of `addr` (loads, or stores with `write`), ending at the first SIGSEGV.
+sim::Task<void> touch_n(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t addr, int n, bool write = false);
 
 // The scheduler's switch to a user task of `mm` (context_switch -> switch_mm_irqs_off with interrupts off); the
 // oracle sees the CPU in the kernel until the switch is done.

@@ -24,12 +24,6 @@ sim::Task<void> touch(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write
   co_await user_touch(self, mm, addr, write);
 }
 
-sim::Task<void> touch_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n, bool write = false) {
-  for (int i = 0; i < n; ++i) {
-    if (!co_await user_touch(self, mm, addr, write)) co_return;
-  }
-}
-
 sim::Task<void> madvise(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
   co_await kernel::sys_madvise_dontneed(self, mm, addr, len);
 }

@@ -26,12 +26,6 @@ sim::Task<void> mremap(PerCpu& self, MmStruct& mm, std::uint64_t from, std::uint
   co_await kernel::sys_mremap(self, mm, from, len, to);
 }
 
-sim::Task<void> read_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
-  for (int i = 0; i < n; ++i) {
-    if (!co_await user_touch(self, mm, addr, false)) co_return;
-  }
-}
-
 sim::Task<void> enter_and_read(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
   co_await switch_to(self, mm);
   co_await user_touch(self, mm, addr, false);
@@ -69,7 +63,7 @@ class MremapVsAccess final : public CheckScenario {
     kernel::Kernel& k = run.kernel();
     const std::uint64_t y = s_.mm->get_unmapped_area(kPageSize);
     run.race(0, mremap(k.percpu(CpuId{0}), *s_.mm, s_.x, kPageSize, y));
-    run.race(1, read_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3));
   }
 
  private:
@@ -95,15 +89,10 @@ class MremapPmdVsAccess final : public CheckScenario {
     run.prepare(0, TwoWriters::write(k.percpu(CpuId{0}), *mm_, x_));
     run.prepare(1, TwoWriters::write(k.percpu(CpuId{1}), *mm_, x_));
     run.race(0, mremap(k.percpu(CpuId{0}), *mm_, x_, kPmd, y));
-    run.race(1, write_n(k.percpu(CpuId{1}), *mm_, x_, 3));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *mm_, x_, 3, true));
   }
 
  private:
-  static sim::Task<void> write_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
-    for (int i = 0; i < n; ++i) {
-      if (!co_await user_touch(self, mm, addr, true)) co_return;
-    }
-  }
   MmStruct* mm_ = nullptr;
   std::uint64_t x_ = 0;
 };
@@ -136,7 +125,7 @@ class MremapVsReclaim final : public CheckScenario {
  private:
   static sim::Task<void> reclaim_then_read(PerCpu& self, kernel::Vmscan& vm, MmStruct& mm, std::uint64_t x) {
     co_await vm.try_to_free_pages(self);
-    co_await read_n(self, mm, x, 2);
+    co_await touch_n(self, mm, x, 2);
   }
   std::unique_ptr<kernel::Vmscan> vm_;
   MmStruct* mm_ = nullptr;
@@ -157,14 +146,11 @@ class MigrateRace : public CheckScenario {
     if (madvise_) {
       run.race(1, madvise_then_write(k.percpu(CpuId{1}), *s_.mm, s_.x));
     } else {
-      run.race(1, write_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3));
+      run.race(1, touch_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3, true));
     }
   }
 
  private:
-  static sim::Task<void> write_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
-    for (int i = 0; i < n; ++i) co_await user_touch(self, mm, addr, true);
-  }
   static sim::Task<void> madvise_then_write(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
     co_await user_touch(self, mm, addr + kPageSize, true);
     co_await kernel::sys_madvise_dontneed(self, mm, addr, kPageSize);
@@ -211,18 +197,15 @@ class NumaHintingRace : public CheckScenario {
     if (migrate_) {
       run.race(1, migrate_then_write(k.percpu(CpuId{1}), *s_.mm, s_.x));
     } else {
-      run.race(1, write_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3));
+      run.race(1, touch_n(k.percpu(CpuId{1}), *s_.mm, s_.x, 3, true));
     }
   }
 
  private:
   static sim::Task<void> scan(PerCpu& self, MmStruct& mm) { co_await kernel::task_numa_work(self, mm); }
-  static sim::Task<void> write_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, int n) {
-    for (int i = 0; i < n; ++i) co_await user_touch(self, mm, addr, true);
-  }
   static sim::Task<void> migrate_then_write(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
     co_await kernel::sys_migrate_pages(self, mm);
-    co_await write_n(self, mm, addr, 2);
+    co_await touch_n(self, mm, addr, 2, true);
   }
   bool migrate_;
   TwoWriters s_;

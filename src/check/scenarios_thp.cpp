@@ -17,12 +17,6 @@ using kernel::kPageSize;
 using kernel::MmStruct;
 using kernel::PerCpu;
 
-sim::Task<void> touch_n(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write, int n) {
-  for (int i = 0; i < n; ++i) {
-    if (!co_await user_touch(self, mm, addr, write)) co_return;
-  }
-}
-
 // One mm that cpu0 and cpu1 run, with a 2 MiB-aligned anonymous writable mapping X of 2 MiB (`hugepage`:
 // MADV_HUGEPAGE already).
 struct ThpRange {
@@ -49,12 +43,12 @@ class ThpCollapseVsAccess final : public CheckScenario {
   void start(ScenarioRun& run) override {
     r_.prepare(run, false);
     kernel::Kernel& k = run.kernel();
-    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, true, 1));
-    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x + kPageSize, true, 1));
-    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, true, 1));
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, 1, true));
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x + kPageSize, 1, true));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, 1, true));
     r_.vma->hugepage = true;
     run.race(0, khugepaged(k.percpu(CpuId{0}), *r_.mm, r_.x));
-    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, true, 3));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, 3, true));
   }
 
  private:
@@ -78,8 +72,8 @@ class ThpCollapseVsLazy final : public CheckScenario {
   void start(ScenarioRun& run) override {
     r_.prepare(run, false);
     kernel::Kernel& k = run.kernel();
-    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x + kPageSize, true, 1));
-    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, true, 1));
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x + kPageSize, 1, true));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, 1, true));
     run.prepare(1, switch_to_kthread(k.percpu(CpuId{1}), *r_.mm));
     r_.vma->hugepage = true;
     run.race(0, collapse_then_zap(k.percpu(CpuId{0}), *r_.mm, r_.x));
@@ -108,11 +102,11 @@ class ThpZapRace : public CheckScenario {
   void start(ScenarioRun& run) override {
     r_.prepare(run, true);
     kernel::Kernel& k = run.kernel();
-    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, true, 1));
-    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, false, 1));
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, 1, true));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 1, false));
     const std::uint64_t len = whole_ ? kHpagePmdSize : kPageSize;
     run.race(0, madvise(k.percpu(CpuId{0}), *r_.mm, r_.x + (whole_ ? 0 : kPageSize), len));
-    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, false, 3));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 3, false));
   }
 
  private:
@@ -145,10 +139,10 @@ class ThpMprotectVsWrite final : public CheckScenario {
   void start(ScenarioRun& run) override {
     r_.prepare(run, true);
     kernel::Kernel& k = run.kernel();
-    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, true, 1));
-    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, true, 1));
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, 1, true));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 1, true));
     run.race(0, mprotect(k.percpu(CpuId{0}), *r_.mm, r_.x));
-    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, true, 3));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 3, true));
   }
 
  private:

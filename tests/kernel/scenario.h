@@ -25,6 +25,11 @@ struct Scenario {
         k(sys, cfg),
         oracle_(check::Oracle::attach(k)) {}
 
+  // The small built-in machine of the profile's architecture.
+  static const char* machine_for(const kernel::KernelConfig& cfg) {
+    return cfg.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c";
+  }
+
   kernel::PerCpu& cpu(std::uint32_t i) { return k.percpu(CpuId{i}); }
   // Starts `task` on cpu i and runs until every started task has finished (or time runs out).
   void run_on(std::uint32_t i, sim::Task<void> task) {

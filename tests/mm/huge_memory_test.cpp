@@ -15,9 +15,6 @@ namespace {
 using testing::Scenario;
 
 KernelConfig profile(const char* kernel) { return load_kernel_profile(kernel).config; }
-const char* machine_for(const char* kernel) {
-  return profile(kernel).arch == Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c";
-}
 
 sim::Task<void> enter_and_touch(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
   self.cpu.local_irq_disable();
@@ -40,7 +37,8 @@ sim::Task<void> hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::ui
 
 // A 2 MiB-aligned MADV_HUGEPAGE anonymous mapping of 2 MiB; cpu0 writes its first page (a THP), cpu1 reads it.
 struct Thp {
-  explicit Thp(const char* kernel, bool fault = true) : s(profile(kernel), machine_for(kernel)), mm(s.k.new_mm()) {
+  explicit Thp(const char* kernel, bool fault = true)
+      : s(profile(kernel), Scenario::machine_for(profile(kernel))), mm(s.k.new_mm()) {
     x = mm.get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
     mm.insert_vma(Vma{x, x + kHpagePmdSize, true, false, nullptr, 0, nullptr});
     s.oracle().set_user_context(CpuId{0}, mm.id());

@@ -46,15 +46,12 @@ sim::Task<void> prot_numa(PerCpu& self, MmStruct& mm, std::uint64_t start, std::
 sim::Task<void> migrate(PerCpu& self, MmStruct& mm) { co_await sys_migrate_pages(self, mm); }
 
 KernelConfig profile(const char* kernel) { return load_kernel_profile(kernel).config; }
-const char* machine_for(const KernelConfig& cfg) {
-  return cfg.arch == Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c";
-}
 
 // Two threads of one mm: cpu0 (node 0) has written `pages` pages (on node 0); a CPU of node 1 (`far`) has read the
 // first.
 struct Hinting {
   explicit Hinting(const char* kernel, std::uint64_t n = 2)
-      : s(profile(kernel), machine_for(profile(kernel))),
+      : s(profile(kernel), Scenario::machine_for(profile(kernel))),
         mm(s.k.new_mm()),
         pages(n),
         far(s.sys.topology().cpu_at(1, 0, 0).get()) {
