@@ -19,16 +19,20 @@ Tlb::Tlb(const TlbParams& p)
   huge_sets_ = huge_entries / huge_ways_;
 }
 
-const Tlb::Entry* Tlb::huge_entry(std::uint16_t t, Vpn vpn) const {
+std::size_t Tlb::huge_set_base(Vpn vpn) const { return (vpn.get() / kHugePages) % huge_sets_ * huge_ways_; }
+
+Tlb::Entry* Tlb::huge_entry(std::uint16_t t, Vpn vpn) {
   if (huge_.empty()) return nullptr;
   const std::uint64_t first = vpn.get() - vpn.get() % kHugePages;
-  const std::size_t base = (first / kHugePages) % huge_sets_ * huge_ways_;
+  const std::size_t base = huge_set_base(vpn);
   for (std::size_t w = 0; w < huge_ways_; ++w) {
-    const Entry& e = huge_[base + w];
+    Entry& e = huge_[base + w];
     if (e.vpn == first && e.tag == t && valid(e)) return &e;
   }
   return nullptr;
 }
+
+const Tlb::Entry* Tlb::huge_entry(std::uint16_t t, Vpn vpn) const { return const_cast<Tlb*>(this)->huge_entry(t, vpn); }
 
 void Tlb::fill_huge(Asid tag, Vpn vpn, const Translation& tr) {
   const std::uint16_t t = tag_index(tag);
@@ -38,7 +42,7 @@ void Tlb::fill_huge(Asid tag, Vpn vpn, const Translation& tr) {
     if (holders_ != nullptr) holders_->add_huge(cpu_);
   }
   const std::uint64_t first = vpn.get() - vpn.get() % kHugePages;
-  const std::size_t base = (first / kHugePages) % huge_sets_ * huge_ways_;
+  const std::size_t base = huge_set_base(vpn);
   Entry* victim = &huge_[base];
   for (std::size_t w = 0; w < huge_ways_; ++w) {
     Entry& e = huge_[base + w];
@@ -87,8 +91,8 @@ std::optional<Translation> Tlb::lookup(Asid tag, Vpn vpn) {
       return e.t;
     }
   }
-  if (const Entry* h = huge_entry(t, vpn)) {
-    const_cast<Entry*>(h)->lru = ++clock_;
+  if (Entry* h = huge_entry(t, vpn)) {
+    h->lru = ++clock_;
     ++c_.hits;
     return page_of(*h, vpn);
   }
@@ -151,8 +155,8 @@ bool Tlb::invlpg(Asid tag, Vpn vpn) {
       dropped = true;
     }
   }
-  if (const Entry* h = huge_entry(t, vpn)) {  // INVLPG drops the entry of any page size that maps the address
-    const_cast<Entry*>(h)->used = false;
+  if (Entry* h = huge_entry(t, vpn)) {  // INVLPG drops the entry of any page size that maps the address
+    h->used = false;
     dropped = true;
   }
   // INVLPG also drops paging-structure-cache entries used to translate the address.

@@ -136,7 +136,10 @@ class Tlb {
   bool valid(const PwcEntry& e) const { return e.used && e.all_gen == all_gen_ && e.tag_gen == tag_gen_[e.tag]; }
   std::size_t set_index(Vpn vpn) const { return static_cast<std::size_t>(vpn.get() % sets_); }
   // The 2 MiB entry of (t, vpn), or nullptr: none was ever filled, or none matches.
+  Entry* huge_entry(std::uint16_t t, Vpn vpn);
   const Entry* huge_entry(std::uint16_t t, Vpn vpn) const;
+  // The first way of the 2 MiB set that vpn's 2 MiB page maps to.
+  std::size_t huge_set_base(Vpn vpn) const;
   static Translation page_of(const Entry& e, Vpn vpn) {
     Translation t = e.t;
     t.pfn = Pfn{e.t.pfn.get() + (vpn.get() - e.vpn)};
