@@ -115,6 +115,15 @@ TEST(WorkloadFile, MalformedFilesAreLocatedErrors) {
       {kHead + "[[loop]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"for_each_page\"\nregion = \"r\"\n"
                "body = [{ op = \"munmap\" }]\n",
        "'munmap' cannot be inside for_each_page"},
+      // numa_scan and migrate_pages name no region; madvise's advice is dontneed or hugepage, and hugepage names a
+      // range, so not inside for_each_page.
+      {kHead + kLoop + "[[loop]]\nop = \"numa_scan\"\nregion = \"r\"\n", "unknown key 'loop[4].region'"},
+      {kHead + "[[setup]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"madvise\"\nregion = \"r\"\n"
+               "advice = \"free\"\n[[loop]]\nop = \"count\"\n",
+       "expected one of dontneed, hugepage"},
+      {kHead + "[[loop]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"for_each_page\"\nregion = \"r\"\n"
+               "body = [{ op = \"madvise\", advice = \"hugepage\" }]\n",
+       "\"hugepage\" names a range: it cannot be inside for_each_page"},
       {"[workload]\nname = \"a b\"\n", "'workload.name': expected 1-64 letters"},
       // mprotect: whole pages; no write to a page it made read-only; the loop restores the protections it changed.
       {kHead + "[[setup]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"mprotect\"\nregion = \"r\"\n"
