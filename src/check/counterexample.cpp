@@ -86,6 +86,8 @@ std::string to_json_text(const Counterexample& cx) {
   j["machine"] = cx.target.machine_name;
   j["hardware_budget"] = cx.target.hardware_budget;
   j["max_steps"] = cx.target.max_steps;
+  // Written when not sequentially consistent, so that the files of before the memory models read the same.
+  if (cx.target.memory_model != hw::MemoryModel::kSc) j["memory_model"] = hw::to_string(cx.target.memory_model);
   j["decisions"] = nlohmann::json::array();
   for (const Decision& d : cx.decisions) j["decisions"].push_back({{"step", d.step}, {"action", d.label}});
   j["violation"] = cx.violation;
@@ -124,12 +126,13 @@ std::string action_problem(std::string_view label, std::uint32_t cpus) {
   } else if (s.starts_with("timer")) {
     s.remove_prefix(5);
     ok = number(s, 1ull << 32).has_value() && s.empty();
-  } else if (s.starts_with("hw@")) {
+  } else if (s.starts_with("hw@") || s.starts_with("sb@")) {
     ok = cpu(s.substr(3));
   }
   if (ok) return "";
   return fmt::format(
-      "expected an action cpuN, irqV@cpuN, timerT or hw@cpuN with N a CPU of the scenario (0..{}), got \"{}\"",
+      "expected an action cpuN, irqV@cpuN, timerT, hw@cpuN or sb@cpuN with N a CPU of the scenario (0..{}), got "
+      "\"{}\"",
       cpus - 1, label);
 }
 
@@ -171,6 +174,12 @@ Counterexample parse_counterexample(const std::string& text, const std::string& 
   cx.target = about(top, "scenario", [&] { return make_target(kernel, options, mutations, scenario, machine); });
   cx.target.hardware_budget = static_cast<std::uint32_t>(top.unsigned_integer("hardware_budget", 0, 1000));
   cx.target.max_steps = top.unsigned_integer("max_steps", 1, 100'000'000);
+  if (top.has("memory_model")) {
+    const std::string mm = top.string("memory_model");
+    const auto m = hw::memory_model_from_string(mm);
+    if (!m) top.fail("memory_model", "unknown memory model '" + mm + "' (known: sc, tso)");
+    cx.target.memory_model = *m;
+  }
   const std::uint32_t cpus = cx.target.machine.cpu_count();
   std::vector<JsonReader> decisions = top.object_array("decisions");
   for (std::size_t i = 0; i < decisions.size(); ++i) {
@@ -223,6 +232,18 @@ class TraceRecorder final : public sim::ActionObserver, public hw::AccessObserve
       case sim::Action::Kind::kIrq: text = fmt::format("<- interrupt vector {} arrives", a.vector); break;
       case sim::Action::Kind::kTimer: text = fmt::format("timer {} fires", a.arg); break;
       case sim::Action::Kind::kHardware: text = "speculative page walk (hardware)"; break;
+      case sim::Action::Kind::kDrain:
+        text = "store buffer commits: " + access_;
+        break;
+    }
+    // What the CPU's store buffer holds after the action, oldest first.
+    if (const hw::StoreBuffers* sb = k->sys().memory().store_buffers(); sb != nullptr && sb->pending(a.cpu)) {
+      std::vector<std::string> held;
+      for (const hw::BufferedStore& b : sb->of(a.cpu)) {
+        held.push_back(b.shown ? fmt::format("{} := {}", k->sys().coherence().name(b.line), *b.shown)
+                               : std::string(k->sys().coherence().name(b.line)));
+      }
+      text += fmt::format(" [buffered: {}]", fmt::join(held, ", "));
     }
     rows.push_back(Row{a.cpu.get(), std::move(text)});
   }

@@ -65,7 +65,7 @@ class BoundedDfs final : public sim::Chooser {
     preemptions_ += a.cost;
     // An interrupt's arrival counts as its CPU's action: it commutes with every other CPU's steps, so delivering
     // it and then continuing elsewhere is equivalent to a schedule that delivers it later, at no more cost.
-    if (actions[a.index].kind != Action::Kind::kTimer && actions[a.index].kind != Action::Kind::kHardware) {
+    if (actions[a.index].kind == Action::Kind::kStep || actions[a.index].kind == Action::Kind::kIrq) {
       current_ = actions[a.index].cpu.get();
     }
     return a.index;
@@ -119,16 +119,27 @@ class BoundedDfs final : public sim::Chooser {
     auto asleep = [&](const Action& a) {
       return std::any_of(f.sleep.begin(), f.sleep.end(), [&](const Action& z) { return z.same_as(a); });
     };
+    // Under a weak memory model, a store that has just entered its buffer commits at once for free (the
+    // sequentially consistent schedule); holding it costs one, like a preemption. A store held already may commit
+    // at any later point for free.
     std::size_t own = actions.size();
-    for (std::size_t i = 0; i < actions.size(); ++i) {
-      if (actions[i].kind == Action::Kind::kStep && actions[i].cpu.get() == current_) own = i;
+    bool fresh_drain = false;
+    for (std::size_t i = 0; i < actions.size() && !fresh_drain; ++i) {
+      if (actions[i].kind == Action::Kind::kDrain && actions[i].arg == 0) {
+        own = i;
+        fresh_drain = true;
+      } else if (actions[i].kind == Action::Kind::kStep && actions[i].cpu.get() == current_) {
+        own = i;
+      }
     }
     if (own < actions.size()) f.alts.push_back(Alt{own, 0, actions[own]});
     const std::uint32_t cost = own < actions.size() ? 1 : 0;
     for (std::size_t i = 0; i < actions.size(); ++i) {
       if (i == own || asleep(actions[i])) continue;
-      const std::uint32_t c = actions[i].kind == Action::Kind::kHardware ? 1 : cost;
-      if (preemptions_ + c <= bound_) f.alts.push_back(Alt{i, c, actions[i]});
+      const Action& a = actions[i];
+      std::uint32_t c = a.kind == Action::Kind::kHardware ? 1 : cost;
+      if (a.kind == Action::Kind::kDrain && a.arg > 0) c = 0;
+      if (preemptions_ + c <= bound_) f.alts.push_back(Alt{i, c, a});
     }
     if (f.alts.empty()) {
       const std::size_t d = DefaultOrder().pick(actions);

@@ -28,7 +28,7 @@ std::vector<std::string> split_commas(std::string_view s) {
   return out;
 }
 
-MutationRow run_one(const std::string& name, const ExploreSpec& spec) {
+MutationRow run_one(const std::string& name, const ExploreSpec& spec, std::optional<hw::MemoryModel> model) {
   const kernel::MutationInfo& info = kernel::mutation_named(name, "--mutation");
   MutationRow row;
   row.mutation = name;
@@ -37,7 +37,9 @@ MutationRow run_one(const std::string& name, const ExploreSpec& spec) {
   const auto start = std::chrono::steady_clock::now();
   for (const std::string& scenario : split_commas(info.scenarios)) {
     row.scenario = scenario;
-    const CheckTarget target = make_target(row.kernel, {}, {name}, scenario, "");
+    CheckTarget target = make_target(row.kernel, {}, {name}, scenario, "");
+    target.memory_model = model.value_or(arch_memory_model(target.config.arch));
+    row.memory_model = hw::to_string(target.memory_model);
     const ExploreResult r = explore(target, spec);
     row.runs += r.runs;
     if (!r.found) continue;
@@ -57,7 +59,8 @@ MutationRow run_one(const std::string& name, const ExploreSpec& spec) {
 
 }  // namespace
 
-std::vector<MutationRow> run_mutation_suite(const std::vector<std::string>& names, const ExploreSpec& spec) {
+std::vector<MutationRow> run_mutation_suite(const std::vector<std::string>& names, const ExploreSpec& spec,
+                                            std::optional<hw::MemoryModel> model) {
   std::vector<std::string> chosen;
   if (names.empty() || (names.size() == 1 && names[0] == "all")) {
     for (const kernel::MutationInfo& i : kernel::all_mutations()) chosen.emplace_back(i.name);
@@ -68,18 +71,18 @@ std::vector<MutationRow> run_mutation_suite(const std::vector<std::string>& name
     }
   }
   std::vector<MutationRow> rows;
-  for (const std::string& n : chosen) rows.push_back(run_one(n, spec));
+  for (const std::string& n : chosen) rows.push_back(run_one(n, spec, model));
   return rows;
 }
 
 std::string render_mutation_table(const std::vector<MutationRow>& rows) {
-  std::string out = fmt::format("{:<40} {:<10} {:<7} {:<24} {:>6} {:>10} {:>9} {:>6}\n", "mutation", "area", "result",
-                                "scenario", "runs", "to catch", "decisions", "steps");
+  std::string out = fmt::format("{:<40} {:<10} {:<7} {:<24} {:<6} {:>6} {:>10} {:>9} {:>6}\n", "mutation", "area",
+                                "result", "scenario", "memory", "runs", "to catch", "decisions", "steps");
   std::size_t caught = 0;
   for (const MutationRow& r : rows) {
     caught += r.caught ? 1 : 0;
-    out += fmt::format("{:<40} {:<10} {:<7} {:<24} {:>6} {:>8.1f}ms {:>9} {:>6}{}\n", r.mutation, r.area,
-                       r.caught ? "caught" : "missed", r.scenario, r.runs, r.seconds * 1e3,
+    out += fmt::format("{:<40} {:<10} {:<7} {:<24} {:<6} {:>6} {:>8.1f}ms {:>9} {:>6}{}\n", r.mutation, r.area,
+                       r.caught ? "caught" : "missed", r.scenario, r.memory_model, r.runs, r.seconds * 1e3,
                        r.caught ? std::to_string(r.decisions) : "-", r.caught ? std::to_string(r.steps) : "-",
                        r.caught && !r.replays ? "  (does not replay!)" : "");
   }
@@ -94,6 +97,7 @@ nlohmann::json mutation_rows_json(const std::vector<MutationRow>& rows) {
                    {"area", r.area},
                    {"kernel", r.kernel},
                    {"scenario", r.scenario},
+                   {"memory_model", r.memory_model},
                    {"result", r.caught ? "caught" : "missed"},
                    {"replays", r.replays},
                    {"seconds", r.seconds},

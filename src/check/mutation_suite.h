@@ -3,10 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "check/counterexample.h"
 #include "check/explore.h"
@@ -18,6 +18,7 @@ struct MutationRow {
   std::string area;
   std::string kernel;
   std::string scenario;      // the scenario that caught it (or the last one tried)
+  std::string memory_model;  // the memory model it was explored under
   bool caught = false;
   bool replays = false;      // the shrunk counterexample replays the violation
   double seconds = 0;        // wall time to the first violation (exploration only)
@@ -29,8 +30,9 @@ struct MutationRow {
 };
 
 // `names` empty or {"all"}: every mutation. Throws InputError for an unknown name. `explore` gives the strategy
-// and its budget per scenario.
-std::vector<MutationRow> run_mutation_suite(const std::vector<std::string>& names, const ExploreSpec& explore);
+// and its budget per scenario; `model` the memory model (nullopt: each mutation's arch's, arch_memory_model).
+std::vector<MutationRow> run_mutation_suite(const std::vector<std::string>& names, const ExploreSpec& explore,
+                                            std::optional<hw::MemoryModel> model = std::nullopt);
 
 std::string render_mutation_table(const std::vector<MutationRow>& rows);
 nlohmann::json mutation_rows_json(const std::vector<MutationRow>& rows);

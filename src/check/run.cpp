@@ -52,17 +52,28 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
   return t;
 }
 
+hw::MemoryModel arch_memory_model(kernel::Arch arch) {
+  return arch == kernel::Arch::kX86 ? hw::MemoryModel::kTso : hw::MemoryModel::kSc;
+}
+
 std::size_t DefaultOrder::pick(const std::vector<sim::Action>& actions) const {
   std::size_t best = 0;
   bool found = false;
+  std::size_t drain = actions.size();
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    if (actions[i].kind != sim::Action::Kind::kDrain) continue;
+    if (actions[i].arg == 0) return i;  // a store that just entered its buffer commits at once
+    if (drain == actions.size()) drain = i;
+  }
   for (std::size_t i = 0; i < actions.size(); ++i) {
     const sim::Action& a = actions[i];
-    if (a.kind == sim::Action::Kind::kHardware) continue;
+    if (a.kind == sim::Action::Kind::kHardware || a.kind == sim::Action::Kind::kDrain) continue;
     if (a.kind == sim::Action::Kind::kStep && a.cpu.get() == last_) return i;
     if (!found || a.time < actions[best].time) best = i;
     found = true;
   }
-  return best;
+  // Held stores commit only when nothing else can run (or a decision commits them).
+  return found || drain == actions.size() ? best : drain;
 }
 
 std::size_t DecisionChooser::choose(const std::vector<sim::Action>& actions) {
@@ -154,7 +165,10 @@ class Run final : public ScenarioRun {
                return s;
              }),
         k_(sys_, t.config),
-        oracle_(Oracle::attach(k_)) {}
+        oracle_(Oracle::attach(k_)) {
+    sys_.memory().set_memory_model(t.memory_model);
+    sched_->set_store_buffers(sys_.memory().store_buffers());
+  }
   kernel::Kernel& kernel() override { return k_; }
   const Oracle& oracle() const { return *oracle_; }
   void prepare(std::uint32_t cpu, sim::Task<void> task) override {

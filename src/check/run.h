@@ -9,6 +9,7 @@
 
 #include "hw/machine.h"
 #include "hw/memory.h"
+#include "hw/store_buffer.h"
 #include "model/config.h"
 #include "sim/exploring_scheduler.h"
 #include "util/error.h"
@@ -32,6 +33,8 @@ struct CheckTarget {
   std::uint32_t hardware_budget = 2;
   // A run longer than this many exploration steps is cut off (counted, never a violation).
   std::uint64_t max_steps = 20000;
+  // The hardware memory model the run explores (docs/model.md, "Memory ordering").
+  hw::MemoryModel memory_model = hw::MemoryModel::kSc;
 };
 
 // A scenario that cannot run on the kernel asked for (`check --scenario all` skips it).
@@ -75,7 +78,9 @@ struct RunHooks {
 
 // The default order, against which a schedule is written as decisions: the CPU that ran last keeps running
 // while it can (so each decision is a preemption); otherwise the enabled action with the smallest advisory time,
-// the oldest first. Never a hardware action.
+// the oldest first. Never a hardware action. A store that has just entered its CPU's buffer commits at once (so
+// the default order of every memory model is sequentially consistent, and holding a store is a decision); a store
+// held already stays held until a decision or a fence commits it, or nothing else can run.
 class DefaultOrder {
  public:
   std::size_t pick(const std::vector<sim::Action>& actions) const;
@@ -86,6 +91,10 @@ class DefaultOrder {
  private:
   std::uint32_t last_ = ~0u;
 };
+
+// The memory model the checker explores an arch under unless told otherwise: x86-TSO for x86; sequential
+// consistency for powerpc, whose weak model is not built (docs/model.md, "Memory ordering").
+hw::MemoryModel arch_memory_model(kernel::Arch arch);
 
 // Runs the target once with `chooser` making every exploration choice.
 Outcome run_schedule(const CheckTarget& target, sim::Chooser& chooser, const RunHooks& hooks = {});

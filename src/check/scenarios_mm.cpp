@@ -134,6 +134,53 @@ class LazyReturnVsMadvise final : public CheckScenario {
 TLBSIM_SCENARIO(LazyReturnVsMadvise, "lazy_return_vs_madvise",
                 "3 CPUs: cpu0 madvises a page cpu1 reads, while lazy cpu2 returns to the mm and reads it");
 
+// cpu1 leaves the mm for another process and then a kernel thread (lazy in the other process's mm), and switches
+// back while cpu0 madvises page X, then reads X twice: its mm_cpumask bit in the mm may still be set (seed 002), so
+// only the order of its is_lazy (and loaded_mm) stores before its tlb_gen load makes the flush reach it
+// (83b0177a6c48). Without a barrier, a read before the flush's tlb_gen increment may be followed by one after the
+// madvise returned. The same with `same_mm`: cpu1 is lazy in the mm itself and returns to it (the smp_mb() of
+// switch_mm_irqs_off's was_lazy path).
+class LazySwitchVsMadvise : public CheckScenario {
+ public:
+  explicit LazySwitchVsMadvise(bool same_mm) : same_mm_(same_mm) {}
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, kPageSize);
+    kernel::Kernel& k = run.kernel();
+    MmStruct* lazy_in = s_.mm;
+    if (!same_mm_) {
+      MmStruct& o = k.new_mm();
+      std::uint64_t a = 0;
+      run.prepare(1, switch_to(k.percpu(CpuId{1}), o));
+      run.prepare(1, map(k.percpu(CpuId{1}), o, kPageSize, a));
+      run.prepare(1, touch(k.percpu(CpuId{1}), o, a, true));
+      lazy_in = &o;
+    }
+    run.prepare(1, switch_to_kthread(k.percpu(CpuId{1}), *lazy_in));
+    run.race(0, madvise(k.percpu(CpuId{0}), *s_.mm, s_.x, kPageSize));
+    run.race(1, back_and_read(k.percpu(CpuId{1}), *s_.mm, s_.x));
+  }
+
+ private:
+  static sim::Task<void> back_and_read(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    co_await switch_to(self, mm);
+    co_await touch_n(self, mm, x, 2);
+  }
+  bool same_mm_;
+  Shared2 s_;
+};
+class LazySwitchOtherVsMadvise final : public LazySwitchVsMadvise {
+ public:
+  LazySwitchOtherVsMadvise() : LazySwitchVsMadvise(false) {}
+};
+TLBSIM_SCENARIO(LazySwitchOtherVsMadvise, "lazy_switch_vs_madvise",
+                "cpu1, lazy after another process, switches back and reads twice a page that cpu0 madvises");
+class LazySwitchSameVsMadvise final : public LazySwitchVsMadvise {
+ public:
+  LazySwitchSameVsMadvise() : LazySwitchVsMadvise(true) {}
+};
+TLBSIM_SCENARIO(LazySwitchSameVsMadvise, "lazy_reread_vs_madvise",
+                "cpu1, lazy in the mm, returns to it and reads twice a page that cpu0 madvises meanwhile");
+
 // A copy-on-write fault (ptep_clear_flush: a flush outside any mmu_gather) on cpu0 races a madvise on cpu1; cpu1
 // then reads the page cpu0 copied. Gathers that overlap are caught up by mm_tlb_flush_nested; this flush is not.
 class CowVsMadvise final : public CheckScenario {

@@ -69,6 +69,10 @@ class CheckCommand final : public Command {
     c->add_option("--preemptions", spec_.preemptions, "Exhaustive: preemption bound")->capture_default_str();
     c->add_option("--hardware", hardware_, "Speculative page walks the hardware may make per run")->capture_default_str();
     c->add_option("--machine", machine_, "Machine whose latencies to use (default: by the kernel's arch)");
+    c->add_option("--memory-model", memory_model_,
+                  "sc | tso: the hardware memory model to explore (default: the kernel's arch: tso for x86; sc for "
+                  "powerpc, whose model is not built yet)")
+        ->check(CLI::IsMember({"sc", "tso"}));
     c->add_option("--out", out_,
                   "Where to write a counterexample (with several scenarios, each's name is put before the file name)")
         ->check(non_empty())
@@ -130,7 +134,9 @@ class CheckCommand final : public Command {
   }
 
   int run_suite(Streams& io) {
-    const auto rows = check::run_mutation_suite(suite_, spec_);
+    std::optional<hw::MemoryModel> model;
+    if (!memory_model_.empty()) model = hw::memory_model_from_string(memory_model_);
+    const auto rows = check::run_mutation_suite(suite_, spec_, model);
     if (format_ == "json") io.out << check::mutation_rows_json(rows).dump(2) << "\n";
     else io.out << check::render_mutation_table(rows);
     for (const auto& r : rows) {
@@ -162,6 +168,7 @@ class CheckCommand final : public Command {
         continue;
       }
       t.hardware_budget = hardware_;
+      t.memory_model = memory_model(t.config);
       const check::ExploreResult r = check::explore(t, spec_);
       const double rate = r.wall_s > 0 ? static_cast<double>(r.steps) / r.wall_s : 0;
       std::string result = "no violation";
@@ -198,6 +205,14 @@ class CheckCommand final : public Command {
   std::string time_;
   std::uint32_t hardware_ = 2;
   std::string machine_;
+  std::string memory_model_;
+
+  hw::MemoryModel memory_model(const kernel::KernelConfig& cfg) const {
+    if (memory_model_.empty()) return check::arch_memory_model(cfg.arch);
+    const auto m = hw::memory_model_from_string(memory_model_);
+    if (!m) throw InputError("--memory-model: unknown memory model '" + memory_model_ + "' (known: sc, tso)");
+    return *m;
+  }
   std::string out_ = "counterexample.json";
   bool no_shrink_ = false;
   TraceOptions trace_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hw/coherence.h"
+#include "hw/store_buffer.h"
 #include "sim/cpu.h"
 #include "sim/scheduler.h"
 #include "sim/source_site.h"
@@ -42,12 +43,39 @@ std::optional<std::uint64_t> observed_value(const T& v) {
   }
 }
 
+// The barriers of the kernel's memory model (include/asm-generic/barrier.h and each arch's asm/barrier.h), as the
+// modeled code states them; kernel/barrier.h gives them their kernel names. What each one does is the memory
+// model's business: under x86-TSO only kMb and kSerializing wait for the store buffer.
+enum class Fence : std::uint8_t {
+  kCompiler,     // barrier(): orders nothing the hardware does
+  kMb,           // smp_mb(): a full barrier (x86: a LOCK'd add to the stack or MFENCE)
+  kRmb,          // smp_rmb(): load -> load (x86: barrier())
+  kWmb,          // smp_wmb(): store -> store (x86: barrier())
+  kSerializing,  // an instruction the Intel SDM (vol. 3A, 9.3) lists as serializing: MOV to CR3, INVLPG, IRET, ...
+};
+
 // Contract: an access's effect (the value read or written) happens when the step completes (in await_resume),
 // so the order of effects is the order in which the scheduler completes steps. A write wakes the CPUs spinning
-// on its line.
+// on its line. Under x86-TSO (set_memory_model, the checker only) a plain write's effect is buffered: it happens
+// when the CPU's store buffer commits it (an action of the exploring scheduler, or a fence); the CPU's own reads
+// see it at once (store forwarding). Accesses through touch() to state kept elsewhere are never buffered.
 class Memory {
  public:
   Memory(sim::Scheduler& sched, CoherenceModel& model) : sched_(sched), model_(model) {}
+
+  // Sequential consistency unless set; kTso creates the store buffers (StoreBufferSource for the explorer).
+  void set_memory_model(MemoryModel m) {
+    memory_model_ = m;
+    buffers_ = m == MemoryModel::kTso ? std::make_unique<StoreBuffers>(sched_.cpu_count()) : nullptr;
+  }
+  MemoryModel memory_model() const { return memory_model_; }
+  StoreBuffers* store_buffers() { return buffers_.get(); }
+
+  // A barrier at this point of the CPU's code: no step and no cost (the timed model is sequentially consistent);
+  // under x86-TSO a full or serializing one commits the CPU's buffered stores first.
+  void fence(sim::Cpu& cpu, Fence f) {
+    if (buffers_ != nullptr && (f == Fence::kMb || f == Fence::kSerializing)) buffers_->drain(cpu.id());
+  }
 
   CoherenceModel& model() { return model_; }
   sim::Scheduler& scheduler() { return sched_; }
@@ -57,6 +85,7 @@ class Memory {
                std::optional<std::uint64_t> new_value) {
     if (observer_ != nullptr) observer_->on_access(cpu.id(), line, kind, old_value, new_value);
   }
+  bool observed() const { return observer_ != nullptr; }
 
   struct LineAwaiter {
     Memory& mem;
@@ -69,6 +98,7 @@ class Memory {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), line, kind, cpu.now()), site, line);
     }
     void await_resume() {
+      if (kind == Access::kRmw) mem.locked(cpu);
       mem.observe(cpu, line, kind, std::nullopt, std::nullopt);
       if (kind != Access::kLoad) mem.wake_spinners(line);
     }
@@ -90,6 +120,16 @@ class Memory {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kLoad, cpu.now()), site, var.line);
     }
     T await_resume() const {
+      if (mem.buffers_ != nullptr) {
+        if (const BufferedStore* b = mem.buffers_->newest_for(cpu.id(), &var)) {
+          if (b->value.has_value()) {  // forwarded from this CPU's own store buffer
+            const T v = std::any_cast<T>(b->value);
+            mem.observe(cpu, var.line, Access::kLoad, observed_value(v), std::nullopt);
+            return v;
+          }
+          mem.buffers_->drain_through(cpu.id(), &var);  // a partial store cannot be forwarded
+        }
+      }
       mem.observe(cpu, var.line, Access::kLoad, observed_value(var.value), std::nullopt);
       return var.value;
     }
@@ -112,10 +152,16 @@ class Memory {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kStore, cpu.now()), site, var.line);
     }
     void await_resume() {
-      const std::optional<std::uint64_t> old = mem.observer_ ? observed_value(var.value) : std::nullopt;
-      var.value = value;
-      mem.observe(cpu, var.line, Access::kStore, old, observed_value(var.value));
-      mem.wake_spinners(var.line);
+      if (mem.buffers_ != nullptr) {
+        Shared<T>* v = &var;
+        Memory* m = &mem;
+        const CpuId id = cpu.id();
+        const T val = value;
+        mem.buffers_->push(
+            id, BufferedStore{v, v->line, val, [m, v, id, val] { m->commit(id, *v, val); }, observed_value(val)});
+        return;
+      }
+      mem.commit(cpu.id(), var, value);
     }
   };
   template <class T>
@@ -139,6 +185,18 @@ class Memory {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, kind, cpu.now()), site, var.line);
     }
     T await_resume() {
+      if (kind == Access::kRmw) mem.locked(cpu);
+      if (mem.buffers_ != nullptr && kind == Access::kStore) {
+        // A plain partial store: buffered like any store; the bytes it keeps are read when it commits.
+        mem.buffers_->drain_through(cpu.id(), &var);
+        const T old = var.value;
+        Shared<T>* v = &var;
+        Memory* m = &mem;
+        const CpuId id = cpu.id();
+        mem.buffers_->push(
+            id, BufferedStore{v, v->line, {}, [m, v, id, g = f] { m->commit(id, *v, g(v->value)); }, std::nullopt});
+        return old;
+      }
       T old = var.value;
       var.value = f(old);
       mem.observe(cpu, var.line, kind, observed_value(old), observed_value(var.value));
@@ -217,6 +275,20 @@ class Memory {
     return {*this, cpu, line, deadline, site};
   }
 
+  // A LOCK'd instruction waits for the CPU's store buffer to drain before it executes (x86-TSO).
+  void locked(sim::Cpu& cpu) {
+    if (buffers_ != nullptr) buffers_->drain(cpu.id());
+  }
+
+  // A store's effect on memory: now under sequential consistency, at its commit under x86-TSO.
+  template <class T>
+  void commit(CpuId cpu, Shared<T>& var, T value) {
+    const std::optional<std::uint64_t> old = observer_ ? observed_value(var.value) : std::nullopt;
+    var.value = value;
+    if (observer_ != nullptr) observer_->on_access(cpu, var.line, Access::kStore, old, observed_value(var.value));
+    wake_spinners(var.line);
+  }
+
   void wake_spinners(LineId line) {
     if (!model_.has_waiters(line)) return;
     model_.take_waiters(line, scratch_);
@@ -249,6 +321,8 @@ class Memory {
   std::unique_ptr<SpinDeadlines> deadlines_;
   AccessObserver* observer_ = nullptr;
   std::vector<LineWaiter> scratch_;
+  MemoryModel memory_model_ = MemoryModel::kSc;
+  std::unique_ptr<StoreBuffers> buffers_;
 };
 
 }  // namespace tlbsim::hw

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernel/barrier.h"
 #include "kernel/sched/sched.h"
 #include "kernel/smp.h"
 #include "trace/tracer.h"
@@ -149,6 +150,9 @@ sim::Task<void> Kernel::handle_irq(sim::Cpu& cpu, int vector) {
     co_await arch_->handle_arch_irq(self, vector);
   }
   co_await cpu.delay(sys_.ipi().params().handler_exit);
+  // The return from the interrupt: x86's IRET is serializing (Intel SDM vol. 3A, 9.3), so the handler's stores
+  // leave the store buffer first; powerpc's rfid is context-synchronizing only.
+  serializing_instruction(sys_.memory(), cpu);
   counters_.irq_time[cpu.id().get()] += cpu.now() - entered;
   if (tracer_ != nullptr) tracer_->irq_exit(cpu, vector, irq_row(vector), ipi);
 }

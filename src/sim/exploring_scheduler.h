@@ -15,16 +15,20 @@ namespace tlbsim::sim {
 
 // One thing that can happen next.
 struct Action {
-  enum class Kind : std::uint8_t { kStep, kIrq, kTimer, kHardware } kind;
+  enum class Kind : std::uint8_t { kStep, kIrq, kTimer, kHardware, kDrain } kind;
   CpuId cpu;             // the CPU that steps, takes the interrupt, or whose hardware acts
   int vector = 0;        // kIrq
   SimTime time;          // when the timed scheduler would run it (advisory here)
   TimerHandler* timer = nullptr;
-  std::uint32_t arg = 0;  // kTimer
+  // kTimer: the timer's argument. kDrain: how many choices in a row passed this CPU's store buffer over (0: its
+  // oldest store was just buffered, or the one before it just committed).
+  std::uint32_t arg = 0;
 
-  // "cpu1", "irq1@cpu0", "timer3", "hw@cpu1": names the action in schedule files, stable across runs.
+  // "cpu1", "irq1@cpu0", "timer3", "hw@cpu1", "sb@cpu1": names the action in schedule files, stable across runs.
   std::string label() const;
-  bool same_as(const Action& o) const { return kind == o.kind && cpu == o.cpu && vector == o.vector && arg == o.arg; }
+  bool same_as(const Action& o) const {
+    return kind == o.kind && cpu == o.cpu && vector == o.vector && (kind == Kind::kDrain || arg == o.arg);
+  }
 };
 
 // Picks the next action. Contract: returns an index below actions.size(); actions is never empty.
@@ -55,6 +59,15 @@ class HardwareAgent {
   virtual void act(CpuId cpu) = 0;
 };
 
+// The CPUs' store buffers under a weak memory model (x86-TSO): committing a CPU's oldest buffered store to memory
+// is an action of its own. Contract: pending is side-effect free; commit_oldest runs outside any CPU's model code.
+class StoreBufferSource {
+ public:
+  virtual ~StoreBufferSource() = default;
+  virtual bool pending(CpuId cpu) const = 0;
+  virtual void commit_oldest(CpuId cpu) = 0;
+};
+
 // Sees each action before and after it runs (the checker's replay trace).
 class ActionObserver {
  public:
@@ -82,6 +95,8 @@ class ExploringScheduler final : public Scheduler {
     hardware_ = agent;
     hardware_budget_ = budget;
   }
+  // Offers a drain action ("sb@cpuN") for every CPU with a buffered store; none by default (sequential consistency).
+  void set_store_buffers(StoreBufferSource* buffers) { buffers_ = buffers; }
   void set_observer(ActionObserver* o) { observer_ = o; }
   // Stops the run after the first action for which `stop()` returns true.
   void set_stop(std::function<bool()> stop) { stop_ = std::move(stop); }
@@ -99,6 +114,8 @@ class ExploringScheduler final : public Scheduler {
   HardwareAgent* hardware_ = nullptr;
   std::uint32_t hardware_budget_ = 0;
   ActionObserver* observer_ = nullptr;
+  StoreBufferSource* buffers_ = nullptr;
+  std::vector<std::uint32_t> passed_over_;  // per CPU: choices since its buffer last committed or filled
   std::function<bool()> stop_;
   bool stopped_ = false;
 };

@@ -89,7 +89,8 @@ TEST(Counterexample, EveryFieldIsCheckedAndErrorsNameTheFileAndTheField) {
   };
   const std::vector<Case> cases = {
       {[](nlohmann::json& j) { j["decisions"][1]["action"] = "cpu99"; },
-       "cx.json: counterexample file: 'decisions[1].action': expected an action cpuN, irqV@cpuN, timerT or hw@cpuN "
+       "cx.json: counterexample file: 'decisions[1].action': expected an action cpuN, irqV@cpuN, timerT, hw@cpuN or "
+       "sb@cpuN "
        "with N a CPU of the scenario (0..1), got \"cpu99\""},
       {[](nlohmann::json& j) { j["decisions"][0]["action"] = "hw:999999"; },
        "'decisions[0].action': expected an action cpuN"},
@@ -161,9 +162,10 @@ namespace {
 // modeled) must not violate on the same schedule.
 TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   const std::string dir = std::string(TLBSIM_SOURCE_DIR) + "/docs/counterexamples/";
-  for (const char* name : {"f1-seed000-batched-flush-skipped.json", "f4-seed001-reclaimer-not-flushed.json",
-                           "f5-seed002-trim-skips-switching-cpu.json", "f6-mremap-flush-after-ptl-cve-2018-18281.json",
-                           "f7-thp-collapse-deposit-freed-under-lazy-pwc.json"}) {
+  for (const char* name :
+       {"f1-seed000-batched-flush-skipped.json", "f4-seed001-reclaimer-not-flushed.json",
+        "f5-seed002-trim-skips-switching-cpu.json", "f6-mremap-flush-after-ptl-cve-2018-18281.json",
+        "f7-thp-collapse-deposit-freed-under-lazy-pwc.json", "f8-seed002-switch-mm-no-smp-mb-tso.json"}) {
     const Counterexample cx = parse_counterexample(read_file(dir + name), name);
     const Replay r = replay(cx);
     EXPECT_TRUE(r.violation) << name;
@@ -185,6 +187,34 @@ TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   Counterexample f7 = parse_counterexample(read_file(dir + "f7-thp-collapse-deposit-freed-under-lazy-pwc.json"), "f7");
   f7.target = make_target("linux-6.18", {}, {}, f7.target.scenario, "");
   EXPECT_TRUE(replay(f7).violation) << "F7 is still in v6.18's code";
+  // F8 needs x86-TSO's store buffer; 83b0177a6c48's smp_mb() fixes it on the same schedule.
+  Counterexample f8 = parse_counterexample(read_file(dir + "f8-seed002-switch-mm-no-smp-mb-tso.json"), "f8");
+  EXPECT_EQ(f8.target.memory_model, hw::MemoryModel::kTso);
+  const Counterexample f8_tso = f8;
+  f8.target.memory_model = hw::MemoryModel::kSc;
+  EXPECT_FALSE(replay(f8).violation) << "F8 is not a violation under sequential consistency";
+  f8 = f8_tso;
+  f8.target = make_target("linux-6.13-seed002", {"switch_mm_smp_mb=on"}, {}, f8.target.scenario, "");
+  f8.target.memory_model = hw::MemoryModel::kTso;
+  const Replay fixed = replay(f8);
+  EXPECT_FALSE(fixed.violation) << "switch_mm_smp_mb (83b0177a6c48) fixes F8 on the same schedule";
+  EXPECT_EQ(fixed.unapplied, "");
+}
+
+// x86-TSO finds seed 002's missing barrier on every profile that has the posted patch without 83b0177a6c48's fix,
+// and sequential consistency never does; v6.18 (with the fix) and v5.17 (no lazy mm_cpumask) pass.
+TEST(Counterexample, TsoFindsSeed002sMissingBarrierAndScDoesNot) {
+  ExploreSpec spec;
+  spec.strategy = "pct";
+  spec.budget = 1000;
+  for (const char* kernel : {"linux-6.13-seed002", "linux-6.13-seed002-trim-fixed", "linux-6.18", "linux-5.17"}) {
+    CheckTarget t = make_target(kernel, {}, {}, "lazy_switch_vs_madvise", "");
+    EXPECT_EQ(t.memory_model, hw::MemoryModel::kSc);
+    EXPECT_FALSE(explore(t, spec).found.has_value()) << kernel << " under sc";
+    t.memory_model = arch_memory_model(t.config.arch);
+    const bool fixed = std::string(kernel) == "linux-6.18" || std::string(kernel) == "linux-5.17";
+    EXPECT_EQ(explore(t, spec).found.has_value(), !fixed) << kernel << " under tso";
+  }
 }
 
 }  // namespace

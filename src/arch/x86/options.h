@@ -20,6 +20,7 @@ enum class Option : std::uint8_t {
   leave_mm_cr3_when_needed,
   leave_mm_cr3_when_needed_test_first,
   flush_tlb_func_always_full,
+  switch_mm_smp_mb,
 };
 
 inline constexpr OptionDecl<Option> kOptions[] = {
@@ -64,6 +65,13 @@ inline constexpr OptionDecl<Option> kOptions[] = {
     // An experiment, no posted change: flush_tlb_func never takes the ranged path, so every flush is a full one.
     {TLBSIM_ID(Option, flush_tlb_func_always_full), .arch = Arch::kX86, .since = {5, 17}, .until = {6, 18},
      .doc = "experiment: flush_tlb_func always flushes the whole TLB (what the ranged flush saves)"},
+    // Seed 002's ordering fix, "x86/mm: Fix SMP ordering in switch_mm_irqs_off()" (83b0177a6c48, Ingo Molnar and
+    // Peter Zijlstra, reported by Stephen Dolan; tip x86/urgent 2025-10-13, in v6.18): when next's mm_cpumask bit
+    // is already set, no cpumask_set_cpu orders the CPU's is_lazy and loaded_mm stores before its tlb_gen load, so
+    // switch_mm_irqs_off adds an smp_mb() (docs/findings.md, F8).
+    {TLBSIM_ID(Option, switch_mm_smp_mb), .arch = Arch::kX86, .since = {6, 13}, .until = {6, 18}, .seed = "002",
+     .depends_on = "lazy_mm_cpumask",
+     .doc = "later fix (83b0177a6c48, v6.18): smp_mb() in switch_mm_irqs_off when next's mm_cpumask bit is set"},
 };
 
 enum class Mutation : std::uint8_t {
@@ -76,6 +84,7 @@ enum class Mutation : std::uint8_t {
   asid_new_slot_skips_flush,
   lazy_return_skips_tlb_gen_check,
   lazy_flush_keeps_mm_loaded,
+  lazy_return_skips_smp_mb,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -92,7 +101,7 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
      .scenarios = "switch_vs_madvise", .kernel = "linux-5.17",
      .doc = "switch_mm_irqs_off reads next->context.tlb_gen before setting its bit in mm_cpumask(next)"},
     {TLBSIM_ID(Mutation, loaded_mm_switching_marked_late), .area = "cpumask", .arch = Arch::kX86,
-     .scenarios = "switch_vs_madvise", .kernel = "linux-6.13-seed002-trim-fixed",
+     .scenarios = "switch_vs_madvise", .kernel = "linux-6.18",
      .doc = "switch_mm_irqs_off marks LOADED_MM_SWITCHING after reading tlb_gen; should_flush_tlb trusts it"},
     {TLBSIM_ID(Mutation, asid_slot_reuse_skips_tlb_gen), .area = "asid", .arch = Arch::kX86,
      .scenarios = "switch_vs_madvise", .kernel = "linux-5.17",
@@ -106,6 +115,9 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
     {TLBSIM_ID(Mutation, lazy_flush_keeps_mm_loaded), .area = "cpumask", .arch = Arch::kX86,
      .scenarios = "munmap_lazy_tables", .kernel = "linux-5.17",
      .doc = "flush_tlb_func on a lazy CPU returns without switching to init_mm (freed page tables stay cached)"},
+    {TLBSIM_ID(Mutation, lazy_return_skips_smp_mb), .area = "barrier", .arch = Arch::kX86,
+     .scenarios = "lazy_reread_vs_madvise", .kernel = "linux-5.17",
+     .doc = "switch_mm_irqs_off leaving lazy mode has no smp_mb() between the is_lazy store and the tlb_gen load"},
 };
 
 }  // namespace tlbsim::x86

@@ -9,11 +9,15 @@
 #include <algorithm>
 
 #include "arch/x86/options.h"
+#include "kernel/barrier.h"
 #include "kernel/smp.h"
 #include "trace/tracer.h"
 
 namespace tlbsim::x86 {
 
+using kernel::barrier;
+using kernel::serializing_instruction;
+using kernel::smp_mb;
 using kernel::TlbFlushReason;
 using kernel::VmTlbEvent;
 
@@ -69,6 +73,9 @@ sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_
   } else {
     co_await self.cpu.delay(tlbp(self).cr3_write);  // build_cr3_noflush(): CR3_NOFLUSH set
   }
+  // MOV to CR3 is serializing: it completes once the CPU's earlier stores have left its store buffer (a step after
+  // the loads before it, so another CPU may run between those loads and the drain, as on the hardware).
+  serializing_instruction(self.k.mem(), self.cpu);
 }
 
 sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
@@ -94,7 +101,9 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
     if (!was_lazy) co_return;
     if (planted(self.k.config(), Mutation::lazy_return_skips_tlb_gen_check))
       co_return;  // Mutation: trust the stale TLB
-    // Read the tlb_gen to check whether a flush is needed (smp_mb() first: the bit stayed set while lazy).
+    // Read the tlb_gen to check whether a flush is needed. The barrier synchronizes with the tlb_gen increment of
+    // the flush side: the is_lazy store above is visible before the load (mutation: the smp_mb() is gone).
+    if (!planted(self.k.config(), Mutation::lazy_return_skips_smp_mb)) smp_mb(m, self.cpu);
     next_tlb_gen = co_await m.read(self.cpu, context(next).tlb_gen);
     if (ts.ctxs[prev_asid].tlb_gen == next_tlb_gen) co_return;
     // TLB contents went out of date while we were in lazy mode.
@@ -109,14 +118,19 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
     if (switching_first) {
       ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING
       co_await m.write(self.cpu, cpu_state(self).loaded_mm_id, CpuState::kLoadedMmSwitching);
+      barrier(m, self.cpu);
     }
     if (self.k.config().on(Option::lazy_mm_cpumask)) {
       // Seed 002: leave this CPU in prev's mm_cpumask (atomic writes to it are expensive under contention); it is
       // removed lazily at TLB flush time. Set next's bit only when it is not already set.
+      bool in_mask = true;
       if (!next.is_init_mm()) {
-        const bool in_mask = co_await next.cpumask.test_cpu(m, self.cpu, self.id);
+        in_mask = co_await next.cpumask.test_cpu(m, self.cpu, self.id);
         if (!in_mask) co_await next.cpumask.set_cpu(m, self.cpu, self.id);
       }
+      // 83b0177a6c48: without cpumask_set_cpu's LOCK'd RMW nothing orders the is_lazy and loaded_mm stores above
+      // before the tlb_gen load below, against the flush side's tlb_gen increment and its loads of them.
+      if (in_mask && self.k.config().on(Option::switch_mm_smp_mb)) smp_mb(m, self.cpu);
     } else if (planted(self.k.config(), Mutation::switch_mm_reads_tlb_gen_before_cpumask)) {
       // Mutation: tlb_gen is read before this CPU is visible in next's mask, so a flush in between is missed.
       if (!real_prev->is_init_mm()) co_await real_prev->cpumask.clear_cpu(m, self.cpu, self.id);
@@ -173,6 +187,7 @@ sim::Task<void> leave_mm(PerCpu& self) {
 
 sim::Task<void> flush_tlb_one_user(PerCpu& self, std::uint64_t addr) {
   co_await self.cpu.delay(tlbp(self).invlpg);
+  serializing_instruction(self.k.mem(), self.cpu);  // INVLPG completes with the store buffer empty
   self.tlb.invlpg(current_pcid(self), kernel::vpn_of(addr));
 }
 
@@ -180,6 +195,7 @@ sim::Task<void> flush_tlb_local(PerCpu& self) {
   ++mm_stats(self).cr3_loads[self.id.get()];
   ++mm_stats(self).cr3_flush;
   co_await self.cpu.delay(tlbp(self).cr3_write_flush);
+  serializing_instruction(self.k.mem(), self.cpu);  // MOV to CR3
   self.tlb.flush_tag(current_pcid(self));
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "arch/x86/options.h"
+#include "kernel/barrier.h"
 #include "kernel/smp.h"
 #include "trace/tracer.h"
 
@@ -60,6 +61,7 @@ sim::Task<void> load_cr3(PerCpu& self, MmStruct& mm) {
   // The write switches the page tables and flushes in one instruction; its cost follows.
   self.tlb.flush_tag(kNoPcid);
   co_await self.cpu.delay(tlbp(self).cr3_write_flush);
+  kernel::serializing_instruction(self.k.mem(), self.cpu);  // MOV to CR3 completes with the store buffer empty
 }
 
 // arch/x86/include/asm/tlbflush.h (v3.3) __native_flush_tlb: read CR3 and write it back.
@@ -67,12 +69,14 @@ sim::Task<void> local_flush_tlb(PerCpu& self) {
   ++mm_stats(self).cr3_loads[self.id.get()];
   ++mm_stats(self).cr3_flush;
   co_await self.cpu.delay(tlbp(self).cr3_write_flush);
+  kernel::serializing_instruction(self.k.mem(), self.cpu);  // MOV to CR3
   self.tlb.flush_tag(kNoPcid);
 }
 
 // arch/x86/include/asm/tlbflush.h (v3.3) __native_flush_tlb_single: INVLPG.
 sim::Task<void> flush_tlb_one(PerCpu& self, std::uint64_t va) {
   co_await self.cpu.delay(tlbp(self).invlpg);
+  kernel::serializing_instruction(self.k.mem(), self.cpu);  // INVLPG
   self.tlb.invlpg(kNoPcid, kernel::vpn_of(va));
 }
 

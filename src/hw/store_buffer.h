@@ -1,0 +1,65 @@
+// The x86-TSO store buffers of the checker's weak memory model (docs/model.md, "Memory ordering"): each CPU's
+// plain stores wait in a FIFO, its own loads read the newest of them (store forwarding), and other CPUs see a
+// store only when it commits to memory, oldest first.
+//
+// The model is the operational x86-TSO of Sewell, Sarkar, Owens, Zappa Nardelli and Myreen, "x86-TSO: A Rigorous
+// and Usable Programmer's Model for x86 Multiprocessors" (CACM 53(7), 2010): a store buffer per hardware thread,
+// commits as nondeterministic machine steps, and MFENCE and LOCK'd instructions that wait for an empty buffer.
+#pragma once
+
+#include <any>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/coherence.h"
+#include "sim/exploring_scheduler.h"
+#include "sim/ids.h"
+
+namespace tlbsim::hw {
+
+// The memory model the checker runs the kernel under (tlbsim check --memory-model).
+enum class MemoryModel : std::uint8_t {
+  kSc,   // sequential consistency: every access takes effect when its step completes
+  kTso,  // x86-TSO: plain stores are buffered per CPU
+};
+// "sc", "tso".
+std::string to_string(MemoryModel m);
+// nullopt for an unknown name.
+std::optional<MemoryModel> memory_model_from_string(const std::string& name);
+
+// One buffered store. Contract: `commit` writes the value to memory (and reports the access); `value` holds the
+// written T for forwarding, or is empty for a partial store (store_part), whose value depends on memory.
+struct BufferedStore {
+  const void* addr = nullptr;
+  LineId line{};
+  std::any value;
+  std::function<void()> commit;
+  std::optional<std::uint64_t> shown;  // the value as a number, for the replay
+};
+
+// Contract: a CPU's stores commit in program order; drain() commits every one of them at once (an MFENCE, a LOCK'd
+// instruction or a serializing one waits until the buffer is empty).
+class StoreBuffers final : public sim::StoreBufferSource {
+ public:
+  explicit StoreBuffers(std::size_t cpus) : buffers_(cpus) {}
+
+  bool pending(CpuId cpu) const override { return !buffers_[cpu.get()].empty(); }
+  void commit_oldest(CpuId cpu) override;
+  void drain(CpuId cpu);
+  // Commits the CPU's stores up to and including its newest one to `addr` (a load that cannot be forwarded waits
+  // for the store to commit).
+  void drain_through(CpuId cpu, const void* addr);
+  void push(CpuId cpu, BufferedStore s) { buffers_[cpu.get()].push_back(std::move(s)); }
+  // The CPU's newest buffered store to `addr`, or nullptr.
+  const BufferedStore* newest_for(CpuId cpu, const void* addr) const;
+  const std::deque<BufferedStore>& of(CpuId cpu) const { return buffers_[cpu.get()]; }
+
+ private:
+  std::vector<std::deque<BufferedStore>> buffers_;
+};
+
+}  // namespace tlbsim::hw

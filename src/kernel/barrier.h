@@ -1,0 +1,26 @@
+// The kernel's barriers under their names (include/asm-generic/barrier.h, arch/x86/include/asm/barrier.h,
+// arch/powerpc/include/asm/barrier.h), as explicit points of the modeled code. They cost nothing and take no step:
+// the timed model is sequentially consistent; the checker's memory model (hw::Memory::set_memory_model) decides
+// what each one orders. Where an era had only barrier(), the model has only barrier().
+#pragma once
+
+#include "hw/memory.h"
+#include "sim/cpu.h"
+
+namespace tlbsim::kernel {
+
+// Orders the compiler only.
+inline void barrier(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kCompiler); }
+// A full barrier: x86 "lock; addl $0,-4(%rsp)" (v4.15+) or mfence; powerpc sync.
+inline void smp_mb(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kMb); }
+// x86: barrier(); powerpc: lwsync.
+inline void smp_rmb(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kRmb); }
+inline void smp_wmb(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kWmb); }
+// After or before an atomic RMW: x86's are LOCK'd, so these are barrier() there; powerpc: smp_mb().
+inline void smp_mb__after_atomic(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kCompiler); }
+inline void smp_mb__before_atomic(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kCompiler); }
+// An instruction that the Intel SDM (vol. 3A, 9.3 "Serializing instructions") lists as serializing: MOV to CR3,
+// INVLPG, IRET, WRMSR (but not to the x2APIC MSRs). It waits for the store buffer to drain.
+inline void serializing_instruction(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kSerializing); }
+
+}  // namespace tlbsim::kernel
