@@ -52,6 +52,8 @@ enum class Fence : std::uint8_t {
   kRmb,          // smp_rmb(): load -> load (x86: barrier())
   kWmb,          // smp_wmb(): store -> store (x86: barrier())
   kSerializing,  // an instruction the Intel SDM (vol. 3A, 9.3) lists as serializing: MOV to CR3, INVLPG, IRET, ...
+  kRelease,      // the ordering smp_store_release() puts before its store (x86: barrier(); powerpc: lwsync)
+  kAcquire,      // the ordering smp_load_acquire() puts after its load (x86: barrier(); powerpc: lwsync)
 };
 
 // Contract: an access's effect (the value read or written) happens when the step completes (in await_resume),

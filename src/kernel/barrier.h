@@ -19,6 +19,10 @@ inline void smp_wmb(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kWmb
 // After or before an atomic RMW: x86's are LOCK'd, so these are barrier() there; powerpc: smp_mb().
 inline void smp_mb__after_atomic(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kCompiler); }
 inline void smp_mb__before_atomic(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kCompiler); }
+// The orderings that smp_store_release() puts before its store and smp_load_acquire() after its load; the access
+// itself is the caller's (x86: a plain mov, ordered by TSO; powerpc: lwsync).
+inline void smp_store_release_fence(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kRelease); }
+inline void smp_load_acquire_fence(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kAcquire); }
 // An instruction that the Intel SDM (vol. 3A, 9.3 "Serializing instructions") lists as serializing: MOV to CR3,
 // INVLPG, IRET, WRMSR (but not to the x2APIC MSRs). It waits for the store buffer to drain.
 inline void serializing_instruction(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kSerializing); }

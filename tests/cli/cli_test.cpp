@@ -22,15 +22,7 @@ namespace {
 using testing::Result;
 using testing::run;
 
-void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(TLBSIM_GOLDEN_DIR) + "/" + name;
-  if (std::getenv("TLBSIM_UPDATE_GOLDEN") != nullptr) {
-    write_file_atomic(path, actual);
-    return;
-  }
-  ASSERT_TRUE(std::filesystem::exists(path)) << path << " missing; run with TLBSIM_UPDATE_GOLDEN=1";
-  EXPECT_EQ(read_file(path), actual) << "golden file " << path << " differs";
-}
+using testing::expect_golden;
 
 TEST(Cli, ListMachines) {
   const Result r = run({"list", "machines"});
@@ -373,29 +365,6 @@ TEST(Cli, ACorruptedReplayIsRefusedNamingTheFieldOrTheStep) {
     EXPECT_FALSE(std::filesystem::exists(trace));
   }
   std::filesystem::remove(path);
-}
-
-// Under --memory-model sc the checker finds exactly what it found before the memory models (the same runs, the same
-// counterexample and replay: these goldens are the outputs of the commands above before x86 explored x86-TSO).
-TEST(Cli, UnderSequentialConsistencyTheCheckerFindsWhatItFoundBefore) {
-  const std::string path = (std::filesystem::temp_directory_path() / "tlbsim_cli_cx_sc.json").string();
-  Result r = run({"check", "--scenario", "switch_vs_madvise", "--mutation", "switch_mm_reads_tlb_gen_before_cpumask",
-                  "--strategy", "exhaustive", "--budget", "100000", "--out", path, "--memory-model", "sc"});
-  EXPECT_EQ(r.status, 1) << r.err;
-  expect_golden("check_switch_mutation_sc.txt", replace_all(r.out, path, "<out>"));
-  EXPECT_EQ(read_file(path).find("memory_model"), std::string::npos);  // the file of before: no field
-  r = run({"check", "--replay", path});
-  EXPECT_EQ(r.status, 1) << r.err;
-  expect_golden("check_replay_switch_mutation_sc.txt",
-                std::regex_replace(r.out, std::regex(R"(([A-Za-z_0-9]+\.(cpp|h)):[0-9]+)"), "$1:N"));
-  std::filesystem::remove(path);
-  r = run({"check", "--scenario", "madvise_vs_access", "--strategy", "exhaustive", "--preemptions", "1",
-           "--memory-model", "sc"});
-  EXPECT_EQ(r.status, 0) << r.err;
-  expect_golden("check_madvise_exhaustive_sc.txt", r.out);
-  r = run({"check", "--scenario", "madvise_vs_access", "--memory-model", "arm"});
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.err.find("--memory-model"), std::string::npos) << r.err;
 }
 
 TEST(Cli, CheckOfTheCorrectKernelFindsNothingAndSaysHowMuchItExplored) {
