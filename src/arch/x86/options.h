@@ -85,6 +85,8 @@ enum class Mutation : std::uint8_t {
   lazy_return_skips_tlb_gen_check,
   lazy_flush_keeps_mm_loaded,
   lazy_return_skips_smp_mb,
+  inc_mm_tlb_gen_unlocked,
+  switch_mm_cpumask_skips_smp_mb,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -118,6 +120,12 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
     {TLBSIM_ID(Mutation, lazy_return_skips_smp_mb), .area = "barrier", .arch = Arch::kX86,
      .scenarios = "lazy_reread_vs_madvise", .kernel = "linux-5.17",
      .doc = "switch_mm_irqs_off leaving lazy mode has no smp_mb() between the is_lazy store and the tlb_gen load"},
+    {TLBSIM_ID(Mutation, inc_mm_tlb_gen_unlocked), .area = "barrier", .arch = Arch::kX86,
+     .scenarios = "lazy_reread_vs_madvise", .kernel = "linux-5.17",
+     .doc = "flush_tlb_mm_range bumps tlb_gen with a plain load and store: no full barrier before the mask reads"},
+    {TLBSIM_ID(Mutation, switch_mm_cpumask_skips_smp_mb), .area = "barrier", .arch = Arch::kX86,
+     .scenarios = "lazy_switch_vs_madvise", .kernel = "linux-6.18",
+     .doc = "v6.18's switch_mm_irqs_off without 83b0177a6c48's smp_mb() when next's mm_cpumask bit is already set"},
 };
 
 }  // namespace tlbsim::x86

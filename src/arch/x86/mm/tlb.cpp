@@ -130,7 +130,10 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
       }
       // 83b0177a6c48: without cpumask_set_cpu's LOCK'd RMW nothing orders the is_lazy and loaded_mm stores above
       // before the tlb_gen load below, against the flush side's tlb_gen increment and its loads of them.
-      if (in_mask && self.k.config().on(Option::switch_mm_smp_mb)) smp_mb(m, self.cpu);
+      if (in_mask && self.k.config().on(Option::switch_mm_smp_mb) &&
+          !planted(self.k.config(), Mutation::switch_mm_cpumask_skips_smp_mb)) {
+        smp_mb(m, self.cpu);
+      }
     } else if (planted(self.k.config(), Mutation::switch_mm_reads_tlb_gen_before_cpumask)) {
       // Mutation: tlb_gen is read before this CPU is visible in next's mask, so a flush in between is missed.
       if (!real_prev->is_init_mm()) co_await real_prev->cpumask.clear_cpu(m, self.cpu, self.id);
@@ -351,9 +354,16 @@ sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t sta
     start = 0;
     end = TLB_FLUSH_ALL;
   }
-  // This is also a barrier that synchronizes with switch_mm(): the mask is read after the generation moves.
-  const std::uint64_t new_tlb_gen =
-      1 + co_await m.rmw(self.cpu, context(mm).tlb_gen, [](std::uint64_t g) { return g + 1; });
+  // inc_mm_tlb_gen: atomic64_inc_return, a LOCK'd RMW, is also a full barrier that synchronizes with switch_mm():
+  // the mask (and each CPU's is_lazy and loaded_mm) is read after the generation moves. Mutation: a plain load
+  // and store, as if the increment were not atomic (its implied smp_mb() is gone).
+  std::uint64_t new_tlb_gen = 0;
+  if (planted(self.k.config(), Mutation::inc_mm_tlb_gen_unlocked)) {
+    new_tlb_gen = 1 + co_await m.read(self.cpu, context(mm).tlb_gen);
+    co_await m.write(self.cpu, context(mm).tlb_gen, new_tlb_gen);
+  } else {
+    new_tlb_gen = 1 + co_await m.rmw(self.cpu, context(mm).tlb_gen, [](std::uint64_t g) { return g + 1; });
+  }
   trace_tlb_gen(self, mm, new_tlb_gen);
   FlushTlbInfo& info = cpu_state(self).flush_tlb_info;  // get_flush_tlb_info
   info = FlushTlbInfo{&mm, start, end, new_tlb_gen, self.id.get(), stride_shift, freed_tables};
