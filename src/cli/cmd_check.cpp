@@ -42,6 +42,17 @@ using ScenarioListing = RegistryListing<check::CheckScenario, Registry<check::Ch
 TLBSIM_REGISTER(Listing, MutationListing, "mutations", "planted kernel bugs the checker must catch (--mutation)");
 TLBSIM_REGISTER(Listing, ScenarioListing, "scenarios", "the checker's small scenarios (tlbsim check --scenario)");
 
+class MemoryModelListing final : public Listing {
+ public:
+  std::vector<std::pair<std::string, std::string>> rows() const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const hw::MemoryModelInfo& i : hw::kMemoryModels) out.emplace_back(i.name, i.doc);
+    return out;
+  }
+};
+TLBSIM_REGISTER(Listing, MemoryModelListing, "memory-models",
+                "hardware memory models of the checker and litmus (--memory-model)");
+
 // Where scenario `name`'s counterexample goes when several scenarios run: beside --out, the scenario's name
 // before the file name (`dir/cx.json` -> `dir/reclaim_two_mms.cx.json`).
 std::string scenario_out_path(const std::string& out, const std::string& name) {

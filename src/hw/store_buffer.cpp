@@ -3,18 +3,16 @@
 namespace tlbsim::hw {
 
 std::string to_string(MemoryModel m) {
-  switch (m) {
-    case MemoryModel::kSc:
-      return "sc";
-    case MemoryModel::kTso:
-      return "tso";
+  for (const MemoryModelInfo& i : kMemoryModels) {
+    if (i.model == m) return i.name;
   }
   return "?";
 }
 
 std::optional<MemoryModel> memory_model_from_string(const std::string& name) {
-  if (name == "sc") return MemoryModel::kSc;
-  if (name == "tso") return MemoryModel::kTso;
+  for (const MemoryModelInfo& i : kMemoryModels) {
+    if (name == i.name) return i.model;
+  }
   return std::nullopt;
 }
 

@@ -26,6 +26,18 @@ enum class MemoryModel : std::uint8_t {
   kSc,   // sequential consistency: every access takes effect when its step completes
   kTso,  // x86-TSO: plain stores are buffered per CPU
 };
+// Every memory model with its name and what it is (`tlbsim list memory-models`).
+struct MemoryModelInfo {
+  MemoryModel model;
+  const char* name;
+  const char* doc;
+};
+inline constexpr MemoryModelInfo kMemoryModels[] = {
+    {MemoryModel::kSc, "sc", "sequential consistency: every access takes effect when its step completes"},
+    {MemoryModel::kTso, "tso",
+     "x86-TSO (Sewell et al., CACM 2010): plain stores wait in a per-CPU FIFO buffer; LOCK'd, MFENCE and "
+     "serializing instructions drain it"},
+};
 // "sc", "tso".
 std::string to_string(MemoryModel m);
 // nullopt for an unknown name.

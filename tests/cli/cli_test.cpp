@@ -155,7 +155,7 @@ std::string stable_listing(std::string_view kind, const std::string& out) {
 }
 
 TEST(Cli, ListKernelsWorkloadsOptionsErasMutationsScenarios) {
-  for (const char* kind : {"kernels", "workloads", "options", "eras", "mutations", "scenarios"}) {
+  for (const char* kind : {"kernels", "workloads", "options", "eras", "mutations", "scenarios", "memory-models"}) {
     const Result r = run({"list", kind});
     EXPECT_EQ(r.status, 0) << kind;
     expect_golden(std::string("list_") + kind + ".txt", stable_listing(kind, r.out));
