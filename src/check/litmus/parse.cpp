@@ -125,7 +125,7 @@ class Parser {
   void process() {
     const Token& at = peek();
     const std::string name = next().text;
-    if (std::stoul(name.substr(1)) != t_.threads.size()) {
+    if (name != fmt::format("P{}", t_.threads.size())) {
       fail(at, fmt::format("process {} out of order (expected P{})", name, t_.threads.size()));
     }
     if (t_.threads.size() == kMaxThreads) fail(at, fmt::format("more than {} processes", kMaxThreads));

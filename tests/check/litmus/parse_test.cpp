@@ -86,6 +86,8 @@ TEST(LitmusParse, RefusesWithTheFileAndLine) {
       {head + "\tr0 = smp_mb();\n}\nexists (0:r0=0)\n", "t.litmus:6: 'smp_mb' returns no value", false},
       {head + "\tr0 = 99999999999999999;\n}\nexists (0:r0=0)\n", "t.litmus:6: a number too large", false},
       {"C t\n{}\nP1(int *x) { }\nexists (x=0)\n", "t.litmus:3: process P1 out of order (expected P0)", false},
+      {"C t\n{}\nP066666666666666666666666(int *x) { }\nexists (x=0)\n",
+       "t.litmus:3: process P066666666666666666666666 out of order (expected P0)", false},
       {"C t\n(* never closed\n{}\n", "t.litmus:2: a comment that is never closed", false},
       {head + "\tr0 = READ_ONCE(*x); @\n}\n", "t.litmus:6: unexpected character '@'", false},
   };
