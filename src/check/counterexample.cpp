@@ -128,6 +128,16 @@ std::string action_problem(std::string_view label, std::uint32_t cpus) {
     ok = number(s, 1ull << 32).has_value() && s.empty();
   } else if (s.starts_with("hw@") || s.starts_with("sb@")) {
     ok = cpu(s.substr(3));
+  } else if (s.starts_with("pr")) {
+    s.remove_prefix(2);
+    ok = number(s, 1u << 20).has_value() && s.starts_with(".");
+    if (ok) {
+      s.remove_prefix(1);
+      ok = number(s, 1ull << 32).has_value() && s.starts_with("@") && cpu(s.substr(1));
+    }
+  } else if (s.starts_with("rv")) {
+    s.remove_prefix(2);
+    ok = number(s, 1ull << 32).has_value() && s.starts_with("@") && cpu(s.substr(1));
   }
   if (ok) return "";
   return fmt::format(
@@ -177,7 +187,9 @@ Counterexample parse_counterexample(const std::string& text, const std::string& 
   if (top.has("memory_model")) {
     const std::string mm = top.string("memory_model");
     const auto m = hw::memory_model_from_string(mm);
-    if (!m) top.fail("memory_model", "unknown memory model '" + mm + "' (known: sc, tso)");
+    if (!m || *m == hw::MemoryModel::kPower) {
+      top.fail("memory_model", "unknown memory model '" + mm + "' (known: sc, tso; power runs litmus tests only)");
+    }
     cx.target.memory_model = *m;
   }
   const std::uint32_t cpus = cx.target.machine.cpu_count();
@@ -234,6 +246,12 @@ class TraceRecorder final : public sim::ActionObserver, public hw::AccessObserve
       case sim::Action::Kind::kHardware: text = "speculative page walk (hardware)"; break;
       case sim::Action::Kind::kDrain:
         text = "store buffer commits: " + access_;
+        break;
+      case sim::Action::Kind::kPropagate:
+        text = fmt::format("write {} of location {} reaches this CPU", a.arg, a.vector);
+        break;
+      case sim::Action::Kind::kValue:
+        text = fmt::format("the next load reads the value {} back", a.arg);
         break;
     }
     // What the CPU's store buffer holds after the action, oldest first.

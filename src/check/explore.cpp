@@ -59,7 +59,10 @@ class BoundedDfs final : public sim::Chooser {
   explicit BoundedDfs(std::uint32_t bound) : bound_(bound) {}
 
   std::size_t choose(const std::vector<Action>& actions) override {
-    if (depth_ == stack_.size()) stack_.push_back(expand(actions, inherited_sleep()));
+    if (depth_ == stack_.size()) {
+      stack_.push_back(actions[0].kind == Action::Kind::kValue ? expand_values(actions)
+                                                               : expand(actions, inherited_sleep()));
+    }
     Frame& f = stack_[depth_++];
     const Alt a = f.alts[f.next];
     preemptions_ += a.cost;
@@ -113,6 +116,15 @@ class BoundedDfs final : public sim::Chooser {
     }
     return out;
   }
+  // A load's choice of value: the newest is free, each older one costs one.
+  Frame expand_values(const std::vector<Action>& actions) const {
+    Frame f;
+    f.alts.push_back(Alt{0, 0, actions[0]});
+    for (std::size_t i = 1; i < actions.size(); ++i) {
+      if (preemptions_ + 1 <= bound_) f.alts.push_back(Alt{i, 1, actions[i]});
+    }
+    return f;
+  }
   Frame expand(const std::vector<Action>& actions, std::vector<Action> sleep) const {
     Frame f;
     f.sleep = std::move(sleep);
@@ -138,7 +150,7 @@ class BoundedDfs final : public sim::Chooser {
       if (i == own || asleep(actions[i])) continue;
       const Action& a = actions[i];
       std::uint32_t c = a.kind == Action::Kind::kHardware ? 1 : cost;
-      if (a.kind == Action::Kind::kDrain && a.arg > 0) c = 0;
+      if ((a.kind == Action::Kind::kDrain && a.arg > 0) || a.kind == Action::Kind::kPropagate) c = 0;
       if (preemptions_ + c <= bound_) f.alts.push_back(Alt{i, c, a});
     }
     if (f.alts.empty()) {

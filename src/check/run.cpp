@@ -59,15 +59,20 @@ hw::MemoryModel arch_memory_model(kernel::Arch arch) {
 std::size_t DefaultOrder::pick(const std::vector<sim::Action>& actions) const {
   std::size_t best = 0;
   bool found = false;
+  if (!actions.empty() && actions[0].kind == sim::Action::Kind::kValue) return 0;  // the newest value
   std::size_t drain = actions.size();
   for (std::size_t i = 0; i < actions.size(); ++i) {
+    if (actions[i].kind == sim::Action::Kind::kPropagate) return i;  // a write reaches every CPU at once
     if (actions[i].kind != sim::Action::Kind::kDrain) continue;
     if (actions[i].arg == 0) return i;  // a store that just entered its buffer commits at once
     if (drain == actions.size()) drain = i;
   }
   for (std::size_t i = 0; i < actions.size(); ++i) {
     const sim::Action& a = actions[i];
-    if (a.kind == sim::Action::Kind::kHardware || a.kind == sim::Action::Kind::kDrain) continue;
+    if (a.kind == sim::Action::Kind::kHardware || a.kind == sim::Action::Kind::kDrain ||
+        a.kind == sim::Action::Kind::kPropagate) {
+      continue;
+    }
     if (a.kind == sim::Action::Kind::kStep && a.cpu.get() == last_) return i;
     if (!found || a.time < actions[best].time) best = i;
     found = true;
@@ -167,7 +172,7 @@ class Run final : public ScenarioRun {
         k_(sys_, t.config),
         oracle_(Oracle::attach(k_)) {
     sys_.memory().set_memory_model(t.memory_model);
-    sched_->set_store_buffers(sys_.memory().store_buffers());
+    sched_->set_memory_actions(sys_.memory().memory_actions());
   }
   kernel::Kernel& kernel() override { return k_; }
   const Oracle& oracle() const { return *oracle_; }

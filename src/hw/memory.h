@@ -2,6 +2,7 @@
 // from the coherence model and is a point where other CPUs may interleave.
 #pragma once
 
+#include <concepts>
 #include <coroutine>
 #include <cstdint>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "hw/coherence.h"
+#include "hw/power_memory.h"
 #include "hw/store_buffer.h"
 #include "sim/cpu.h"
 #include "sim/scheduler.h"
@@ -54,6 +56,7 @@ enum class Fence : std::uint8_t {
   kSerializing,  // an instruction the Intel SDM (vol. 3A, 9.3) lists as serializing: MOV to CR3, INVLPG, IRET, ...
   kRelease,      // the ordering smp_store_release() puts before its store (x86: barrier(); powerpc: lwsync)
   kAcquire,      // the ordering smp_load_acquire() puts after its load (x86: barrier(); powerpc: lwsync)
+  kMbAtomic,     // smp_mb__{before,after}_atomic() and a fully ordered RMW's own barriers (x86: none; powerpc: sync)
 };
 
 // Contract: an access's effect (the value read or written) happens when the step completes (in await_resume),
@@ -69,14 +72,23 @@ class Memory {
   void set_memory_model(MemoryModel m) {
     memory_model_ = m;
     buffers_ = m == MemoryModel::kTso ? std::make_unique<StoreBuffers>(sched_.cpu_count()) : nullptr;
+    power_ = m == MemoryModel::kPower
+                 ? std::make_unique<PowerStorage>(sched_.cpu_count(), [this](LineId l) { wake_spinners(l); })
+                 : nullptr;
   }
   MemoryModel memory_model() const { return memory_model_; }
   StoreBuffers* store_buffers() { return buffers_.get(); }
+  PowerStorage* power() { return power_.get(); }
+  // The model's own actions for the exploring scheduler (nullptr under sequential consistency).
+  sim::MemoryActions* memory_actions() {
+    return buffers_ ? static_cast<sim::MemoryActions*>(buffers_.get()) : static_cast<sim::MemoryActions*>(power_.get());
+  }
 
   // A barrier at this point of the CPU's code: no step and no cost (the timed model is sequentially consistent);
   // under x86-TSO a full or serializing one commits the CPU's buffered stores first.
   void fence(sim::Cpu& cpu, Fence f) {
     if (buffers_ != nullptr && (f == Fence::kMb || f == Fence::kSerializing)) buffers_->drain(cpu.id());
+    if (power_ != nullptr) power_->fence(cpu.id(), f);
   }
 
   CoherenceModel& model() { return model_; }
@@ -122,6 +134,15 @@ class Memory {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kLoad, cpu.now()), site, var.line);
     }
     T await_resume() const {
+      if (mem.power_ != nullptr) {
+        PowerStorage& p = *mem.power_;
+        const std::uint32_t loc = p.location(&var, var.line, var.value, observed_value(var.value));
+        const auto [lo, hi] = p.readable(cpu.id(), loc);
+        const std::size_t k = mem.sched_.choose_value(cpu.id(), hi - lo + 1);
+        const T v = std::any_cast<T>(p.read(cpu.id(), loc, hi - static_cast<std::uint32_t>(k)));
+        mem.observe(cpu, var.line, Access::kLoad, observed_value(v), std::nullopt);
+        return v;
+      }
       if (mem.buffers_ != nullptr) {
         if (const BufferedStore* b = mem.buffers_->newest_for(cpu.id(), &var)) {
           if (b->value.has_value()) {  // forwarded from this CPU's own store buffer
@@ -154,6 +175,12 @@ class Memory {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kStore, cpu.now()), site, var.line);
     }
     void await_resume() {
+      if (mem.power_ != nullptr) {
+        const std::uint32_t loc = mem.power_->location(&var, var.line, var.value, observed_value(var.value));
+        mem.power_->store(cpu.id(), loc, value, observed_value(value));
+        mem.commit(cpu.id(), var, value);
+        return;
+      }
       if (mem.buffers_ != nullptr) {
         Shared<T>* v = &var;
         Memory* m = &mem;
@@ -182,11 +209,31 @@ class Memory {
     F f;
     sim::SourceSite site;
     Access kind = Access::kRmw;
+    bool relaxed = false;  // POWER: no sync around it (an _relaxed atomic); x86 has only LOCK'd ones
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, kind, cpu.now()), site, var.line);
     }
     T await_resume() {
+      if (mem.power_ != nullptr) {
+        PowerStorage& p = *mem.power_;
+        const bool ordered = kind == Access::kRmw && !relaxed;
+        if (ordered) p.fence(cpu.id(), Fence::kMbAtomic);
+        const std::uint32_t loc = p.location(&var, var.line, var.value, observed_value(var.value));
+        if (kind == Access::kRmw) p.see_latest(cpu.id(), loc);
+        const T old = var.value;
+        const T nv = f(old);
+        // An RMW that leaves the value as it was writes nothing (a failed cmpxchg or lock attempt; an xchg of the
+        // same value is simplified the same way), so that a spinning RMW does not grow the coherence order.
+        bool unchanged = false;
+        if constexpr (std::equality_comparable<T>) unchanged = nv == old;
+        if (!unchanged) p.store(cpu.id(), loc, nv, observed_value(nv));
+        var.value = nv;
+        mem.observe(cpu, var.line, kind, observed_value(old), observed_value(nv));
+        mem.wake_spinners(var.line);
+        if (ordered) p.fence(cpu.id(), Fence::kMbAtomic);
+        return old;
+      }
       if (kind == Access::kRmw) mem.locked(cpu);
       if (mem.buffers_ != nullptr && kind == Access::kStore) {
         // A plain partial store: buffered like any store; the bytes it keeps are read when it commits.
@@ -210,6 +257,12 @@ class Memory {
   RmwAwaiter<T, F> rmw(sim::Cpu& cpu, Shared<T>& var, F f,
                        sim::SourceSite site = sim::SourceSite::current()) {
     return {*this, cpu, var, std::move(f), site};
+  }
+  // An atomic RMW without the full barriers of the kernel's value-returning atomics (the _relaxed forms): the same
+  // LOCK'd instruction on x86; no sync around it on POWER.
+  template <class T, class F>
+  RmwAwaiter<T, F> rmw_relaxed(sim::Cpu& cpu, Shared<T>& var, F f, sim::SourceSite site = sim::SourceSite::current()) {
+    return {*this, cpu, var, std::move(f), site, Access::kRmw, true};
   }
   // A plain store to some bytes of `var` (a byte or halfword store such as qspinlock's unlock): f(old) keeps the
   // bytes the store does not write. It costs a store, not an atomic; returns the old value.
@@ -280,6 +333,7 @@ class Memory {
   // A LOCK'd instruction waits for the CPU's store buffer to drain before it executes (x86-TSO).
   void locked(sim::Cpu& cpu) {
     if (buffers_ != nullptr) buffers_->drain(cpu.id());
+    if (power_ != nullptr) power_->fence(cpu.id(), Fence::kMbAtomic);
   }
 
   // A store's effect on memory: now under sequential consistency, at its commit under x86-TSO.
@@ -325,6 +379,7 @@ class Memory {
   std::vector<LineWaiter> scratch_;
   MemoryModel memory_model_ = MemoryModel::kSc;
   std::unique_ptr<StoreBuffers> buffers_;
+  std::unique_ptr<PowerStorage> power_;
 };
 
 }  // namespace tlbsim::hw

@@ -16,6 +16,13 @@ std::optional<MemoryModel> memory_model_from_string(const std::string& name) {
   return std::nullopt;
 }
 
+void StoreBuffers::enabled(std::vector<sim::Action>& out) const {
+  for (std::uint32_t c = 0; c < buffers_.size(); ++c) {
+    if (!buffers_[c].empty())
+      out.push_back(sim::Action{sim::Action::Kind::kDrain, CpuId{c}, 0, sim::SimTime{}, nullptr, 0});
+  }
+}
+
 void StoreBuffers::commit_oldest(CpuId cpu) {
   auto& b = buffers_[cpu.get()];
   if (b.empty()) return;

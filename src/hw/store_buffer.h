@@ -23,8 +23,9 @@ namespace tlbsim::hw {
 
 // The memory model the checker runs the kernel under (tlbsim check --memory-model).
 enum class MemoryModel : std::uint8_t {
-  kSc,   // sequential consistency: every access takes effect when its step completes
-  kTso,  // x86-TSO: plain stores are buffered per CPU
+  kSc,     // sequential consistency: every access takes effect when its step completes
+  kTso,    // x86-TSO: plain stores are buffered per CPU
+  kPower,  // POWER: writes propagate to each CPU separately, loads may be satisfied out of order (hw/power_memory.h)
 };
 // Every memory model with its name and what it is (`tlbsim list memory-models`).
 struct MemoryModelInfo {
@@ -37,6 +38,9 @@ inline constexpr MemoryModelInfo kMemoryModels[] = {
     {MemoryModel::kTso, "tso",
      "x86-TSO (Sewell et al., CACM 2010): plain stores wait in a per-CPU FIFO buffer; LOCK'd, MFENCE and "
      "serializing instructions drain it"},
+    {MemoryModel::kPower, "power",
+     "POWER, flat (after Sarkar et al., PLDI 2011): writes reach each CPU separately, unordered loads read any value "
+     "visible since the last barrier, lwsync/sync cumulative; litmus tests only so far"},
 };
 // "sc", "tso".
 std::string to_string(MemoryModel m);
@@ -55,12 +59,15 @@ struct BufferedStore {
 
 // Contract: a CPU's stores commit in program order; drain() commits every one of them at once (an MFENCE, a LOCK'd
 // instruction or a serializing one waits until the buffer is empty).
-class StoreBuffers final : public sim::StoreBufferSource {
+class StoreBuffers final : public sim::MemoryActions {
  public:
   explicit StoreBuffers(std::size_t cpus) : buffers_(cpus) {}
 
-  bool pending(CpuId cpu) const override { return !buffers_[cpu.get()].empty(); }
-  void commit_oldest(CpuId cpu) override;
+  bool pending(CpuId cpu) const { return !buffers_[cpu.get()].empty(); }
+  void commit_oldest(CpuId cpu);
+  // A drain action ("sb@cpuN") for every CPU with a buffered store; running one commits that CPU's oldest.
+  void enabled(std::vector<sim::Action>& out) const override;
+  void run(const sim::Action& a) override { commit_oldest(a.cpu); }
   void drain(CpuId cpu);
   // Commits the CPU's stores up to and including its newest one to `addr` (a load that cannot be forwarded waits
   // for the store to commit).

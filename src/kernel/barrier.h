@@ -17,8 +17,8 @@ inline void smp_mb(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kMb);
 inline void smp_rmb(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kRmb); }
 inline void smp_wmb(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kWmb); }
 // After or before an atomic RMW: x86's are LOCK'd, so these are barrier() there; powerpc: smp_mb().
-inline void smp_mb__after_atomic(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kCompiler); }
-inline void smp_mb__before_atomic(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kCompiler); }
+inline void smp_mb__after_atomic(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kMbAtomic); }
+inline void smp_mb__before_atomic(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kMbAtomic); }
 // The orderings that smp_store_release() puts before its store and smp_load_acquire() after its load; the access
 // itself is the caller's (x86: a plain mov, ordered by TSO; powerpc: lwsync).
 inline void smp_store_release_fence(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kRelease); }

@@ -14,6 +14,10 @@ std::string Action::label() const {
     case Kind::kHardware: return fmt::format("hw@cpu{}", cpu.get());
     case Kind::kDrain:
       return fmt::format("sb@cpu{}", cpu.get());
+    case Kind::kPropagate:
+      return fmt::format("pr{}.{}@cpu{}", vector, arg, cpu.get());
+    case Kind::kValue:
+      return fmt::format("rv{}@cpu{}", arg, cpu.get());
   }
   return "?";
 }
@@ -37,14 +41,12 @@ void ExploringScheduler::add_timer(SimTime at, TimerHandler& handler, std::uint3
 
 RunResult ExploringScheduler::run(SimTime until) {
   stopped_ = false;
-  auto buffered = [this] {
-    if (buffers_ == nullptr) return false;
-    for (std::uint32_t c = 0; c < cpu_count(); ++c) {
-      if (buffers_->pending(CpuId{c})) return true;
-    }
-    return false;
+  auto weak_actions = [this] {
+    memory_scratch_.clear();
+    if (memory_ != nullptr) memory_->enabled(memory_scratch_);
+    return !memory_scratch_.empty();
   };
-  while (!enabled_.empty() || buffered()) {
+  while (weak_actions() || !enabled_.empty()) {
     if (events_ >= max_actions_) return {StopReason::kTimeLimit, now_, events_};
     offered_ = enabled_;
     if (hardware_ != nullptr && hardware_budget_ > 0) {
@@ -53,19 +55,23 @@ RunResult ExploringScheduler::run(SimTime until) {
       }
     }
     const std::size_t n_scheduled = offered_.size();
-    if (buffers_ != nullptr) {
-      for (std::uint32_t c = 0; c < cpu_count(); ++c) {
-        if (buffers_->pending(CpuId{c})) {
-          offered_.push_back(Action{Action::Kind::kDrain, CpuId{c}, 0, now_, nullptr, passed_over_[c]});
-        } else {
-          passed_over_[c] = 0;
-        }
+    std::vector<bool> draining(cpu_count(), false);
+    for (Action m : memory_scratch_) {
+      m.time = now_;
+      if (m.kind == Action::Kind::kDrain) {
+        m.arg = passed_over_[m.cpu.get()];
+        draining[m.cpu.get()] = true;
       }
+      offered_.push_back(m);
+    }
+    for (std::uint32_t c = 0; c < cpu_count(); ++c) {
+      if (!draining[c]) passed_over_[c] = 0;
     }
     const std::size_t pick = chooser_->choose(offered_);
     schedule_.push_back(static_cast<std::uint32_t>(pick));
     const Action a = offered_[pick];
     for (std::size_t i = n_scheduled; i < offered_.size(); ++i) {
+      if (offered_[i].kind != Action::Kind::kDrain) continue;
       const std::uint32_t c = offered_[i].cpu.get();
       passed_over_[c] = i == pick ? 0 : passed_over_[c] + 1;
     }
@@ -85,7 +91,10 @@ RunResult ExploringScheduler::run(SimTime until) {
         hardware_->act(a.cpu);
         break;
       case Action::Kind::kDrain:
-        buffers_->commit_oldest(a.cpu);
+      case Action::Kind::kPropagate:
+        memory_->run(a);
+        break;
+      case Action::Kind::kValue:
         break;
     }
     if (observer_ != nullptr) observer_->after(a);
@@ -95,6 +104,21 @@ RunResult ExploringScheduler::run(SimTime until) {
     }
   }
   return {classify_idle_end(), now_, events_};
+}
+
+std::size_t ExploringScheduler::choose_value(CpuId cpu, std::size_t n) {
+  if (n <= 1) return 0;
+  std::vector<Action> values;
+  for (std::size_t i = 0; i < n; ++i) {
+    values.push_back(Action{Action::Kind::kValue, cpu, 0, now_, nullptr, static_cast<std::uint32_t>(i)});
+  }
+  const std::size_t pick = chooser_->choose(values);
+  schedule_.push_back(static_cast<std::uint32_t>(pick));
+  if (observer_ != nullptr) {
+    observer_->before(values[pick]);
+    observer_->after(values[pick]);
+  }
+  return pick;
 }
 
 }  // namespace tlbsim::sim

@@ -15,16 +15,19 @@ namespace tlbsim::sim {
 
 // One thing that can happen next.
 struct Action {
-  enum class Kind : std::uint8_t { kStep, kIrq, kTimer, kHardware, kDrain } kind;
+  // kDrain: a CPU's oldest buffered store commits (x86-TSO). kPropagate: write `arg` of location `vector` reaches
+  // `cpu` (POWER). kValue: a load of `cpu` reads the arg-th newest write it may read (POWER), offered alone.
+  enum class Kind : std::uint8_t { kStep, kIrq, kTimer, kHardware, kDrain, kPropagate, kValue } kind;
   CpuId cpu;             // the CPU that steps, takes the interrupt, or whose hardware acts
-  int vector = 0;        // kIrq
+  int vector = 0;        // kIrq; kPropagate: the location
   SimTime time;          // when the timed scheduler would run it (advisory here)
   TimerHandler* timer = nullptr;
   // kTimer: the timer's argument. kDrain: how many choices in a row passed this CPU's store buffer over (0: its
   // oldest store was just buffered, or the one before it just committed).
   std::uint32_t arg = 0;
 
-  // "cpu1", "irq1@cpu0", "timer3", "hw@cpu1", "sb@cpu1": names the action in schedule files, stable across runs.
+  // "cpu1", "irq1@cpu0", "timer3", "hw@cpu1", "sb@cpu1", "pr2.1@cpu0", "rv1@cpu1": names the action in schedule
+  // files, stable across runs.
   std::string label() const;
   bool same_as(const Action& o) const {
     return kind == o.kind && cpu == o.cpu && vector == o.vector && (kind == Kind::kDrain || arg == o.arg);
@@ -59,13 +62,13 @@ class HardwareAgent {
   virtual void act(CpuId cpu) = 0;
 };
 
-// The CPUs' store buffers under a weak memory model (x86-TSO): committing a CPU's oldest buffered store to memory
-// is an action of its own. Contract: pending is side-effect free; commit_oldest runs outside any CPU's model code.
-class StoreBufferSource {
+// A weak memory model's own actions: a store-buffer commit (x86-TSO), a write reaching a CPU (POWER). Contract:
+// enabled() appends the actions possible now and is side-effect free; run() runs outside any CPU's model code.
+class MemoryActions {
  public:
-  virtual ~StoreBufferSource() = default;
-  virtual bool pending(CpuId cpu) const = 0;
-  virtual void commit_oldest(CpuId cpu) = 0;
+  virtual ~MemoryActions() = default;
+  virtual void enabled(std::vector<Action>& out) const = 0;
+  virtual void run(const Action& a) = 0;
 };
 
 // Sees each action before and after it runs (the checker's replay trace).
@@ -95,8 +98,10 @@ class ExploringScheduler final : public Scheduler {
     hardware_ = agent;
     hardware_budget_ = budget;
   }
-  // Offers a drain action ("sb@cpuN") for every CPU with a buffered store; none by default (sequential consistency).
-  void set_store_buffers(StoreBufferSource* buffers) { buffers_ = buffers; }
+  // Offers the memory model's actions (store-buffer commits, propagations); none by default (sequential consistency).
+  void set_memory_actions(MemoryActions* actions) { memory_ = actions; }
+  // A load's choice among n values (kValue actions): asks the chooser, and records it in the schedule.
+  std::size_t choose_value(CpuId cpu, std::size_t n) override;
   void set_observer(ActionObserver* o) { observer_ = o; }
   // Stops the run after the first action for which `stop()` returns true.
   void set_stop(std::function<bool()> stop) { stop_ = std::move(stop); }
@@ -114,7 +119,8 @@ class ExploringScheduler final : public Scheduler {
   HardwareAgent* hardware_ = nullptr;
   std::uint32_t hardware_budget_ = 0;
   ActionObserver* observer_ = nullptr;
-  StoreBufferSource* buffers_ = nullptr;
+  MemoryActions* memory_ = nullptr;
+  std::vector<Action> memory_scratch_;
   std::vector<std::uint32_t> passed_over_;  // per CPU: choices since its buffer last committed or filled
   std::function<bool()> stop_;
   bool stopped_ = false;

@@ -67,6 +67,9 @@ class Scheduler {
   virtual void add_timer(SimTime at, TimerHandler& handler, std::uint32_t arg) = 0;
   // Runs until simulated time `until` or until nothing is left.
   virtual RunResult run(SimTime until) = 0;
+  // Which of n values a load reads, under a memory model that lets it choose (0: the newest). The timed scheduler
+  // never runs one; the exploring scheduler asks its chooser.
+  virtual std::size_t choose_value(CpuId /*cpu*/, std::size_t /*n*/) { return 0; }
 
   // Names cache lines in dumps (installed by the hardware model).
   void set_line_namer(std::function<std::string(LineId)> namer) { line_namer_ = std::move(namer); }

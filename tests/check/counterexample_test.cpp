@@ -97,7 +97,9 @@ TEST(Counterexample, EveryFieldIsCheckedAndErrorsNameTheFileAndTheField) {
       {[](nlohmann::json& j) { j["decisions"][0]["action"] = "cpu01"; }, "'decisions[0].action'"},
       {[](nlohmann::json& j) { j["decisions"][0]["action"] = "sb@cpu9"; }, "'decisions[0].action'"},
       {[](nlohmann::json& j) { j["memory_model"] = "arm"; },
-       "cx.json: counterexample file: 'memory_model': unknown memory model 'arm' (known: sc, tso)"},
+       "cx.json: counterexample file: 'memory_model': unknown memory model 'arm' (known: sc, tso; power runs litmus "
+       "tests only)"},
+      {[](nlohmann::json& j) { j["memory_model"] = "power"; }, "cx.json: counterexample file: 'memory_model'"},
       {[](nlohmann::json& j) { j["memory_model"] = 3; }, "cx.json: counterexample file: 'memory_model'"},
       {[](nlohmann::json& j) { j["decisions"][0]["action"] = "irq1@cpu2"; }, "'decisions[0].action'"},
       {[](nlohmann::json& j) { j["steps"] = -5; },

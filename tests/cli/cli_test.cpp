@@ -84,7 +84,8 @@ struct BadInput {
 TEST(Cli, BadInputExitsWithStatus2AndSaysWhat) {
   const std::vector<BadInput> cases = {
       {{"list", "bugs"},
-       "unknown list kind 'bugs' (known: eras, kernels, machines, mutations, native, options, patterns, scenarios, "
+       "unknown list kind 'bugs' (known: eras, kernels, machines, memory-models, mutations, native, options, patterns, "
+       "scenarios, "
        "seeds, workloads)"},
       {{"machine", "show", "nosuch"}, "unknown machine 'nosuch'"},
       {{"machine", "show", "/nonexistent/m.toml"}, "cannot read '/nonexistent/m.toml'"},

@@ -51,8 +51,10 @@ TEST(Cli, UnderSequentialConsistencyTheCheckerFindsWhatItFoundBefore) {
 TEST(Cli, LitmusPrintsEachTestsVerdictUnderEachMemoryModel) {
   const std::string dir = std::string(TLBSIM_SOURCE_DIR) + "/tests/data/litmus/";
   std::vector<std::string> args = {"litmus"};
-  for (const char* n : {"SB", "SB+mfences", "SB+xchgs", "MP", "LB", "IRIW", "2+2W", "R", "R+mfence", "WRC", "n4", "n5",
-                        "n6", "MP+lock"}) {
+  for (const char* n :
+       {"SB",   "SB+mfences", "SB+xchgs", "SB+rmbs", "MP", "MP+wmb",   "MP+rmb", "MP+wmb+rmb",          "LB",
+        "IRIW", "IRIW+rmbs",  "IRIW+mbs", "2+2W",    "R",  "R+mfence", "WRC",    "WRC+release+acquire", "n4",
+        "n5",   "n6",         "MP+lock"}) {
     args.push_back(dir + n + ".litmus");
   }
   Result r = run(args);

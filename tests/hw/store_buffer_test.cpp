@@ -62,7 +62,7 @@ std::set<std::vector<int>> outcomes(MemoryModel mm, const Thread& t0, const Thre
     CoherenceModel model(topo, testing::round_latencies());
     Memory mem(sched, model);
     mem.set_memory_model(mm);
-    sched.set_store_buffers(mem.store_buffers());
+    sched.set_memory_actions(mem.memory_actions());
     Litmus l{{0, model.add_line("x")}, {0, model.add_line("y")}};
     sched.cpu(CpuId{0}).start(t0(mem, sched.cpu(CpuId{0}), l));
     sched.cpu(CpuId{1}).start(t1(mem, sched.cpu(CpuId{1}), l));
@@ -191,7 +191,8 @@ TEST(StoreBuffer, StoresCommitInProgramOrderAndDrainThroughStopsAtTheNewestToThe
   EXPECT_EQ(committed, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(b.newest_for(CpuId{0}, &a), nullptr);
   EXPECT_EQ(memory_model_from_string("tso"), MemoryModel::kTso);
-  EXPECT_EQ(memory_model_from_string("power"), std::nullopt);
+  EXPECT_EQ(memory_model_from_string("power"), MemoryModel::kPower);
+  EXPECT_EQ(memory_model_from_string("arm"), std::nullopt);
 }
 
 }  // namespace

@@ -65,7 +65,22 @@ hw::Fence fence_of(const std::string& fn) {
   if (fn == "smp_mb" || fn == "smp_mb__after_spinlock") return hw::Fence::kMb;
   if (fn == "smp_rmb") return hw::Fence::kRmb;
   if (fn == "smp_wmb") return hw::Fence::kWmb;
-  return hw::Fence::kCompiler;  // barrier(), smp_mb__{before,after}_atomic (x86: the RMW itself is LOCK'd)
+  if (fn == "smp_mb__before_atomic" || fn == "smp_mb__after_atomic") return hw::Fence::kMbAtomic;
+  return hw::Fence::kCompiler;  // barrier()
+}
+
+// How an RMW is ordered (include/linux/atomic.h): the value-returning forms fully, their _relaxed, _acquire and
+// _release forms and the void ones (atomic_inc, atomic_add, ...) not, or only on one side.
+enum class RmwOrder : std::uint8_t { kFull, kRelaxed, kAcquire, kRelease };
+RmwOrder rmw_order(const std::string& fn) {
+  if (fn.ends_with("_relaxed")) return RmwOrder::kRelaxed;
+  if (fn.ends_with("_acquire")) return RmwOrder::kAcquire;
+  if (fn.ends_with("_release")) return RmwOrder::kRelease;
+  static const char* const kVoid[] = {"atomic_inc", "atomic_dec", "atomic_add", "atomic_sub"};
+  for (const char* v : kVoid) {
+    if (fn == v) return RmwOrder::kRelaxed;
+  }
+  return RmwOrder::kFull;
 }
 
 // The new value of an RMW and what its register gets.
@@ -120,22 +135,32 @@ sim::Task<void> run_stmt(World& w, sim::Cpu& cpu, Proc& p, const Stmt& s) {
     case Stmt::Kind::kRmw: {
       Value got = 0;
       const std::vector<Value> regs = p.regs;
-      co_await m.rmw(cpu, var(), [&](Value old) {
+      auto op = [&](Value old) {
         const auto [nv, r] = rmw_result(s, old, regs);
         got = r;
         return nv;
-      });
+      };
+      const RmwOrder order = rmw_order(s.fn);
+      if (order == RmwOrder::kFull) {
+        co_await m.rmw(cpu, var(), op);
+      } else {
+        if (order == RmwOrder::kRelease) kernel::smp_store_release_fence(m, cpu);
+        co_await m.rmw_relaxed(cpu, var(), op);
+        if (order == RmwOrder::kAcquire) kernel::smp_load_acquire_fence(m, cpu);
+      }
       set(got);
       break;
     }
     case Stmt::Kind::kLock:
+      // arch_spin_lock: a relaxed RMW loop, then the acquire barrier (powerpc: isync after the stcx. branch).
       for (;;) {
         p.phase = 0;
-        const Value old = co_await m.rmw(cpu, var(), [](Value) { return Value{1}; });
+        const Value old = co_await m.rmw_relaxed(cpu, var(), [](Value) { return Value{1}; });
         if (old == 0) break;
         p.phase = 1;
         co_await m.wait_for_write(cpu, var().line);
       }
+      kernel::smp_load_acquire_fence(m, cpu);
       break;
     case Stmt::Kind::kUnlock:
       kernel::smp_store_release_fence(m, cpu);
@@ -183,7 +208,11 @@ class StatefulDfs final : public sim::Chooser {
   explicit StatefulDfs(std::function<std::vector<Value>()> key) : key_(std::move(key)) {}
   std::size_t choose(const std::vector<sim::Action>& actions) override {
     if (depth_ < path_.size()) return path_[depth_++].first;
-    if (!seen_.insert(key_()).second) {
+    // A load's choice of value and a scheduling point may share a state; they are told apart by what is offered.
+    std::vector<Value> k = key_();
+    k.push_back(static_cast<Value>(actions.size()));
+    k.push_back(static_cast<Value>(actions[0].kind));
+    if (!seen_.insert(std::move(k)).second) {
       pruned_ = true;
       path_.push_back({0, 1});
       ++depth_;
@@ -236,6 +265,7 @@ LitmusResult run_litmus(const LitmusTest& t, hw::MemoryModel model, std::uint64_
       k.insert(k.end(), p.regs.begin(), p.regs.end());
     }
     for (const auto& v : *vars) k.push_back(v.value);
+    if (const hw::PowerStorage* pw = memory->power()) pw->key(k);
     if (const hw::StoreBuffers* sb = memory->store_buffers()) {
       for (std::uint32_t c = 0; c < n; ++c) {
         k.push_back(-1);
@@ -256,7 +286,7 @@ LitmusResult run_litmus(const LitmusTest& t, hw::MemoryModel model, std::uint64_
     hw::CoherenceModel coherence(topo, hw::CoherenceLatencies{});
     hw::Memory mem(sched, coherence);
     mem.set_memory_model(model);
-    sched.set_store_buffers(mem.store_buffers());
+    sched.set_memory_actions(mem.memory_actions());
     sched.set_stop([&dfs] { return dfs.pruned(); });
     std::vector<hw::Shared<Value>> v;
     for (std::size_t i = 0; i < t.vars.size(); ++i) v.push_back({t.init[i], coherence.add_line(t.vars[i])});

@@ -1,0 +1,124 @@
+#include "hw/power_memory.h"
+
+#include <algorithm>
+
+#include "hw/memory.h"
+
+namespace tlbsim::hw {
+
+std::uint32_t PowerStorage::location(const void* addr, LineId line, std::any initial,
+                                     std::optional<std::uint64_t> shown) {
+  if (const auto it = index_.find(addr); it != index_.end()) return it->second;
+  const auto loc = static_cast<std::uint32_t>(locs_.size());
+  locs_.push_back(Loc{line, {Write{std::move(initial), shown, {}}}});
+  index_.emplace(addr, loc);
+  return loc;
+}
+
+PowerStorage::View& PowerStorage::view(CpuId c) {
+  View& v = cpus_[c.get()];
+  if (v.seen.size() < locs_.size()) {
+    v.seen.resize(locs_.size(), 0);
+    v.floor.resize(locs_.size(), 0);
+    v.last.resize(locs_.size(), 0);
+  }
+  return v;
+}
+
+void PowerStorage::store(CpuId c, std::uint32_t loc, std::any value, std::optional<std::uint64_t> shown) {
+  View& v = view(c);
+  Loc& l = locs_[loc];
+  l.co.push_back(Write{std::move(value), shown, v.needs});
+  const auto i = static_cast<std::uint32_t>(l.co.size() - 1);
+  v.seen[loc] = v.last[loc] = i;
+}
+
+std::pair<std::uint32_t, std::uint32_t> PowerStorage::readable(CpuId c, std::uint32_t loc) {
+  View& v = view(c);
+  return {std::max(v.floor[loc], v.last[loc]), v.seen[loc]};
+}
+
+const std::any& PowerStorage::read(CpuId c, std::uint32_t loc, std::uint32_t index) {
+  view(c).last[loc] = index;
+  return locs_[loc].co[index].value;
+}
+
+void PowerStorage::see_latest(CpuId c, std::uint32_t loc) {
+  // The write the RMW reads reaches this CPU now, with what its barrier ordered before it.
+  const auto latest = static_cast<std::uint32_t>(locs_[loc].co.size() - 1);
+  propagate(c.get(), loc, latest);
+  view(c).last[loc] = latest;
+}
+
+bool PowerStorage::eligible(std::uint32_t d, const Write& w) const {
+  const View& v = cpus_[d];
+  return std::all_of(w.needs.begin(), w.needs.end(),
+                     [&](const auto& n) { return n.first < v.seen.size() && v.seen[n.first] >= n.second; });
+}
+
+void PowerStorage::propagate(std::uint32_t d, std::uint32_t loc, std::uint32_t index) {
+  View& v = view(CpuId{d});
+  if (v.seen[loc] >= index) return;
+  // What the write's barrier ordered before it reaches d first (a sync forces the whole chain).
+  const Needs needs = locs_[loc].co[index].needs;
+  for (const auto& [l, i] : needs) propagate(d, l, i);
+  v.seen[loc] = index;
+}
+
+void PowerStorage::fence(CpuId c, Fence f) {
+  if (f == Fence::kCompiler || f == Fence::kSerializing) return;  // isync/rfid order no storage access
+  View& v = view(c);
+  if (f == Fence::kMb || f == Fence::kMbAtomic) {
+    // sync: everything this CPU has seen reaches every CPU before it completes.
+    for (std::uint32_t d = 0; d < cpus_.size(); ++d) {
+      for (std::uint32_t l = 0; l < v.seen.size(); ++l) propagate(d, l, v.seen[l]);
+      for (std::uint32_t l = 0; l < v.seen.size(); ++l) wake_(locs_[l].line);
+    }
+  }
+  // lwsync and sync: an ordering point for later loads, and A-cumulative for later stores.
+  v.floor = v.seen;
+  v.needs.clear();
+  for (std::uint32_t l = 0; l < v.seen.size(); ++l) {
+    if (v.seen[l] > 0) v.needs.emplace_back(l, v.seen[l]);
+  }
+}
+
+void PowerStorage::enabled(std::vector<sim::Action>& out) const {
+  for (std::uint32_t l = 0; l < locs_.size(); ++l) {
+    for (std::uint32_t i = 1; i < locs_[l].co.size(); ++i) {
+      for (std::uint32_t d = 0; d < cpus_.size(); ++d) {
+        const View& v = cpus_[d];
+        const std::uint32_t seen = l < v.seen.size() ? v.seen[l] : 0;
+        if (seen >= i || !eligible(d, locs_[l].co[i])) continue;
+        out.push_back(
+            sim::Action{sim::Action::Kind::kPropagate, CpuId{d}, static_cast<int>(l), sim::SimTime{}, nullptr, i});
+      }
+    }
+  }
+}
+
+void PowerStorage::run(const sim::Action& a) {
+  const auto loc = static_cast<std::uint32_t>(a.vector);
+  propagate(a.cpu.get(), loc, a.arg);
+  wake_(locs_[loc].line);
+}
+
+void PowerStorage::key(std::vector<long long>& out) const {
+  for (const Loc& l : locs_) {
+    out.push_back(-1);
+    for (const Write& w : l.co) {
+      out.push_back(w.shown ? static_cast<long long>(*w.shown) : -2);
+      for (const auto& [a, b] : w.needs) out.push_back((static_cast<long long>(a) << 32) | b);
+      out.push_back(-3);
+    }
+  }
+  for (const View& v : cpus_) {
+    out.push_back(-4);
+    out.insert(out.end(), v.seen.begin(), v.seen.end());
+    out.insert(out.end(), v.floor.begin(), v.floor.end());
+    out.insert(out.end(), v.last.begin(), v.last.end());
+    for (const auto& [a, b] : v.needs) out.push_back((static_cast<long long>(a) << 32) | b);
+  }
+}
+
+}  // namespace tlbsim::hw

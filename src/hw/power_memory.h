@@ -1,0 +1,84 @@
+// A flat operational model of POWER's storage subsystem for the checker and `tlbsim litmus` (docs/model.md,
+// "Memory ordering"), after Sarkar, Sewell, Alglave, Maranget and Williams, "Understanding POWER Multiprocessors"
+// (PLDI 2011), simplified:
+//  - each location has a coherence order of writes, the order in which they executed;
+//  - a write is visible to its own CPU at once and propagates to each other CPU separately, as an exploration action
+//    (`prL.I@cpuN`: write I of location L reaches cpu N); a CPU that has seen a write sees nothing coherence-older;
+//  - a load reads any write that its CPU could see at some point since its last ordering point (a barrier), and
+//    nothing coherence-older than what it read or wrote there before: so unordered loads may be satisfied out of
+//    order (the value is an exploration choice, `rvK@cpuN`, K = 0 the newest);
+//  - lwsync (smp_rmb, smp_wmb, release, acquire) is an ordering point for loads, and A-cumulative for stores: a later
+//    write of the CPU reaches a CPU only after every write the barrier's CPU had seen; sync (smp_mb) also waits
+//    until all of those have reached every CPU;
+//  - an RMW reads the coherence-latest write.
+// Not modeled: stores that become visible before an earlier load is satisfied (LB), coherence orders other than the
+// execution order (2+2W), address and data dependencies, tlbie/ptesync/tlbsync.
+#pragma once
+
+#include <any>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "hw/coherence.h"
+#include "sim/exploring_scheduler.h"
+#include "sim/ids.h"
+
+namespace tlbsim::hw {
+
+enum class Fence : std::uint8_t;
+
+class PowerStorage final : public sim::MemoryActions {
+ public:
+  // `wake` wakes the CPUs spinning on a line when a write reaches them.
+  PowerStorage(std::size_t cpus, std::function<void(LineId)> wake) : cpus_(cpus), wake_(std::move(wake)) {}
+
+  // The location at `addr`; the first access registers it with the variable's current value as its initial write.
+  std::uint32_t location(const void* addr, LineId line, std::any initial, std::optional<std::uint64_t> shown);
+  void store(CpuId c, std::uint32_t loc, std::any value, std::optional<std::uint64_t> shown);
+  // The writes a load of `loc` may read: indices [lo, hi] into the coherence order.
+  std::pair<std::uint32_t, std::uint32_t> readable(CpuId c, std::uint32_t loc);
+  const std::any& read(CpuId c, std::uint32_t loc, std::uint32_t index);
+  // An RMW sees the coherence-latest write; its store follows.
+  void see_latest(CpuId c, std::uint32_t loc);
+  void fence(CpuId c, Fence f);
+
+  void enabled(std::vector<sim::Action>& out) const override;
+  void run(const sim::Action& a) override;
+  // The whole state, for a stateful search.
+  void key(std::vector<long long>& out) const;
+  // For the replay: the value of write `index` of `loc` as a number, if it is one.
+  std::optional<std::uint64_t> shown(std::uint32_t loc, std::uint32_t index) const {
+    return locs_[loc].co[index].shown;
+  }
+  LineId line(std::uint32_t loc) const { return locs_[loc].line; }
+
+ private:
+  using Needs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (location, index) a target must have seen
+  struct Write {
+    std::any value;
+    std::optional<std::uint64_t> shown;
+    Needs needs;
+  };
+  struct Loc {
+    LineId line;
+    std::vector<Write> co;
+  };
+  struct View {
+    std::vector<std::uint32_t> seen, floor, last;  // per location
+    Needs needs;                                   // the cumulativity of the CPU's last lwsync or sync
+  };
+  View& view(CpuId c);
+  bool eligible(std::uint32_t d, const Write& w) const;
+  void propagate(std::uint32_t d, std::uint32_t loc, std::uint32_t index);
+
+  std::vector<Loc> locs_;
+  std::unordered_map<const void*, std::uint32_t> index_;
+  std::vector<View> cpus_;
+  std::function<void(LineId)> wake_;
+};
+
+}  // namespace tlbsim::hw
