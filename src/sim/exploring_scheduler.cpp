@@ -55,17 +55,17 @@ RunResult ExploringScheduler::run(SimTime until) {
       }
     }
     const std::size_t n_scheduled = offered_.size();
-    std::vector<bool> draining(cpu_count(), false);
+    draining_.assign(cpu_count(), false);
     for (Action m : memory_scratch_) {
       m.time = now_;
       if (m.kind == Action::Kind::kDrain) {
         m.arg = passed_over_[m.cpu.get()];
-        draining[m.cpu.get()] = true;
+        draining_[m.cpu.get()] = true;
       }
       offered_.push_back(m);
     }
     for (std::uint32_t c = 0; c < cpu_count(); ++c) {
-      if (!draining[c]) passed_over_[c] = 0;
+      if (!draining_[c]) passed_over_[c] = 0;
     }
     const std::size_t pick = chooser_->choose(offered_);
     schedule_.push_back(static_cast<std::uint32_t>(pick));

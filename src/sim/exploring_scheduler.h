@@ -121,6 +121,7 @@ class ExploringScheduler final : public Scheduler {
   ActionObserver* observer_ = nullptr;
   MemoryActions* memory_ = nullptr;
   std::vector<Action> memory_scratch_;
+  std::vector<bool> draining_;              // per CPU, at this choice: a store-buffer commit of it is offered
   std::vector<std::uint32_t> passed_over_;  // per CPU: choices since its buffer last committed or filled
   std::function<bool()> stop_;
   bool stopped_ = false;
