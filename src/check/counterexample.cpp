@@ -187,9 +187,7 @@ Counterexample parse_counterexample(const std::string& text, const std::string& 
   if (top.has("memory_model")) {
     const std::string mm = top.string("memory_model");
     const auto m = hw::memory_model_from_string(mm);
-    if (!m || *m == hw::MemoryModel::kPower) {
-      top.fail("memory_model", "unknown memory model '" + mm + "' (known: sc, tso; power runs litmus tests only)");
-    }
+    if (!m) top.fail("memory_model", "unknown memory model '" + mm + "' (known: sc, tso, power)");
     cx.target.memory_model = *m;
   }
   const std::uint32_t cpus = cx.target.machine.cpu_count();
@@ -247,12 +245,28 @@ class TraceRecorder final : public sim::ActionObserver, public hw::AccessObserve
       case sim::Action::Kind::kDrain:
         text = "store buffer commits: " + access_;
         break;
-      case sim::Action::Kind::kPropagate:
-        text = fmt::format("write {} of location {} reaches this CPU", a.arg, a.vector);
+      case sim::Action::Kind::kPropagate: {
+        const hw::PowerStorage& p = *k->sys().memory().power();
+        const auto loc = static_cast<std::uint32_t>(a.vector);
+        text = fmt::format("write {} of {}{} reaches this CPU", a.arg, k->sys().coherence().name(p.line(loc)),
+                           shown(p, loc, a.arg));
         break;
+      }
       case sim::Action::Kind::kValue:
-        text = fmt::format("the next load reads the value {} back", a.arg);
+        text = a.arg == 0 ? std::string("the next load reads the newest value that has reached this CPU")
+                          : fmt::format(
+                                "the next load reads a value {} writes older than the newest that has "
+                                "reached this CPU",
+                                a.arg);
         break;
+    }
+    // Under POWER: the writes that have not reached this CPU yet.
+    if (const hw::PowerStorage* p = k->sys().memory().power(); p != nullptr && a.kind != sim::Action::Kind::kValue) {
+      std::vector<std::string> held;
+      for (const auto& [loc, i] : p->unseen(a.cpu)) {
+        held.push_back(fmt::format("{}{}", k->sys().coherence().name(p->line(loc)), shown(*p, loc, i)));
+      }
+      if (!held.empty()) text += fmt::format(" [not seen here yet: {}]", fmt::join(held, ", "));
     }
     // What the CPU's store buffer holds after the action, oldest first.
     if (const hw::StoreBuffers* sb = k->sys().memory().store_buffers(); sb != nullptr && sb->pending(a.cpu)) {
@@ -264,6 +278,10 @@ class TraceRecorder final : public sim::ActionObserver, public hw::AccessObserve
       text += fmt::format(" [buffered: {}]", fmt::join(held, ", "));
     }
     rows.push_back(Row{a.cpu.get(), std::move(text)});
+  }
+  static std::string shown(const hw::PowerStorage& p, std::uint32_t loc, std::uint32_t i) {
+    const auto v = p.shown(loc, i);
+    return v ? fmt::format(" := {:#x}", *v) : std::string();
   }
   void on_access(CpuId, LineId line, hw::Access kind, std::optional<std::uint64_t> old_value,
                  std::optional<std::uint64_t> new_value) override {

@@ -28,16 +28,16 @@ class PctChooser final : public sim::Chooser {
     const std::uint64_t step = step_++;
     std::size_t best = 0;
     for (std::size_t i = 1; i < actions.size(); ++i) {
-      if (priority_[actions[i].cpu.get()] > priority_[actions[best].cpu.get()]) best = i;
+      if (priority_[actions[i].owner().get()] > priority_[actions[best].owner().get()]) best = i;
     }
     // Among the best CPU's actions, a coin decides between its step and its interrupts or hardware actions.
     std::vector<std::size_t> mine;
     for (std::size_t i = 0; i < actions.size(); ++i) {
-      if (actions[i].cpu == actions[best].cpu) mine.push_back(i);
+      if (actions[i].owner() == actions[best].owner()) mine.push_back(i);
     }
     const std::size_t pick = mine.size() == 1 ? mine[0] : mine[rng_.below(mine.size())];
     for (std::size_t i = 0; i < change_at_.size(); ++i) {
-      if (change_at_[i] == step) priority_[actions[pick].cpu.get()] = static_cast<std::uint32_t>(i);
+      if (change_at_[i] == step) priority_[actions[pick].owner().get()] = static_cast<std::uint32_t>(i);
     }
     return pick;
   }

@@ -11,6 +11,7 @@
 #include "hw/system.h"
 #include "kernel/kernel.h"
 #include "mm/memory.h"
+#include "mm/pte_visibility.h"
 #include "model/options.h"
 #include "model/profile.h"
 #include "util/error.h"
@@ -53,7 +54,7 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
 }
 
 hw::MemoryModel arch_memory_model(kernel::Arch arch) {
-  return arch == kernel::Arch::kX86 ? hw::MemoryModel::kTso : hw::MemoryModel::kSc;
+  return arch == kernel::Arch::kX86 ? hw::MemoryModel::kTso : hw::MemoryModel::kPower;
 }
 
 std::size_t DefaultOrder::pick(const std::vector<sim::Action>& actions) const {
@@ -173,6 +174,10 @@ class Run final : public ScenarioRun {
         oracle_(Oracle::attach(k_)) {
     sys_.memory().set_memory_model(t.memory_model);
     sched_->set_memory_actions(sys_.memory().memory_actions());
+    if (sys_.memory().power() != nullptr) {
+      ptes_ = std::make_unique<kernel::PowerPteVisibility>(sys_.memory(), sys_.coherence().add_line("pte"));
+      k_.frames().set_pte_visibility(ptes_.get());
+    }
   }
   kernel::Kernel& kernel() override { return k_; }
   const Oracle& oracle() const { return *oracle_; }
@@ -187,6 +192,7 @@ class Run final : public ScenarioRun {
  private:
   sim::ExploringScheduler* sched_ = nullptr;
   hw::System sys_;
+  std::unique_ptr<kernel::PowerPteVisibility> ptes_;  // under POWER; outlives the kernel's page tables
   kernel::Kernel k_;
   std::unique_ptr<Oracle> oracle_;
 };

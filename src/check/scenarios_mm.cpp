@@ -212,6 +212,35 @@ class CowVsMadvise final : public CheckScenario {
 TLBSIM_SCENARIO(CowVsMadvise, "cow_vs_madvise",
                 "cpu0 write-faults a private file page (copy + flush_tlb_page) while cpu1 madvises another page");
 
+// cpu0 madvises page X of a process that cpu1, running another one, switches to for the first time and reads X
+// twice: cpu1 sets its mm_cpumask bit as cpu0 clears the PTE and reads the mask (the store -> load pairs that
+// switch_mm_irqs_off's smp_mb() and the flush side's barrier order).
+class JoinVsMadvise final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    kernel::Kernel& k = run.kernel();
+    MmStruct& mm = k.new_mm();
+    MmStruct& other = k.new_mm();
+    std::uint64_t x = 0, a = 0;
+    run.prepare(0, switch_to(k.percpu(CpuId{0}), mm));
+    run.prepare(0, map(k.percpu(CpuId{0}), mm, kPageSize, x));
+    run.prepare(0, touch(k.percpu(CpuId{0}), mm, x, true));
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), other));
+    run.prepare(1, map(k.percpu(CpuId{1}), other, kPageSize, a));
+    run.prepare(1, touch(k.percpu(CpuId{1}), other, a, true));
+    run.race(0, madvise(k.percpu(CpuId{0}), mm, x, kPageSize));
+    run.race(1, join_and_read(k.percpu(CpuId{1}), mm, x));
+  }
+
+ private:
+  static sim::Task<void> join_and_read(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    co_await switch_to(self, mm);
+    co_await touch_n(self, mm, x, 2);
+  }
+};
+TLBSIM_SCENARIO(JoinVsMadvise, "join_vs_madvise",
+                "cpu1 switches to a process for the first time and reads twice a page that cpu0 madvises");
+
 // cpu0 madvises page X while cpu1 switches to another process (or through `others` processes, recycling its ASID
 // slots) and back, then reads X.
 class SwitchVsMadvise : public CheckScenario {

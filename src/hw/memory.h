@@ -40,6 +40,10 @@ template <class T>
 std::optional<std::uint64_t> observed_value(const T& v) {
   if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
     return static_cast<std::uint64_t>(v);
+  } else if constexpr (requires {
+                         { v.shown_value() } -> std::convertible_to<std::uint64_t>;
+                       }) {
+    return v.shown_value();  // a value the replay shows as a number (a CPU mask's first word)
   } else {
     return std::nullopt;
   }
@@ -79,6 +83,7 @@ class Memory {
   MemoryModel memory_model() const { return memory_model_; }
   StoreBuffers* store_buffers() { return buffers_.get(); }
   PowerStorage* power() { return power_.get(); }
+  const PowerStorage* power_const() const { return power_.get(); }
   // The model's own actions for the exploring scheduler (nullptr under sequential consistency).
   sim::MemoryActions* memory_actions() {
     return buffers_ ? static_cast<sim::MemoryActions*>(buffers_.get()) : static_cast<sim::MemoryActions*>(power_.get());
@@ -282,7 +287,13 @@ class Memory {
     // A second line whose write also ends the spin (a loop that reads two variables); a stale entry left on the
     // line that did not end it finds a newer park generation and has no effect.
     std::optional<LineId> also{};
-    bool await_ready() const noexcept { return false; }
+    // Under POWER a newer value already visible to this CPU ends the spin at once (PowerStorage::settle_line).
+    bool await_ready() noexcept {
+      if (mem.power_ == nullptr) return false;
+      const bool a = mem.power_->settle_line(cpu.id(), line);
+      const bool b = also && mem.power_->settle_line(cpu.id(), *also);
+      return a || b;
+    }
     void await_suspend(std::coroutine_handle<> h) {
       const std::uint32_t gen = cpu.park(h, line, site, idle, wake_latency);
       mem.model_.add_waiter(line, LineWaiter{cpu.id(), gen});
@@ -317,7 +328,7 @@ class Memory {
     LineId line;
     sim::SimTime deadline;
     sim::SourceSite site;
-    bool await_ready() const noexcept { return false; }
+    bool await_ready() noexcept { return mem.power_ != nullptr && mem.power_->settle_line(cpu.id(), line); }
     void await_suspend(std::coroutine_handle<> h) {
       const std::uint32_t gen = cpu.park(h, line, site, false, sim::Duration{0});
       mem.model_.add_waiter(line, LineWaiter{cpu.id(), gen});

@@ -28,7 +28,7 @@ PowerStorage::View& PowerStorage::view(CpuId c) {
 void PowerStorage::store(CpuId c, std::uint32_t loc, std::any value, std::optional<std::uint64_t> shown) {
   View& v = view(c);
   Loc& l = locs_[loc];
-  l.co.push_back(Write{std::move(value), shown, v.needs});
+  l.co.push_back(Write{std::move(value), shown, v.needs, c});
   const auto i = static_cast<std::uint32_t>(l.co.size() - 1);
   v.seen[loc] = v.last[loc] = i;
 }
@@ -48,6 +48,43 @@ void PowerStorage::see_latest(CpuId c, std::uint32_t loc) {
   const auto latest = static_cast<std::uint32_t>(locs_[loc].co.size() - 1);
   propagate(c.get(), loc, latest);
   view(c).last[loc] = latest;
+}
+
+void PowerStorage::store_global(std::uint32_t loc, std::any value, std::optional<std::uint64_t> shown) {
+  Loc& l = locs_[loc];
+  l.co.push_back(Write{std::move(value), shown, {}});
+  const auto i = static_cast<std::uint32_t>(l.co.size() - 1);
+  for (std::uint32_t d = 0; d < cpus_.size(); ++d) {
+    View& v = view(CpuId{d});
+    v.seen[loc] = v.floor[loc] = v.last[loc] = i;
+  }
+  wake_(l.line);
+}
+
+void PowerStorage::settle(CpuId c, std::uint32_t loc) {
+  View& v = view(c);
+  v.floor[loc] = std::max(v.floor[loc], v.seen[loc]);
+}
+
+bool PowerStorage::settle_line(CpuId c, LineId line) {
+  View& v = view(c);
+  bool newer = false;
+  for (std::uint32_t l = 0; l < locs_.size(); ++l) {
+    if (locs_[l].line != line || v.seen[l] <= std::max(v.floor[l], v.last[l])) continue;
+    v.floor[l] = v.seen[l];
+    newer = true;
+  }
+  return newer;
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> PowerStorage::unseen(CpuId c) const {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+  const View& v = cpus_[c.get()];
+  for (std::uint32_t l = 0; l < locs_.size(); ++l) {
+    const auto newest = static_cast<std::uint32_t>(locs_[l].co.size() - 1);
+    if ((l < v.seen.size() ? v.seen[l] : 0) < newest) out.emplace_back(l, newest);
+  }
+  return out;
 }
 
 bool PowerStorage::eligible(std::uint32_t d, const Write& w) const {
@@ -90,8 +127,8 @@ void PowerStorage::enabled(std::vector<sim::Action>& out) const {
         const View& v = cpus_[d];
         const std::uint32_t seen = l < v.seen.size() ? v.seen[l] : 0;
         if (seen >= i || !eligible(d, locs_[l].co[i])) continue;
-        out.push_back(
-            sim::Action{sim::Action::Kind::kPropagate, CpuId{d}, static_cast<int>(l), sim::SimTime{}, nullptr, i});
+        out.push_back(sim::Action{sim::Action::Kind::kPropagate, CpuId{d}, static_cast<int>(l), sim::SimTime{}, nullptr,
+                                  i, locs_[l].co[i].by});
       }
     }
   }

@@ -11,8 +11,10 @@
 //    write of the CPU reaches a CPU only after every write the barrier's CPU had seen; sync (smp_mb) also waits
 //    until all of those have reached every CPU;
 //  - an RMW reads the coherence-latest write.
+// Page-table entries are locations too when the checker runs the kernel under POWER (mm/pte_visibility.h): a hardware
+// page walk is a load of its CPU; ptesync is a sync; a tlbie or tlbiel settles the walks of the CPUs it reaches.
 // Not modeled: stores that become visible before an earlier load is satisfied (LB), coherence orders other than the
-// execution order (2+2W), address and data dependencies, tlbie/ptesync/tlbsync.
+// execution order (2+2W), address and data dependencies.
 #pragma once
 
 #include <any>
@@ -44,6 +46,14 @@ class PowerStorage final : public sim::MemoryActions {
   const std::any& read(CpuId c, std::uint32_t loc, std::uint32_t index);
   // An RMW sees the coherence-latest write; its store follows.
   void see_latest(CpuId c, std::uint32_t loc);
+  // A write made outside any CPU's action (a scenario's set-up): every CPU sees it at once.
+  void store_global(std::uint32_t loc, std::any value, std::optional<std::uint64_t> shown);
+  // CPU c's later loads of `loc` read nothing older than what has reached c (a TLB invalidation that completes on c
+  // ends every page walk begun before it).
+  void settle(CpuId c, std::uint32_t loc);
+  // A spin loop about to wait on `line`: if a value of it newer than CPU c last read has reached c, c's next loads
+  // of it read the newest (a spinning load is eventually satisfied by what has propagated) and it need not wait.
+  bool settle_line(CpuId c, LineId line);
   void fence(CpuId c, Fence f);
 
   void enabled(std::vector<sim::Action>& out) const override;
@@ -55,6 +65,10 @@ class PowerStorage final : public sim::MemoryActions {
     return locs_[loc].co[index].shown;
   }
   LineId line(std::uint32_t loc) const { return locs_[loc].line; }
+  // The coherence-latest write of `loc`.
+  const std::any& newest(std::uint32_t loc) const { return locs_[loc].co.back().value; }
+  // For the replay: the newest write of each location that has not reached CPU c yet, as (location, index).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> unseen(CpuId c) const;
 
  private:
   using Needs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (location, index) a target must have seen
@@ -62,6 +76,7 @@ class PowerStorage final : public sim::MemoryActions {
     std::any value;
     std::optional<std::uint64_t> shown;
     Needs needs;
+    CpuId by{};  // the writer (the initial value: cpu0)
   };
   struct Loc {
     LineId line;

@@ -40,7 +40,7 @@ inline constexpr MemoryModelInfo kMemoryModels[] = {
      "serializing instructions drain it"},
     {MemoryModel::kPower, "power",
      "POWER, flat (after Sarkar et al., PLDI 2011): writes reach each CPU separately, unordered loads read any value "
-     "visible since the last barrier, lwsync/sync cumulative; litmus tests only so far"},
+     "visible since the last barrier, lwsync/sync cumulative; page-table entries too, read by the page walkers"},
 };
 // "sc", "tso".
 std::string to_string(MemoryModel m);

@@ -121,7 +121,7 @@ void Kernel::speculative_walks(PerCpu& self) {
     const PteTable* t = mm->pgd.table(v);
     if (t == nullptr) continue;
     self.tlb.pwc_fill(tag, t->frame.get(), Vpn{table_index(v) * kPtesPerTable}, Vpn{(table_index(v) + 1) * kPtesPerTable});
-    if (const auto pte = mm->pgd.lookup(v); pte && !pte->protnone)
+    if (const auto pte = mm->pgd.walk(self.id, v); pte && !pte->protnone)
       self.tlb.fill(tag, v, hw::Translation{pte->pfn, pte->writable, mm->id()}, true);
   }
 }

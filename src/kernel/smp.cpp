@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "kernel/barrier.h"
 #include "kernel/options.h"
 #include "trace/tracer.h"
 
@@ -16,7 +17,10 @@ sim::Task<void> csd_lock_wait(PerCpu& self, Csd& csd) {
   hw::Memory& mem = self.k.mem();
   for (;;) {
     const std::uint32_t flags = co_await mem.read(self.cpu, csd.flags);
-    if (!(flags & Csd::CSD_FLAG_LOCK)) co_return;
+    if (!(flags & Csd::CSD_FLAG_LOCK)) {
+      smp_load_acquire_fence(mem, self.cpu);  // smp_cond_load_acquire
+      co_return;
+    }
     co_await mem.wait_for_write(self.cpu, csd.flags.line);
   }
 }
@@ -25,10 +29,14 @@ sim::Task<void> csd_lock_wait(PerCpu& self, Csd& csd) {
 sim::Task<void> csd_lock(PerCpu& self, Csd& csd, bool sync) {
   co_await csd_lock_wait(self, csd);
   co_await self.k.mem().write(self.cpu, csd.flags, Csd::CSD_FLAG_LOCK | (sync ? Csd::CSD_TYPE_SYNC : 0u));
+  smp_wmb(self.k.mem(), self.cpu);  // the flags store before the func and info stores
 }
 
 // csd_unlock: smp_store_release(&csd->node.u_flags, 0).
-sim::Task<void> csd_unlock(PerCpu& self, Csd& csd) { co_await self.k.mem().write(self.cpu, csd.flags, 0u); }
+sim::Task<void> csd_unlock(PerCpu& self, Csd& csd) {
+  smp_store_release_fence(self.k.mem(), self.cpu);
+  co_await self.k.mem().write(self.cpu, csd.flags, 0u);
+}
 
 }  // namespace
 

@@ -33,6 +33,8 @@ class Cpumask {
     return n;
   }
   std::uint32_t size() const { return n_; }
+  // The first 64 CPUs' bits, as the checker's replay shows a mask.
+  std::uint64_t shown_value() const { return nwords_ > 0 ? data()[0] : 0; }
   Cpumask& operator|=(const Cpumask& o) {
     for (std::uint32_t i = 0; i < nwords_; ++i) data()[i] |= o.data()[i];
     return *this;
@@ -72,61 +74,101 @@ class Cpumask {
 
 // A cpumask shared between CPUs (mm_cpumask): its value, and the modeled lines its words sit on.
 // Contract: bit operations are atomic RMWs on the line that holds the bit; reading the whole mask reads every
-// line (as cpumask iteration does).
+// line (as cpumask iteration does). Under the checker's POWER model (hw::Memory::power) a mask of one line is a
+// location of the storage model: a load may read an older value, cpumask_set_cpu and cpumask_clear_cpu are
+// relaxed RMWs (powerpc's set_bit and clear_bit have no barrier) and the test_and_ ones fully ordered (value-returning
+// atomics). Elsewhere the value is kept beside the lines, and every access takes effect when its step completes.
 class SharedCpumask {
  public:
   static constexpr std::uint32_t kCpusPerLine = 512;
 
-  SharedCpumask(hw::CoherenceModel& model, std::uint32_t ncpus, const char* name) : value_(ncpus) {
+  SharedCpumask(hw::CoherenceModel& model, std::uint32_t ncpus, const char* name) : value_{Cpumask(ncpus), {}} {
     for (std::uint32_t i = 0; i < (ncpus + kCpusPerLine - 1) / kCpusPerLine; ++i)
       lines_.push_back(model.add_line(name));
+    value_.line = lines_.front();
   }
 
   LineId line_of(CpuId c) const { return lines_[c.get() / kCpusPerLine]; }
   const std::vector<LineId>& lines() const { return lines_; }
-  // The value without modeled cost (for the oracle, assertions and dumps only).
-  const Cpumask& peek() const { return value_; }
+  // The value without modeled cost (for the oracle, assertions and dumps only): the coherence-latest one.
+  const Cpumask& peek() const { return value_.value; }
 
   // cpumask_set_cpu: a locked bit-set on the bit's line.
   sim::Task<void> set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c, sim::SourceSite site = sim::SourceSite::current()) {
+    if (weak(mem)) {
+      co_await mem.rmw_relaxed(
+          cpu, value_, [c](const Cpumask& m) { return with(m, c, true); }, site);
+      co_return;
+    }
     co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
-    value_.set(c);
+    value_.value.set(c);
   }
   // cpumask_clear_cpu: a locked bit-clear on the bit's line.
   sim::Task<void> clear_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
                             sim::SourceSite site = sim::SourceSite::current()) {
+    if (weak(mem)) {
+      co_await mem.rmw_relaxed(
+          cpu, value_, [c](const Cpumask& m) { return with(m, c, false); }, site);
+      co_return;
+    }
     co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
-    value_.clear(c);
+    value_.value.clear(c);
   }
   // cpumask_test_cpu: a plain load of the bit's line.
   sim::Task<bool> test_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c, sim::SourceSite site = sim::SourceSite::current()) {
+    if (weak(mem)) {
+      const Cpumask m = co_await mem.read(cpu, value_, site);
+      co_return m.test(c);
+    }
     co_await mem.touch(cpu, line_of(c), hw::Access::kLoad, site);
-    co_return value_.test(c);
+    co_return value_.value.test(c);
   }
   // cpumask_test_and_clear_cpu: a locked RMW that returns the old bit.
   sim::Task<bool> test_and_clear_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
                                      sim::SourceSite site = sim::SourceSite::current()) {
+    if (weak(mem)) {
+      const Cpumask old = co_await mem.rmw(
+          cpu, value_, [c](const Cpumask& m) { return with(m, c, false); }, site);
+      co_return old.test(c);
+    }
     co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
-    const bool was = value_.test(c);
-    value_.clear(c);
+    const bool was = value_.value.test(c);
+    value_.value.clear(c);
     co_return was;
   }
   // cpumask_test_and_set_cpu: a locked RMW that returns the old bit.
   sim::Task<bool> test_and_set_cpu(hw::Memory& mem, sim::Cpu& cpu, CpuId c,
                                    sim::SourceSite site = sim::SourceSite::current()) {
+    if (weak(mem)) {
+      const Cpumask old = co_await mem.rmw(
+          cpu, value_, [c](const Cpumask& m) { return with(m, c, true); }, site);
+      co_return old.test(c);
+    }
     co_await mem.touch(cpu, line_of(c), hw::Access::kRmw, site);
-    const bool was = value_.test(c);
-    value_.set(c);
+    const bool was = value_.value.test(c);
+    value_.value.set(c);
     co_return was;
   }
   // A snapshot of the whole mask, reading each of its lines (for_each_cpu, cpumask_copy, cpumask_any_but).
   sim::Task<Cpumask> read(hw::Memory& mem, sim::Cpu& cpu, sim::SourceSite site = sim::SourceSite::current()) {
+    if (weak(mem)) {
+      const Cpumask m = co_await mem.read(cpu, value_, site);
+      co_return m;
+    }
     for (LineId l : lines_) co_await mem.touch(cpu, l, hw::Access::kLoad, site);
-    co_return value_;
+    co_return value_.value;
   }
 
  private:
-  Cpumask value_;
+  static Cpumask with(Cpumask m, CpuId c, bool set) {
+    if (set)
+      m.set(c);
+    else
+      m.clear(c);
+    return m;
+  }
+  bool weak(const hw::Memory& mem) const { return lines_.size() == 1 && mem.power_const() != nullptr; }
+  hw::Shared<Cpumask> value_;
   std::vector<LineId> lines_;
 };
 

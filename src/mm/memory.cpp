@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "kernel/barrier.h"
 #include "kernel/sched/sched.h"
 #include "mm/huge_memory.h"
 #include "mm/mempolicy.h"
@@ -339,7 +340,7 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
     }
     // Page walk; a present PTE with the needed permission fills the TLB and the paging-structure cache.
     co_await self.cpu.user_delay(tp.page_walk);
-    if (const auto pte = mm.pgd.lookup(v); pte && !pte->protnone && (!write || pte->writable)) {
+    if (const auto pte = mm.pgd.walk(self.id, v); pte && !pte->protnone && (!write || pte->writable)) {
       if (pte->huge) {  // a PMD-mapped THP: one 2 MiB entry
         const HugePmd& h = *mm.pgd.huge_pmd(v);
         self.tlb.fill_huge(pcid, v, hw::Translation{h.page, h.writable, mm.id()});
@@ -347,9 +348,11 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
         co_return;
       }
       self.tlb.fill(pcid, v, hw::Translation{pte->pfn, pte->writable, mm.id()});
-      const PteTable* t = mm.pgd.table(v);
-      self.tlb.pwc_fill(pcid, t->frame.get(), Vpn{table_index(v) * kPtesPerTable},
-                        Vpn{(table_index(v) + 1) * kPtesPerTable});
+      // (A walk that read an older entry under a weak memory model may find its table detached since.)
+      if (const PteTable* t = mm.pgd.table(v)) {
+        self.tlb.pwc_fill(pcid, t->frame.get(), Vpn{table_index(v) * kPtesPerTable},
+                          Vpn{(table_index(v) + 1) * kPtesPerTable});
+      }
       co_await self.cpu.user_delay(self.k.machine().coherence.l1_hit);
       co_return;
     }
@@ -427,6 +430,7 @@ namespace {
 // vma_end_write_all: every VMA this writer write-locked is unlocked by one store.
 sim::Task<void> vma_end_write_all(PerCpu& self, MmStruct& mm) {
   if (!per_vma_lock(self.k.config().version, self.k.arch().arch())) co_return;
+  smp_store_release_fence(self.k.mem(), self.cpu);  // smp_store_release(&mm->mm_lock_seq, ...)
   co_await self.k.mem().write(self.cpu, mm.mm_lock_seq, mm.mm_lock_seq.value + 1);
 }
 

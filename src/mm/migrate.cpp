@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "kernel/barrier.h"
 #include "kernel/options.h"
 #include "mm/rmap.h"
 
@@ -95,6 +96,7 @@ sim::Task<void> move_page(PerCpu& self, MmStruct& mm, const Isolated& p) {
   co_await self.cpu.delay(costs(self).rmap_update + costs(self).pte_update);
   co_await ptl.unlock(self.k.mem(), self.cpu);
   hw::Shared<std::uint64_t>& queue = mm.page_waitqueue(p.page);
+  smp_store_release_fence(self.k.mem(), self.cpu);                // clear_bit_unlock(PG_locked): a release
   co_await self.k.mem().write(self.cpu, queue, queue.value + 1);  // folio_unlock: folio_wake_bit wakes the waiters
   self.k.frames().free(p.page);  // the old page's last reference: freed
   if (!remap) self.k.frames().free(copy);  // no PTE to restore (the range was zapped): the copy goes too

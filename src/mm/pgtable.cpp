@@ -43,7 +43,9 @@ void FrameAllocator::free(Pfn pfn) {
   free_list_.push_back(pfn.get());
 }
 
-PageTables::~PageTables() = default;
+PageTables::~PageTables() {
+  if (PteVisibility* vis = frames_.pte_visibility()) vis->forget(*this);
+}
 
 std::optional<Pte> PageTables::lookup(Vpn v) const {
   auto it = tables_.find(table_index(v));
@@ -60,12 +62,20 @@ std::optional<Pte> PageTables::lookup(Vpn v) const {
   return p;
 }
 
+std::optional<Pte> PageTables::walk(CpuId cpu, Vpn v) const {
+  std::optional<Pte> now = lookup(v);
+  if (PteVisibility* vis = frames_.pte_visibility()) return vis->walk(cpu, *this, v, now);
+  return now;
+}
+
 const PteTable* PageTables::table(Vpn v) const {
   auto it = tables_.find(table_index(v));
   return it == tables_.end() ? nullptr : &it->second;
 }
 
 void PageTables::set(Vpn v, const Pte& pte) {
+  PteVisibility* vis = frames_.pte_visibility();
+  const std::optional<Pte> before = vis != nullptr ? lookup(v) : std::nullopt;
   auto [it, inserted] = tables_.try_emplace(table_index(v));
   if (inserted) it->second.frame = frames_.alloc(FrameUse::kPageTable);
   Pte& slot = it->second.ptes[v.get() % kPtesPerTable];
@@ -73,6 +83,7 @@ void PageTables::set(Vpn v, const Pte& pte) {
   if (!was && is) ++it->second.present;
   if (was && !is) --it->second.present;
   slot = pte;
+  if (vis != nullptr) vis->stored(*this, v, before, lookup(v));
 }
 
 std::optional<Pte> PageTables::migration_entry(Vpn v) const {
@@ -90,7 +101,7 @@ bool PageTables::clear_migration_entry(Vpn v) {
   if (!slot.migration) return false;
   slot = Pte{};
   --it->second.present;
-  return true;
+  return true;  // a walk reads no entry before or after: nothing for PteVisibility
 }
 
 std::optional<Pte> PageTables::clear(Vpn v) {
@@ -101,6 +112,7 @@ std::optional<Pte> PageTables::clear(Vpn v) {
   const Pte old = slot;
   slot = Pte{};
   --it->second.present;
+  if (PteVisibility* vis = frames_.pte_visibility()) vis->stored(*this, v, old, std::nullopt);
   return old;
 }
 

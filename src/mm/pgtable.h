@@ -25,6 +25,25 @@ inline std::uint64_t table_index(Vpn v) { return v.get() / kPtesPerTable; }
 // What a frame currently holds, for the oracle's reports.
 enum class FrameUse : std::uint8_t { kFree, kAnon, kPageCache, kPageTable, kZeroPage };
 
+struct Pte;
+class PageTables;
+
+// What the hardware page walkers read of page-table entries under a weak memory model (the checker's POWER model,
+// mm/pte_visibility.h). None is installed by default: every walk reads the current entry. Contract: stored() is
+// called after each change of a 4 KiB PTE (set, clear, clear_migration_entry) with its value as a walk would read it
+// before and after; walk() returns what `cpu`'s walker reads, the current value or an older one.
+class PteVisibility {
+ public:
+  virtual ~PteVisibility() = default;
+  virtual void stored(const PageTables& pt, Vpn v, const std::optional<Pte>& before,
+                      const std::optional<Pte>& after) = 0;
+  virtual std::optional<Pte> walk(CpuId cpu, const PageTables& pt, Vpn v, const std::optional<Pte>& now) = 0;
+  // A TLB invalidation completed on `cpu` (tlbie reaching it, or its own tlbiel): no walk it began earlier survives.
+  virtual void invalidated(CpuId cpu) = 0;
+  // `pt` is being destroyed: a later table at its address is a new one.
+  virtual void forget(const PageTables& pt) = 0;
+};
+
 // Physical memory. Freed frames are reused last-in first-out, so a frame freed too early is reused soon and a
 // stale translation to it is caught quickly. Contract: free() calls the free observer before the frame can be
 // reused (the oracle marks removals complete there).
@@ -51,6 +70,9 @@ class FrameAllocator {
   void set_free_observer(std::function<void(Pfn)> f) { on_free_ = std::move(f); }
   // Called when a frame that was freed is handed out again.
   void set_reuse_observer(std::function<void(Pfn)> f) { on_reuse_ = std::move(f); }
+  // The walkers' view of page tables under a weak memory model (nullptr: the current entries).
+  void set_pte_visibility(PteVisibility* v) { pte_visibility_ = v; }
+  PteVisibility* pte_visibility() const { return pte_visibility_; }
 
  private:
   std::vector<FrameUse> use_{FrameUse::kZeroPage};  // frame 0 is the shared zero page
@@ -64,6 +86,7 @@ class FrameAllocator {
   std::uint64_t frees_ = 0;
   std::function<void(Pfn)> on_free_;
   std::function<void(Pfn)> on_reuse_;
+  PteVisibility* pte_visibility_ = nullptr;
 };
 
 struct Pte {
@@ -107,6 +130,9 @@ class PageTables {
   PageTables& operator=(const PageTables&) = delete;
 
   std::optional<Pte> lookup(Vpn v) const;
+  // What `cpu`'s hardware page walker reads for v: lookup(v), or under a weak memory model possibly an older value
+  // (FrameAllocator::pte_visibility).
+  std::optional<Pte> walk(CpuId cpu, Vpn v) const;
   // The leaf table covering v, if allocated.
   const PteTable* table(Vpn v) const;
   // Installs a PTE, allocating the leaf table if needed.

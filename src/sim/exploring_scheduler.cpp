@@ -82,6 +82,9 @@ RunResult ExploringScheduler::run(SimTime until) {
     now_ = std::max(now_, a.time);
     ++events_;
     if (observer_ != nullptr) observer_->before(a);
+    if (a.kind == Action::Kind::kStep || a.kind == Action::Kind::kIrq || a.kind == Action::Kind::kHardware) {
+      running_ = a.cpu;
+    }
     switch (a.kind) {
       case Action::Kind::kStep: resume_cpu(cpu(a.cpu)); break;
       case Action::Kind::kIrq: cpu(a.cpu).raise_irq(a.vector); break;
@@ -97,6 +100,7 @@ RunResult ExploringScheduler::run(SimTime until) {
       case Action::Kind::kValue:
         break;
     }
+    running_.reset();
     if (observer_ != nullptr) observer_->after(a);
     if (stop_ && stop_()) {
       stopped_ = true;

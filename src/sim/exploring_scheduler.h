@@ -25,6 +25,10 @@ struct Action {
   // kTimer: the timer's argument. kDrain: how many choices in a row passed this CPU's store buffer over (0: its
   // oldest store was just buffered, or the one before it just committed).
   std::uint32_t arg = 0;
+  // kPropagate: the CPU that made the write. A strategy that runs one CPU at a time (PCT) counts the propagation
+  // among that CPU's actions, as it counts a store buffer's commits among its own CPU's.
+  CpuId by{};
+  CpuId owner() const { return kind == Kind::kPropagate ? by : cpu; }
 
   // "cpu1", "irq1@cpu0", "timer3", "hw@cpu1", "sb@cpu1", "pr2.1@cpu0", "rv1@cpu1": names the action in schedule
   // files, stable across runs.

@@ -70,6 +70,9 @@ class Scheduler {
   // Which of n values a load reads, under a memory model that lets it choose (0: the newest). The timed scheduler
   // never runs one; the exploring scheduler asks its chooser.
   virtual std::size_t choose_value(CpuId /*cpu*/, std::size_t /*n*/) { return 0; }
+  // The CPU whose code or hardware is running now, for state that records who wrote it (the checker's page-table
+  // stores under POWER); nullopt outside a CPU's action, and always under the timed scheduler.
+  std::optional<CpuId> running_cpu() const { return running_; }
 
   // Names cache lines in dumps (installed by the hardware model).
   void set_line_namer(std::function<std::string(LineId)> namer) { line_namer_ = std::move(namer); }
@@ -98,6 +101,7 @@ class Scheduler {
   Duration stall_limit_ = milliseconds(100);
   std::uint64_t livelock_limit_ = std::uint64_t{1} << 24;
   std::uint64_t events_at_now_ = 0;  // events run at now_ so far
+  std::optional<CpuId> running_;
   std::vector<std::optional<Cpu>> cpus_;  // contiguous: the hot per-CPU state of many CPUs stays in cache
   std::function<std::string(LineId)> line_namer_;
   std::function<void(SimTime, std::uint64_t)> progress_;

@@ -97,9 +97,9 @@ TEST(Counterexample, EveryFieldIsCheckedAndErrorsNameTheFileAndTheField) {
       {[](nlohmann::json& j) { j["decisions"][0]["action"] = "cpu01"; }, "'decisions[0].action'"},
       {[](nlohmann::json& j) { j["decisions"][0]["action"] = "sb@cpu9"; }, "'decisions[0].action'"},
       {[](nlohmann::json& j) { j["memory_model"] = "arm"; },
-       "cx.json: counterexample file: 'memory_model': unknown memory model 'arm' (known: sc, tso; power runs litmus "
-       "tests only)"},
-      {[](nlohmann::json& j) { j["memory_model"] = "power"; }, "cx.json: counterexample file: 'memory_model'"},
+       "cx.json: counterexample file: 'memory_model': unknown memory model 'arm' (known: sc, tso, power)"},
+      {[](nlohmann::json& j) { j["memory_model"] = "Power"; }, "cx.json: counterexample file: 'memory_model'"},
+      {[](nlohmann::json& j) { j["memory_model"] = ""; }, "cx.json: counterexample file: 'memory_model'"},
       {[](nlohmann::json& j) { j["memory_model"] = 3; }, "cx.json: counterexample file: 'memory_model'"},
       {[](nlohmann::json& j) { j["decisions"][0]["action"] = "irq1@cpu2"; }, "'decisions[0].action'"},
       {[](nlohmann::json& j) { j["steps"] = -5; },
@@ -205,6 +205,36 @@ TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   const Replay fixed = replay(f8);
   EXPECT_FALSE(fixed.violation) << "switch_mm_smp_mb (83b0177a6c48) fixes F8 on the same schedule";
   EXPECT_EQ(fixed.unapplied, "");
+  // F9 needs POWER's propagation of the PTE clear; the later flush-side smp_mb() fixes it on the same schedule.
+  Counterexample f9 = parse_counterexample(read_file(dir + "f9-radix-v414-flush-no-smp-mb-power.json"), "f9");
+  EXPECT_EQ(f9.target.memory_model, hw::MemoryModel::kPower);
+  EXPECT_TRUE(replay(f9).violation);
+  const Counterexample f9_power = f9;
+  f9.target.memory_model = hw::MemoryModel::kSc;
+  EXPECT_FALSE(replay(f9).violation) << "F9 is not a violation under sequential consistency";
+  f9 = f9_power;
+  f9.target = make_target("linux-4.14-ppc", {"radix_flush_smp_mb=on"}, {}, f9.target.scenario, "");
+  f9.target.memory_model = hw::MemoryModel::kPower;
+  EXPECT_FALSE(replay(f9).violation) << "radix_flush_smp_mb fixes F9 on the same schedule";
+}
+
+// POWER finds v4.14's radix flush without a barrier (F9) when a CPU joins the mm; the option with the later
+// smp_mb(), v6.2 (which has it) and sequential consistency pass.
+TEST(Counterexample, PowerFindsV414RadixFlushWithoutBarrierAndScDoesNot) {
+  ExploreSpec spec;
+  spec.strategy = "pct";
+  spec.budget = 3000;
+  CheckTarget t = make_target("linux-4.14-ppc", {}, {}, "join_vs_madvise", "");
+  EXPECT_FALSE(explore(t, spec).found.has_value()) << "under sc";
+  t.memory_model = arch_memory_model(t.config.arch);
+  EXPECT_EQ(t.memory_model, hw::MemoryModel::kPower);
+  EXPECT_TRUE(explore(t, spec).found.has_value());
+  CheckTarget fixed = make_target("linux-4.14-ppc", {"radix_flush_smp_mb=on"}, {}, "join_vs_madvise", "");
+  fixed.memory_model = hw::MemoryModel::kPower;
+  EXPECT_FALSE(explore(fixed, spec).found.has_value());
+  CheckTarget v62 = make_target("linux-6.2-ppc", {}, {}, "join_vs_madvise", "");
+  v62.memory_model = hw::MemoryModel::kPower;
+  EXPECT_FALSE(explore(v62, spec).found.has_value());
 }
 
 // x86-TSO finds seed 002's missing barrier on every profile that has the posted patch without 83b0177a6c48's fix,

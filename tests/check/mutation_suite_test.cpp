@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "check/run.h"
 #include "model/options.h"
 
 namespace tlbsim::check {
@@ -43,10 +46,16 @@ TEST(MutationSuite, BarrierMutationsAreCaughtUnderTheArchsModelOnly) {
     if (i.area == "barrier") barrier.emplace_back(i.name);
   }
   ASSERT_FALSE(barrier.empty());
+  std::set<std::string> models;
   for (const MutationRow& r : run_mutation_suite(barrier, spec)) {
     EXPECT_TRUE(r.caught) << r.mutation;
-    EXPECT_EQ(r.memory_model, "tso") << r.mutation;
+    const kernel::KernelConfig cfg = make_target(r.kernel, {}, {}, r.scenario, "").config;
+    EXPECT_EQ(r.memory_model, cfg.arch == kernel::Arch::kX86 ? "tso" : "power") << r.mutation;
+    models.insert(r.memory_model);
   }
+  // Three or more on each architecture's model.
+  EXPECT_EQ(models, (std::set<std::string>{"tso", "power"}));
+  EXPECT_GE(barrier.size(), 6u);
   const auto sc = run_mutation_suite(barrier, spec, hw::MemoryModel::kSc);
   for (const MutationRow& r : sc) EXPECT_FALSE(r.caught) << r.mutation << " caught under sc";
   EXPECT_NE(render_mutation_table(sc).find(" sc "), std::string::npos);

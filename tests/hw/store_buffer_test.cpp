@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "hw/every_schedule.h"
 #include "hw/memory.h"
 #include "hw/test_machine.h"
 #include "kernel/barrier.h"
@@ -23,27 +24,7 @@ namespace {
 using sim::Cpu;
 using sim::Task;
 
-// Every schedule, depth first, by re-running from the start with the choices so far (an odometer over the
-// choice indices).
-class Everything final : public sim::Chooser {
- public:
-  std::size_t choose(const std::vector<sim::Action>& actions) override {
-    if (depth_ == path_.size()) path_.push_back({0, actions.size()});
-    return path_[depth_++].first;
-  }
-  bool next() {
-    path_.resize(depth_);
-    while (!path_.empty() && path_.back().first + 1 >= path_.back().second) path_.pop_back();
-    if (path_.empty()) return false;
-    ++path_.back().first;
-    depth_ = 0;
-    return true;
-  }
-
- private:
-  std::vector<std::pair<std::size_t, std::size_t>> path_;
-  std::size_t depth_ = 0;
-};
+using Everything = testing::EverySchedule;
 
 struct Litmus {
   Shared<int> x, y;

@@ -29,4 +29,16 @@ inline TopologyParams small_topology() {
   return p;
 }
 
+// Two CPUs on one socket: for tests that enumerate every schedule (under POWER each write propagates to every other
+// CPU as an action of its own, so idle CPUs multiply the schedules).
+inline TopologyParams two_cpu_topology() {
+  TopologyParams p;
+  p.sockets = 1;
+  p.cores_per_socket = 2;
+  p.threads_per_core = 1;
+  p.cores_per_llc = 2;
+  p.sockets_per_group = 1;
+  return p;
+}
+
 }  // namespace tlbsim::hw::testing

@@ -13,6 +13,7 @@ enum class Option : std::uint8_t {
   exit_flush_lazy_tlbs,
   ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH,
   batched_unmap_flush_lpid,
+  radix_flush_smp_mb,
 };
 
 inline constexpr OptionDecl<Option> kOptions[] = {
@@ -31,16 +32,34 @@ inline constexpr OptionDecl<Option> kOptions[] = {
     {TLBSIM_ID(Option, batched_unmap_flush_lpid), .arch = Arch::kPowerpc, .since = {4, 14}, .until = {4, 14},
      .seed = "001", .depends_on = "ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH",
      .doc = "follow-up: the batch IPI handler flushes the whole LPID (256 tlbiel) instead of each mm"},
+    // Not a seed: the later upstream fix of F9 (docs/findings.md). v4.14's radix flushes read active_cpus and
+    // mm_cpumask (mm_is_thread_local) with no barrier after the PTE clears; radix_tlb.c of v5.3-v5.9 (ammarfaizi2/
+    // linux-block @095c2233) and v6.5 put smp_mb() first ("Order loads of mm_cpumask vs previous stores to clear
+    // ptes before the invalidate"). The commit that added it is not identified here.
+    {TLBSIM_ID(Option, radix_flush_smp_mb), .arch = Arch::kPowerpc, .since = {4, 14}, .until = {4, 14},
+     .doc = "later fix: smp_mb() before mm_is_thread_local in the v4.14 radix flushes (present by v5.3)"},
 };
 
 enum class Mutation : std::uint8_t {
   radix_tlbiel_with_remote_cpus,
+  radix_switch_mm_skips_smp_mb,
+  radix_flush_skips_smp_mb,
+  radix_tlbi_skips_ptesync,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
     {TLBSIM_ID(Mutation, radix_tlbiel_with_remote_cpus), .area = "powerpc", .arch = Arch::kPowerpc,
      .scenarios = "madvise_vs_access", .kernel = "linux-6.2-ppc",
      .doc = "the radix flush uses the local tlbiel although another CPU is in mm_cpumask"},
+    {TLBSIM_ID(Mutation, radix_switch_mm_skips_smp_mb), .area = "barrier", .arch = Arch::kPowerpc,
+     .scenarios = "join_vs_madvise", .kernel = "linux-6.2-ppc",
+     .doc = "switch_mm_irqs_off has no smp_mb() between the mm_cpumask store and the PID load (and the page walks)"},
+    {TLBSIM_ID(Mutation, radix_flush_skips_smp_mb), .area = "barrier", .arch = Arch::kPowerpc,
+     .scenarios = "join_vs_madvise", .kernel = "linux-6.2-ppc",
+     .doc = "the v6.2 radix flushes have no smp_mb() between the PTE clears and flush_type_needed's mm_cpumask loads"},
+    {TLBSIM_ID(Mutation, radix_tlbi_skips_ptesync), .area = "barrier", .arch = Arch::kPowerpc,
+     .scenarios = "madvise_vs_access", .kernel = "linux-4.14-ppc",
+     .doc = "the tlbie and tlbiel sequences have no ptesync before the invalidation: a walk may refill the old PTE"},
 };
 
 }  // namespace tlbsim::powerpc

@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "kernel/barrier.h"
+
 namespace tlbsim::kernel {
 
 const char* to_string(SpinlockKind k) {
@@ -48,6 +50,8 @@ sim::Task<void> Spinlock::lock(hw::Memory& mem, sim::Cpu& cpu) {
 }
 
 sim::Task<void> Spinlock::unlock(hw::Memory& mem, sim::Cpu& cpu) {
+  // Every arch_spin_unlock is a release: x86 barrier(); powerpc PPC_RELEASE_BARRIER (lwsync) before its store.
+  smp_store_release_fence(mem, cpu);
   switch (kind_) {
     case SpinlockKind::kTestAndSet:
       co_await mem.write(cpu, v_, std::uint64_t{0});
@@ -200,6 +204,7 @@ sim::Task<void> Spinlock::queue_and_lock(hw::Memory& mem, sim::Cpu& cpu, std::ui
     if (next == 0) co_await mem.wait_for_write(cpu, node.next.line);
   }
   McsNode& succ = qnode(next - 1);
+  smp_store_release_fence(mem, cpu);  // arch_mcs_spin_unlock_contended: smp_store_release(&next->locked, 1)
   co_await mem.write(cpu, succ.locked, 1u);
 }
 

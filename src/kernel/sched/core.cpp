@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernel/barrier.h"
 #include "kernel/fork.h"
 #include "kernel/options.h"
 #include "kernel/sched/sched.h"
@@ -268,7 +269,10 @@ sim::Task<void> Sched::finish_task_switch(TaskStruct& current) {
   MmStruct* mm = std::exchange(r.prev_mm, nullptr);
   TaskStruct* prev = std::exchange(r.prev_task, nullptr);
   // finish_task: prev may now be woken and run elsewhere (smp_store_release(&prev->on_cpu, 0)).
-  if (prev != nullptr) co_await k.mem().write(pc.cpu, prev->on_cpu, false);
+  if (prev != nullptr) {
+    smp_store_release_fence(k.mem(), pc.cpu);
+    co_await k.mem().write(pc.cpu, prev->on_cpu, false);
+  }
   co_await r.lock.unlock(k.mem(), pc.cpu);  // finish_lock_switch
   co_await pc.cpu.local_irq_enable();
   if (mm != nullptr) co_await mmdrop_lazy_tlb_sched(pc, *mm);

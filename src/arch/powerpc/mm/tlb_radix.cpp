@@ -3,6 +3,8 @@
 // there is no IPI anywhere in v4.14 radix flushing and mm_cpumask bits are never cleared. What v4.14 shares with
 // v6.2 (PIDs, the context switch, the tlbie/tlbiel sequences) is RadixMmu (arch/powerpc/mm/book3s64/radix_tlb.h).
 #include "arch/powerpc/mm/book3s64/radix_tlb.h"
+#include "arch/powerpc/options.h"
+#include "kernel/barrier.h"
 #include "mm/mmu_gather.h"
 #include "trace/tracer.h"
 #include "util/registry.h"
@@ -10,6 +12,11 @@
 namespace tlbsim::powerpc {
 
 namespace {
+
+// The option radix_flush_smp_mb: the later smp_mb() between the PTE clears and mm_is_thread_local's loads (F9).
+void flush_side_smp_mb(PerCpu& self) {
+  if (self.k.config().on(Option::radix_flush_smp_mb)) kernel::smp_mb(self.k.mem(), self.cpu);
+}
 
 class RadixMmu414 final : public RadixMmu {
  public:
@@ -40,6 +47,7 @@ class RadixMmu414 final : public RadixMmu {
 sim::Task<void> RadixMmu414::flush_pid(PerCpu& self, MmStruct& mm, Ric ric) {
   const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
+  flush_side_smp_mb(self);
   const bool local = co_await mm_is_thread_local(self, mm);
   if (local)
     co_await _tlbiel_pid(self, pid, ric);
@@ -64,6 +72,7 @@ sim::Task<void> RadixMmu414::radix__flush_tlb_page_psize(PerCpu& self, MmStruct&
   const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
   // Not thread-local: tlbie (native_tlbie_lock only without MMU_FTR_LOCKLESS_TLBIE, never on POWER9).
+  flush_side_smp_mb(self);
   const bool local = co_await mm_is_thread_local(self, mm);
   if (local)
     co_await _tlbiel_va(self, va, pid);
@@ -78,6 +87,7 @@ sim::Task<void> RadixMmu414::radix__flush_tlb_range_psize(PerCpu& self, MmStruct
   const trace::TraceSpan span(self.k.tracer(), self.cpu, "radix__flush_tlb_range_psize", "tlb");
   const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
+  flush_side_smp_mb(self);
   const bool local = co_await mm_is_thread_local(self, mm);
   if (end == TLB_FLUSH_ALL || (end - start) > tlb_single_page_flush_ceiling * kernel::kPageSize) {
     if (local)

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "arch/powerpc/options.h"
+#include "kernel/barrier.h"
 #include "kernel/sched/sched.h"
 #include "mm/mmu_gather.h"
 #include "trace/tracer.h"
@@ -16,6 +17,18 @@ namespace tlbsim::powerpc {
 namespace {
 
 hw::Memory& mem(PerCpu& self) { return self.k.mem(); }
+
+// ptesync: a sync that also orders page-table stores before later invalidations and walks (Power ISA v3.0B, Book III
+// 5.9.2); the first ptesync of a sequence, which the radix_tlbi_skips_ptesync mutation removes.
+void ptesync(PerCpu& self, bool first = false) {
+  if (first && planted(self.k.config(), Mutation::radix_tlbi_skips_ptesync)) return;  // Mutation
+  kernel::smp_mb(self.k.mem(), self.cpu);
+}
+
+// The invalidation has completed on `cpu`: no page walk it began before survives (the checker's POWER model).
+void invalidated(PerCpu& self, CpuId cpu) {
+  if (kernel::PteVisibility* v = self.k.frames().pte_visibility()) v->invalidated(cpu);
+}
 const hw::TlbParams& tlbp(PerCpu& self) { return self.k.machine().tlb; }
 Asid tag_of(std::uint32_t pid) { return Asid{static_cast<std::uint16_t>(pid)}; }
 
@@ -67,8 +80,11 @@ sim::Task<void> RadixMmu::switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
   const bool in_mask = co_await next.cpumask.test_cpu(m, self.cpu, self.id);
   if (!in_mask) {
     co_await next.cpumask.set_cpu(m, self.cpu, self.id);
-    co_await m.rmw(self.cpu, context(next).active_cpus, [](int v) { return v + 1; });  // inc_mm_active_cpus
-    // smp_mb(): orders the mask store before the PID load, pairing with the flush side's PTE clear -> mask read.
+    // inc_mm_active_cpus: atomic_inc, which returns nothing and so orders nothing on powerpc.
+    co_await m.rmw_relaxed(self.cpu, context(next).active_cpus, [](int v) { return v + 1; });
+    // smp_mb(): orders the mask store before the PID load that lets this CPU's MMU walk next's page tables, pairing
+    // with the flush side's PTE clear -> mask load (present in v4.14 already; the flush side's barrier came later).
+    if (!planted(self.k.config(), Mutation::radix_switch_mm_skips_smp_mb)) kernel::smp_mb(m, self.cpu);  // Mutation
   }
   if (self.cr3_mm == &next) co_return;  // prev == next
   // radix_kvm_prefetch_workaround (new on this CPU, HV mode, a sibling in a KVM guest): no guests are modeled.
@@ -92,16 +108,22 @@ sim::Task<bool> RadixMmu::mm_is_thread_local(PerCpu& self, MmStruct& mm) {
 sim::Task<void> RadixMmu::_tlbiel_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
   // ptesync; tlbiel set 0 with ric; sets 1..127 with RIC_FLUSH_TLB; ptesync; ERAT invalidate; isync.
   ++stats.tlbiel_pid;
+  ptesync(self, true);
   co_await self.cpu.delay(tlbp(self).flush_tag);
   (void)ric;  // the modeled TLB drops a tag's TLB and paging-structure entries together
   self.tlb.flush_tag(tag_of(pid));
+  invalidated(self, self.id);
+  ptesync(self);
 }
 
 sim::Task<void> RadixMmu::_tlbiel_va(PerCpu& self, std::uint64_t va, std::uint32_t pid) {
   // ptesync; tlbiel (one VA); ptesync.
   ++stats.tlbiel_va;
+  ptesync(self, true);
   co_await self.cpu.delay(tlbp(self).invlpg);
   self.tlb.invlpg(tag_of(pid), kernel::vpn_of(va));
+  invalidated(self, self.id);
+  ptesync(self);
 }
 
 sim::Task<void> RadixMmu::_tlbie_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
@@ -110,17 +132,26 @@ sim::Task<void> RadixMmu::_tlbie_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
   // for all of them. POWER9 has MMU_FTR_LOCKLESS_TLBIE: no native_tlbie_lock, concurrent tlbies overlap.
   (void)ric;
   ++stats.tlbie_pid;
+  ptesync(self, true);
   co_await self.cpu.delay(*tlbp(self).tlbie);
-  for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) self.k.percpu(CpuId{c}).tlb.flush_tag(tag_of(pid));
+  for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
+    self.k.percpu(CpuId{c}).tlb.flush_tag(tag_of(pid));
+    invalidated(self, CpuId{c});
+  }
+  ptesync(self);
 }
 
 sim::Task<void> RadixMmu::_tlbie_va(PerCpu& self, std::uint64_t va, std::uint32_t pid) {
   const trace::TraceSpan span(self.k.tracer(), self.cpu, "_tlbie_va", "tlb");
   // ptesync; tlbie (one VA); eieio; tlbsync; ptesync: the whole sequence per page.
   ++stats.tlbie_va;
+  ptesync(self, true);
   co_await self.cpu.delay(*tlbp(self).tlbie);
-  for (std::uint32_t c = 0; c < self.k.ncpus(); ++c)
+  for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
     self.k.percpu(CpuId{c}).tlb.invlpg(tag_of(pid), kernel::vpn_of(va));
+    invalidated(self, CpuId{c});
+  }
+  ptesync(self);
 }
 
 sim::Task<void> RadixMmu::_tlbie_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid) {
@@ -129,12 +160,15 @@ sim::Task<void> RadixMmu::_tlbie_va_range(PerCpu& self, std::uint64_t start, std
   // single-VA invalidation (no public figure for the issue cost of a tlbie; docs/calibration.md).
   const std::uint64_t pages = (end - start) >> kernel::kPageShift;
   stats.tlbie_va += pages;
+  ptesync(self, true);
   co_await self.cpu.delay(*tlbp(self).tlbie + tlbp(self).invlpg * static_cast<std::int64_t>(pages > 0 ? pages - 1 : 0));
   for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
     for (std::uint64_t a = start; a < end; a += kernel::kPageSize) {
       self.k.percpu(CpuId{c}).tlb.invlpg(tag_of(pid), kernel::vpn_of(a));
     }
+    invalidated(self, CpuId{c});
   }
+  ptesync(self);
 }
 
 sim::Task<void> RadixMmu::_tlbiel_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid) {
@@ -145,8 +179,11 @@ sim::Task<void> RadixMmu::flush_tlb_power9_lpid(PerCpu& self) {
   // ptesync; 128 tlbiel (IS=2, RIC=2, partition scope); 128 more (process scope); ptesync. Every PID, PID 0 too.
   if (!tlbp(self).tlbiel_lpid) throw std::runtime_error("machine has no [tlb] tlbiel_lpid latency");
   ++stats.tlbiel_lpid;
+  ptesync(self, true);
   co_await self.cpu.delay(*tlbp(self).tlbiel_lpid);
   self.tlb.flush_all();
+  invalidated(self, self.id);
+  ptesync(self);
 }
 
 // ---- The era-independent entry points; the era's class picks the flush ----

@@ -8,6 +8,7 @@
 
 #include "arch/powerpc/mm/book3s64/radix_tlb.h"
 #include "arch/powerpc/options.h"
+#include "kernel/barrier.h"
 #include "kernel/fork.h"
 #include "kernel/smp.h"
 #include "mm/mmu_gather.h"
@@ -24,6 +25,13 @@ constexpr std::uint64_t kPmdSize = kernel::kPtesPerTable * kernel::kPageSize;
 constexpr std::uint32_t tlb_mm_cpumask_trim_timer = 1073;
 
 enum class FlushType : std::uint8_t { FLUSH_TYPE_NONE, FLUSH_TYPE_LOCAL, FLUSH_TYPE_GLOBAL };
+
+// The smp_mb() each v6.2 flush puts before flush_type_needed ("Order loads of mm_cpumask (in flush_type_needed) vs
+// previous stores to clear ptes before the invalidate. See barrier in switch_mm_irqs_off"); v4.14 has none.
+void flush_side_smp_mb(PerCpu& self) {
+  if (planted(self.k.config(), Mutation::radix_flush_skips_smp_mb)) return;  // Mutation
+  kernel::smp_mb(self.k.mem(), self.cpu);
+}
 
 class RadixMmu62 final : public RadixMmu {
  public:
@@ -68,6 +76,7 @@ sim::Task<void> RadixMmu62::flush_pid(PerCpu& self, MmStruct& mm, Ric ric, bool 
   const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
   // preempt_disable(); smp_mb() orders the PTE clears before the mm_cpumask loads.
+  flush_side_smp_mb(self);
   const FlushType type = co_await flush_type_needed(self, mm, fullmm);
   if (type == FlushType::FLUSH_TYPE_LOCAL)
     co_await _tlbiel_pid(self, pid, ric);
@@ -89,6 +98,7 @@ sim::Task<void> RadixMmu62::radix__flush_tlb_page_psize(PerCpu& self, MmStruct& 
   const trace::TraceSpan span(self.k.tracer(), self.cpu, "radix__flush_tlb_page_psize", "tlb");
   const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
+  flush_side_smp_mb(self);
   const FlushType type = co_await flush_type_needed(self, mm, false);
   if (type == FlushType::FLUSH_TYPE_LOCAL)
     co_await _tlbiel_va(self, va, pid);
@@ -102,6 +112,7 @@ sim::Task<void> RadixMmu62::__radix__flush_tlb_range_psize(PerCpu& self, MmStruc
   const trace::TraceSpan span(self.k.tracer(), self.cpu, "radix__flush_tlb_range_psize", "tlb");
   const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
+  flush_side_smp_mb(self);
   const FlushType type = co_await flush_type_needed(self, mm, false);
   if (type == FlushType::FLUSH_TYPE_NONE) co_return;
   const std::uint64_t nr_pages = (end - start) >> kernel::kPageShift;
@@ -128,6 +139,7 @@ sim::Task<void> RadixMmu62::radix__tlb_flush(PerCpu& self, kernel::MmuGather& tl
   if (tlb.fullmm || tlb.need_flush_all) {
     if (self.k.config().on(Option::exit_flush_lazy_tlbs) && context(mm).id != MMU_NO_CONTEXT) {
       // The lazy users must be IPIed when the mm is freed anyway: do it as the final flush. smp_mb() first.
+      flush_side_smp_mb(self);
       co_await exit_flush_lazy_tlbs(self, mm);
       co_await _tlbiel_pid(self, context(mm).id, Ric::RIC_FLUSH_ALL);
       // WARN_ON_ONCE(copros > 0) -> __flush_all_mm: no coprocessors are modeled.
@@ -179,7 +191,8 @@ sim::Task<void> RadixMmu62::exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool
     // A racing IPI may already have cleared the bit: test first so active_cpus does not underflow.
     const bool in_mask = co_await mm.cpumask.test_cpu(m, self.cpu, self.id);
     if (in_mask) {
-      co_await m.rmw(self.cpu, context(mm).active_cpus, [](int v) { return v - 1; });
+      // atomic_dec: no barrier on powerpc.
+      co_await m.rmw_relaxed(self.cpu, context(mm).active_cpus, [](int v) { return v - 1; });
       co_await mm.cpumask.clear_cpu(m, self.cpu, self.id);
       ++stats.mm_cpumask_trims;
       always_flush = true;
