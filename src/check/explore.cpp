@@ -133,11 +133,13 @@ class BoundedDfs final : public sim::Chooser {
     };
     // Under a weak memory model, a store that has just entered its buffer commits at once for free (the
     // sequentially consistent schedule); holding it costs one, like a preemption. A store held already may commit
-    // at any later point for free.
+    // at any later point for free. Under POWER the same holds for a write's propagation to another CPU: fresh when
+    // first offered, free to take then, one to hold, free to take or pass over once held.
     std::size_t own = actions.size();
     bool fresh_drain = false;
     for (std::size_t i = 0; i < actions.size() && !fresh_drain; ++i) {
-      if (actions[i].kind == Action::Kind::kDrain && actions[i].arg == 0) {
+      if ((actions[i].kind == Action::Kind::kDrain && actions[i].arg == 0) ||
+          (actions[i].kind == Action::Kind::kPropagate && !actions[i].held)) {
         own = i;
         fresh_drain = true;
       } else if (actions[i].kind == Action::Kind::kStep && actions[i].cpu.get() == current_) {
@@ -150,7 +152,7 @@ class BoundedDfs final : public sim::Chooser {
       if (i == own || asleep(actions[i])) continue;
       const Action& a = actions[i];
       std::uint32_t c = a.kind == Action::Kind::kHardware ? 1 : cost;
-      if ((a.kind == Action::Kind::kDrain && a.arg > 0) || a.kind == Action::Kind::kPropagate) c = 0;
+      if ((a.kind == Action::Kind::kDrain && a.arg > 0) || (a.kind == Action::Kind::kPropagate && a.held)) c = 0;
       if (preemptions_ + c <= bound_) f.alts.push_back(Alt{i, c, a});
     }
     if (f.alts.empty()) {

@@ -56,14 +56,20 @@ RunResult ExploringScheduler::run(SimTime until) {
     }
     const std::size_t n_scheduled = offered_.size();
     draining_.assign(cpu_count(), false);
+    propagations_.clear();
     for (Action m : memory_scratch_) {
       m.time = now_;
       if (m.kind == Action::Kind::kDrain) {
         m.arg = passed_over_[m.cpu.get()];
         draining_[m.cpu.get()] = true;
+      } else if (m.kind == Action::Kind::kPropagate) {
+        m.held = std::any_of(prev_propagations_.begin(), prev_propagations_.end(),
+                             [&](const Action& p) { return p.same_as(m); });
+        propagations_.push_back(m);
       }
       offered_.push_back(m);
     }
+    prev_propagations_.swap(propagations_);
     for (std::uint32_t c = 0; c < cpu_count(); ++c) {
       if (!draining_[c]) passed_over_[c] = 0;
     }

@@ -28,6 +28,8 @@ struct Action {
   // kPropagate: the CPU that made the write. A strategy that runs one CPU at a time (PCT) counts the propagation
   // among that CPU's actions, as it counts a store buffer's commits among its own CPU's.
   CpuId by{};
+  // kPropagate: it was offered at the previous choice point too and passed over (held); a fresh one was not.
+  bool held = false;
   CpuId owner() const { return kind == Kind::kPropagate ? by : cpu; }
 
   // "cpu1", "irq1@cpu0", "timer3", "hw@cpu1", "sb@cpu1", "pr2.1@cpu0", "rv1@cpu1": names the action in schedule
@@ -127,6 +129,7 @@ class ExploringScheduler final : public Scheduler {
   std::vector<Action> memory_scratch_;
   std::vector<bool> draining_;              // per CPU, at this choice: a store-buffer commit of it is offered
   std::vector<std::uint32_t> passed_over_;  // per CPU: choices since its buffer last committed or filled
+  std::vector<Action> propagations_, prev_propagations_;  // offered at this choice point and at the previous one
   std::function<bool()> stop_;
   bool stopped_ = false;
 };
