@@ -83,7 +83,7 @@ class Memory {
   MemoryModel memory_model() const { return memory_model_; }
   StoreBuffers* store_buffers() { return buffers_.get(); }
   PowerStorage* power() { return power_.get(); }
-  const PowerStorage* power_const() const { return power_.get(); }
+  const PowerStorage* power() const { return power_.get(); }
   // The model's own actions for the exploring scheduler (nullptr under sequential consistency).
   sim::MemoryActions* memory_actions() {
     return buffers_ ? static_cast<sim::MemoryActions*>(buffers_.get()) : static_cast<sim::MemoryActions*>(power_.get());

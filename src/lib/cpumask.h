@@ -167,7 +167,7 @@ class SharedCpumask {
       m.clear(c);
     return m;
   }
-  bool weak(const hw::Memory& mem) const { return lines_.size() == 1 && mem.power_const() != nullptr; }
+  bool weak(const hw::Memory& mem) const { return lines_.size() == 1 && mem.power() != nullptr; }
   hw::Shared<Cpumask> value_;
   std::vector<LineId> lines_;
 };

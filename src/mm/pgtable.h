@@ -30,7 +30,7 @@ class PageTables;
 
 // What the hardware page walkers read of page-table entries under a weak memory model (the checker's POWER model,
 // mm/pte_visibility.h). None is installed by default: every walk reads the current entry. Contract: stored() is
-// called after each change of a 4 KiB PTE (set, clear, clear_migration_entry) with its value as a walk would read it
+// called after each change of a 4 KiB PTE that a walk can see (set, clear) with its value as a walk would read it
 // before and after; walk() returns what `cpu`'s walker reads, the current value or an older one.
 class PteVisibility {
  public:
