@@ -12,6 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const tlbsim::check::litmus::LitmusTest t = tlbsim::check::litmus::parse_litmus(text, "fuzz.litmus");
     tlbsim::check::litmus::run_litmus(t, tlbsim::hw::MemoryModel::kTso, 20);
+    tlbsim::check::litmus::run_litmus(t, tlbsim::hw::MemoryModel::kPower, 20);  // with its address dependencies
   } catch (const tlbsim::InputError&) {
   }
   return 0;

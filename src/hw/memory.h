@@ -2,6 +2,7 @@
 // from the coherence model and is a point where other CPUs may interleave.
 #pragma once
 
+#include <algorithm>
 #include <concepts>
 #include <coroutine>
 #include <cstdint>
@@ -52,6 +53,13 @@ std::optional<std::uint64_t> observed_value(const T& v) {
 // The barriers of the kernel's memory model (include/asm-generic/barrier.h and each arch's asm/barrier.h), as the
 // modeled code states them; kernel/barrier.h gives them their kernel names. What each one does is the memory
 // model's business: under x86-TSO only kMb and kSerializing wait for the store buffer.
+// An address dependency: the moment, on the reading CPU's clock of the POWER storage, from which a load whose
+// address was computed from earlier loads may be satisfied. `at` 0 is none; under SC and TSO, which never satisfy
+// loads out of order, it is always 0.
+struct Dependency {
+  std::uint32_t at = 0;
+};
+
 enum class Fence : std::uint8_t {
   kCompiler,     // barrier(): orders nothing the hardware does
   kMb,           // smp_mb(): a full barrier (x86: a LOCK'd add to the stack or MFENCE)
@@ -134,6 +142,8 @@ class Memory {
     sim::Cpu& cpu;
     const Shared<T>& var;
     sim::SourceSite site;
+    Dependency addr{};            // the load's address dependency
+    Dependency* value = nullptr;  // if set, gets the dependency the loaded value carries
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
       cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, Access::kLoad, cpu.now()), site, var.line);
@@ -142,9 +152,12 @@ class Memory {
       if (mem.power_ != nullptr) {
         PowerStorage& p = *mem.power_;
         const std::uint32_t loc = p.location(&var, var.line, var.value, observed_value(var.value));
-        const auto [lo, hi] = p.readable(cpu.id(), loc);
+        const auto [lo, hi] = p.readable(cpu.id(), loc, addr.at);
         const std::size_t k = mem.sched_.choose_value(cpu.id(), hi - lo + 1);
-        const T v = std::any_cast<T>(p.read(cpu.id(), loc, hi - static_cast<std::uint32_t>(k)));
+        const std::uint32_t index = hi - static_cast<std::uint32_t>(k);
+        // The load is satisfied no earlier than its address was known and the write it reads had arrived.
+        if (value != nullptr) *value = Dependency{std::max(addr.at, p.arrival(cpu.id(), loc, index))};
+        const T v = std::any_cast<T>(p.read(cpu.id(), loc, index));
         mem.observe(cpu, var.line, Access::kLoad, observed_value(v), std::nullopt);
         return v;
       }
@@ -166,6 +179,17 @@ class Memory {
   ReadAwaiter<T> read(sim::Cpu& cpu, const Shared<T>& var,
                       sim::SourceSite site = sim::SourceSite::current()) {
     return {*this, cpu, var, site};
+  }
+  // A load whose address came from earlier loads (`addr`); `value` gets the dependency its value carries on.
+  template <class T>
+  ReadAwaiter<T> read_dependent(sim::Cpu& cpu, const Shared<T>& var, Dependency addr, Dependency& value,
+                                sim::SourceSite site = sim::SourceSite::current()) {
+    value = Dependency{};
+    return {*this, cpu, var, site, addr, &value};
+  }
+  // The dependency of a value the CPU has just obtained otherwise (an RMW's): now.
+  Dependency dependency_now(sim::Cpu& cpu) {
+    return power_ != nullptr ? Dependency{power_->clock(cpu.id())} : Dependency{};
   }
 
   template <class T>

@@ -21,8 +21,27 @@ PowerStorage::View& PowerStorage::view(CpuId c) {
     v.seen.resize(locs_.size(), 0);
     v.floor.resize(locs_.size(), 0);
     v.last.resize(locs_.size(), 0);
+    if (deps_) v.arrived.resize(locs_.size(), std::vector<std::uint32_t>{0});
   }
   return v;
+}
+
+void PowerStorage::arrive(View& v, std::uint32_t loc, std::uint32_t index) {
+  if (!deps_) return;
+  ++v.clock;
+  auto& a = v.arrived[loc];
+  while (a.size() <= index) a.push_back(v.clock);  // a write passed over arrives with the one that overwrote it
+}
+
+void PowerStorage::merge(Needs& into, const Needs& from) {
+  for (const auto& [l, i] : from) {
+    const auto it = std::find_if(into.begin(), into.end(), [l](const auto& n) { return n.first == l; });
+    if (it == into.end()) {
+      into.emplace_back(l, i);
+    } else {
+      it->second = std::max(it->second, i);
+    }
+  }
 }
 
 void PowerStorage::store(CpuId c, std::uint32_t loc, std::any value, std::optional<std::uint64_t> shown) {
@@ -30,12 +49,24 @@ void PowerStorage::store(CpuId c, std::uint32_t loc, std::any value, std::option
   Loc& l = locs_[loc];
   l.co.push_back(Write{std::move(value), shown, v.needs, c});
   const auto i = static_cast<std::uint32_t>(l.co.size() - 1);
+  arrive(v, loc, i);
   v.seen[loc] = v.last[loc] = i;
 }
 
-std::pair<std::uint32_t, std::uint32_t> PowerStorage::readable(CpuId c, std::uint32_t loc) {
+std::pair<std::uint32_t, std::uint32_t> PowerStorage::readable(CpuId c, std::uint32_t loc, std::uint32_t dep) {
   View& v = view(c);
-  return {std::max(v.floor[loc], v.last[loc]), v.seen[loc]};
+  std::uint32_t lo = std::max(v.floor[loc], v.last[loc]);
+  if (deps_ && dep > 0) {
+    // What had reached the CPU by the moment the address was known: the newest write that arrived by then.
+    const auto& a = v.arrived[loc];
+    const auto at = static_cast<std::uint32_t>(std::upper_bound(a.begin(), a.end(), dep) - a.begin()) - 1;
+    lo = std::max(lo, at);
+  }
+  return {lo, v.seen[loc]};
+}
+
+std::uint32_t PowerStorage::arrival(CpuId c, std::uint32_t loc, std::uint32_t index) {
+  return deps_ ? view(c).arrived[loc][index] : 0;
 }
 
 const std::any& PowerStorage::read(CpuId c, std::uint32_t loc, std::uint32_t index) {
@@ -56,6 +87,7 @@ void PowerStorage::store_global(std::uint32_t loc, std::any value, std::optional
   const auto i = static_cast<std::uint32_t>(l.co.size() - 1);
   for (std::uint32_t d = 0; d < cpus_.size(); ++d) {
     View& v = view(CpuId{d});
+    arrive(v, loc, i);
     v.seen[loc] = v.floor[loc] = v.last[loc] = i;
   }
   wake_(l.line);
@@ -99,7 +131,10 @@ void PowerStorage::propagate(std::uint32_t d, std::uint32_t loc, std::uint32_t i
   // What the write's barrier ordered before it reaches d first (a sync forces the whole chain).
   const Needs needs = locs_[loc].co[index].needs;
   for (const auto& [l, i] : needs) propagate(d, l, i);
+  arrive(v, loc, index);
   v.seen[loc] = index;
+  // B-cumulativity: the barrier before the write has reached d too, so d's later writes follow what it ordered.
+  merge(v.needs, needs);
 }
 
 void PowerStorage::fence(CpuId c, Fence f) {
@@ -155,6 +190,12 @@ void PowerStorage::key(std::vector<long long>& out) const {
     out.insert(out.end(), v.floor.begin(), v.floor.end());
     out.insert(out.end(), v.last.begin(), v.last.end());
     for (const auto& [a, b] : v.needs) out.push_back((static_cast<long long>(a) << 32) | b);
+    if (!deps_) continue;
+    out.push_back(v.clock);
+    for (const auto& a : v.arrived) {
+      out.push_back(-5);
+      out.insert(out.end(), a.begin(), a.end());
+    }
   }
 }
 

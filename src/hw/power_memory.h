@@ -10,11 +10,15 @@
 //  - lwsync (smp_rmb, smp_wmb, release, acquire) is an ordering point for loads, and A-cumulative for stores: a later
 //    write of the CPU reaches a CPU only after every write the barrier's CPU had seen; sync (smp_mb) also waits
 //    until all of those have reached every CPU;
+//  - B-cumulativity: a write that reaches a CPU brings what its barrier ordered before it, and the CPU's later writes
+//    carry that too (the barrier has reached the CPU; ISA2+lwsync+data+addr);
+//  - address dependencies (litmus tests with pointers, when tracked): a load whose address came from earlier loads
+//    reads nothing that had been overwritten for its CPU at the moment those could be satisfied (MP+sync+addr);
 //  - an RMW reads the coherence-latest write.
 // Page-table entries are locations too when the checker runs the kernel under POWER (mm/pte_visibility.h): a hardware
 // page walk is a load of its CPU; ptesync is a sync; a tlbie or tlbiel settles the walks of the CPUs it reaches.
 // Not modeled: stores that become visible before an earlier load is satisfied (LB), coherence orders other than the
-// execution order (2+2W), address and data dependencies.
+// execution order (2+2W). Data dependencies need nothing: a store is never visible before an earlier load.
 #pragma once
 
 #include <any>
@@ -42,8 +46,19 @@ class PowerStorage final : public sim::MemoryActions {
   std::uint32_t location(const void* addr, LineId line, std::any initial, std::optional<std::uint64_t> shown);
   void store(CpuId c, std::uint32_t loc, std::any value, std::optional<std::uint64_t> shown);
   // The writes a load of `loc` may read: indices [lo, hi] into the coherence order.
-  std::pair<std::uint32_t, std::uint32_t> readable(CpuId c, std::uint32_t loc);
+  // `dep`: for a load with an address dependency, the moment (CPU c's clock) from which it may be satisfied.
+  std::pair<std::uint32_t, std::uint32_t> readable(CpuId c, std::uint32_t loc, std::uint32_t dep = 0);
   const std::any& read(CpuId c, std::uint32_t loc, std::uint32_t index);
+
+  // Address dependencies. Once tracked, each CPU counts the writes that reach it (its clock) and remembers when each
+  // did; the state key includes both. Contract: called before the first access, or never (the kernel model's
+  // accesses carry no dependencies).
+  void track_dependencies() { deps_ = true; }
+  bool tracks_dependencies() const { return deps_; }
+  // CPU c's clock now (0 when dependencies are not tracked).
+  std::uint32_t clock(CpuId c) { return deps_ ? view(c).clock : 0; }
+  // When write `index` of `loc` reached CPU c (0 when dependencies are not tracked). Contract: it has.
+  std::uint32_t arrival(CpuId c, std::uint32_t loc, std::uint32_t index);
   // An RMW sees the coherence-latest write; its store follows.
   void see_latest(CpuId c, std::uint32_t loc);
   // A write made outside any CPU's action (a scenario's set-up): every CPU sees it at once.
@@ -84,16 +99,21 @@ class PowerStorage final : public sim::MemoryActions {
   };
   struct View {
     std::vector<std::uint32_t> seen, floor, last;  // per location
-    Needs needs;                                   // the cumulativity of the CPU's last lwsync or sync
+    Needs needs;  // what the CPU's next writes must be preceded by: its last barrier's, and those that reached it
+    std::uint32_t clock = 0;                          // writes that have reached the CPU (tracked dependencies)
+    std::vector<std::vector<std::uint32_t>> arrived;  // per location and write, the clock when it reached the CPU
   };
   View& view(CpuId c);
   bool eligible(std::uint32_t d, const Write& w) const;
   void propagate(std::uint32_t d, std::uint32_t loc, std::uint32_t index);
+  void arrive(View& v, std::uint32_t loc, std::uint32_t index);
+  static void merge(Needs& into, const Needs& from);
 
   std::vector<Loc> locs_;
   std::unordered_map<const void*, std::uint32_t> index_;
   std::vector<View> cpus_;
   std::function<void(LineId)> wake_;
+  bool deps_ = false;
 };
 
 }  // namespace tlbsim::hw

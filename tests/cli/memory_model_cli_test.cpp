@@ -51,10 +51,34 @@ TEST(Cli, UnderSequentialConsistencyTheCheckerFindsWhatItFoundBefore) {
 TEST(Cli, LitmusPrintsEachTestsVerdictUnderEachMemoryModel) {
   const std::string dir = std::string(TLBSIM_SOURCE_DIR) + "/tests/data/litmus/";
   std::vector<std::string> args = {"litmus"};
-  for (const char* n :
-       {"SB",   "SB+mfences", "SB+xchgs", "SB+rmbs", "MP", "MP+wmb",   "MP+rmb", "MP+wmb+rmb",          "LB",
-        "IRIW", "IRIW+rmbs",  "IRIW+mbs", "2+2W",    "R",  "R+mfence", "WRC",    "WRC+release+acquire", "n4",
-        "n5",   "n6",         "MP+lock"}) {
+  for (const char* n : {"SB",
+                        "SB+mfences",
+                        "SB+xchgs",
+                        "SB+rmbs",
+                        "MP",
+                        "MP+wmb",
+                        "MP+rmb",
+                        "MP+wmb+rmb",
+                        "LB",
+                        "IRIW",
+                        "IRIW+rmbs",
+                        "IRIW+mbs",
+                        "2+2W",
+                        "R",
+                        "R+mfence",
+                        "WRC",
+                        "WRC+release+acquire",
+                        "n4",
+                        "n5",
+                        "n6",
+                        "MP+lock",
+                        "MP+mb+addr",
+                        "MP+wmb+addr",
+                        "MP+po+addr",
+                        "WRC+wmb+addr",
+                        "WRC+po+addr",
+                        "ISA2+wmb+data+addr",
+                        "ISA2+wmb+data+po"}) {
     args.push_back(dir + n + ".litmus");
   }
   Result r = run(args);
@@ -66,10 +90,10 @@ TEST(Cli, LitmusPrintsEachTestsVerdictUnderEachMemoryModel) {
   EXPECT_EQ(j["tests"][0]["tso"]["verdict"], "Sometimes");
   EXPECT_FALSE(j["tests"][0].contains("sc"));
   const std::string bad = (std::filesystem::temp_directory_path() / "tlbsim_cli_rcu.litmus").string();
-  write_file_atomic(bad, "C rcu\n{}\nP0(int *x)\n{\n\trcu_read_lock();\n}\nexists (x=0)\n");
+  write_file_atomic(bad, "C rcu\n{}\nP0(int *x)\n{\n\tsynchronize_rcu();\n}\nexists (x=0)\n");
   r = run({"litmus", bad});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(bad + ":5: 'rcu_read_lock' is outside tlbsim's litmus subset"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bad + ":5: 'synchronize_rcu' is outside tlbsim's litmus subset"), std::string::npos) << r.err;
   r = run({"litmus", "--skip-unsupported", bad, dir + "SB.litmus"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("1 ran, 1 outside the subset, 0 disagree"), std::string::npos) << r.out;

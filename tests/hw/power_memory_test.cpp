@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "hw/every_schedule.h"
 #include "hw/memory.h"
 #include "hw/test_machine.h"
@@ -82,6 +84,58 @@ TEST(PowerMemory, SettleStoreGlobalAndUnseen) {
   EXPECT_EQ(p.readable(CpuId{1}, loc), (std::pair<std::uint32_t, std::uint32_t>{3, 3}));
   EXPECT_EQ(std::any_cast<int>(p.newest(loc)), 3);
   EXPECT_TRUE(p.unseen(CpuId{1}).empty());
+}
+
+// An address dependency bounds a load from below by what had reached its CPU when the address was known.
+TEST(PowerMemory, ADependentLoadReadsNothingOverwrittenBeforeItsAddressWasKnown) {
+  PowerStorage p(2, [](LineId) {});
+  p.track_dependencies();
+  int x = 0, y = 0;
+  const std::uint32_t lx = p.location(&x, LineId{1}, 0, 0), ly = p.location(&y, LineId{2}, 0, 0);
+  auto reach = [&](std::uint32_t loc, std::uint32_t i) {
+    p.run(sim::Action{sim::Action::Kind::kPropagate, CpuId{1}, static_cast<int>(loc), {}, nullptr, i, CpuId{0}});
+  };
+  p.store(CpuId{0}, lx, 1, 1);
+  p.store(CpuId{0}, ly, 1, 1);
+  reach(lx, 1);  // cpu1's clock 1
+  reach(ly, 1);  // cpu1's clock 2
+  EXPECT_EQ(p.arrival(CpuId{1}, lx, 1), 1u);
+  EXPECT_EQ(p.arrival(CpuId{1}, ly, 1), 2u);
+  EXPECT_EQ(p.arrival(CpuId{1}, ly, 0), 0u);
+  // Without a dependency (or with one on the initial value) x may still read 0: the load is satisfied early.
+  EXPECT_EQ(p.readable(CpuId{1}, lx), (std::pair<std::uint32_t, std::uint32_t>{0, 1}));
+  EXPECT_EQ(p.readable(CpuId{1}, lx, 0), (std::pair<std::uint32_t, std::uint32_t>{0, 1}));
+  // Dependent on a load of y=1 (arrived at clock 2, after x=1): only x=1.
+  EXPECT_EQ(p.readable(CpuId{1}, lx, p.arrival(CpuId{1}, ly, 1)), (std::pair<std::uint32_t, std::uint32_t>{1, 1}));
+  EXPECT_EQ(p.clock(CpuId{1}), 2u);
+  PowerStorage untracked(2, [](LineId) {});
+  EXPECT_EQ(untracked.clock(CpuId{1}), 0u);
+}
+
+// B-cumulativity: a write that reaches a CPU after its writer's barrier makes that CPU's later writes wait for what
+// the barrier ordered (ISA2+lwsync+data+addr).
+TEST(PowerMemory, AWriteAfterABarrierPassesTheBarrierOnToTheCpusItReaches) {
+  PowerStorage p(3, [](LineId) {});
+  int x = 0, y = 0, z = 0;
+  const std::uint32_t lx = p.location(&x, LineId{1}, 0, 0), ly = p.location(&y, LineId{2}, 0, 0),
+                      lz = p.location(&z, LineId{3}, 0, 0);
+  p.store(CpuId{0}, lx, 1, 1);
+  p.fence(CpuId{0}, Fence::kWmb);
+  p.store(CpuId{0}, ly, 1, 1);
+  auto offered = [&](std::uint32_t loc, CpuId to) {
+    std::vector<sim::Action> out;
+    p.enabled(out);
+    return std::any_of(out.begin(), out.end(),
+                       [&](const sim::Action& a) { return a.vector == static_cast<int>(loc) && a.cpu == to; });
+  };
+  EXPECT_FALSE(offered(ly, CpuId{1}));  // A-cumulativity: y=1 waits for x=1
+  p.run(sim::Action{sim::Action::Kind::kPropagate, CpuId{1}, static_cast<int>(lx), {}, nullptr, 1, CpuId{0}});
+  p.run(sim::Action{sim::Action::Kind::kPropagate, CpuId{1}, static_cast<int>(ly), {}, nullptr, 1, CpuId{0}});
+  p.store(CpuId{1}, lz, 1, 1);          // no barrier on cpu1
+  EXPECT_FALSE(offered(lz, CpuId{2}));  // but z=1 reaches cpu2 only after x=1
+  EXPECT_TRUE(offered(lx, CpuId{2}));
+  p.run(sim::Action{sim::Action::Kind::kPropagate, CpuId{2}, static_cast<int>(lx), {}, nullptr, 1, CpuId{0}});
+  EXPECT_TRUE(offered(lz, CpuId{2}));
 }
 
 }  // namespace

@@ -4,13 +4,18 @@
 //
 // The subset (anything else is refused with FILE:LINE and what was found): an initial state of int variables
 // (`{}`, `{ x=1; int y; int z = 2; }`); processes P0..Pn taking `int *x` (or `spinlock_t *s`, `atomic_t *a`)
-// parameters, declaring `int rN;` registers; statements WRITE_ONCE, READ_ONCE, smp_store_release,
-// smp_load_acquire, smp_mb, smp_rmb, smp_wmb, smp_mb__before_atomic, smp_mb__after_atomic, barrier, the xchg
+// parameters (`int **y`: a location holding an address), declaring `int rN;` or `int *rN;` registers; statements
+// WRITE_ONCE, READ_ONCE, smp_store_release, smp_load_acquire, rcu_assign_pointer (a release), rcu_dereference (a
+// READ_ONCE), rcu_read_lock and rcu_read_unlock (barrier()), smp_mb, smp_rmb, smp_wmb, smp_mb__before_atomic,
+// smp_mb__after_atomic, barrier, the xchg
 // family (xchg, xchg_relaxed, xchg_acquire, xchg_release, cmpxchg and its variants), atomic_read, atomic_set,
 // atomic_inc/dec/add/sub and their _return and fetch_ forms, spin_lock, spin_unlock, spin_is_locked (a load of
 // the lock word), register assignments and
 // `if (EXPR) ... [else ...]`; expressions of registers, integers, + - & | ^ == != < > <= >= && || !; a final
 // `exists`, `~exists` or `forall` over `N:rK=V` and `x=V` terms with /\, \/, ~ and parentheses.
+// Pointers: a variable's name is its address, as a value (`y=z;` in the initial state, `rcu_assign_pointer(*y, x)`,
+// `1:r0=x`); an access through a register that holds one (`READ_ONCE(*r0)`) has an address dependency on the loads
+// its value came from, which the POWER model honours.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +57,8 @@ struct Stmt {
     kIf,       // if (e) body [else orelse]
   } kind = Kind::kAssign;
   int line = 0;
-  int var = -1;    // the location (index into LitmusTest::vars)
+  int var = -1;       // the location (index into LitmusTest::vars), or
+  int addr_reg = -1;  // the register that holds its address
   int reg = -1;    // the destination register, or -1
   std::string fn;  // the kernel function, for fences and RMWs (e.g. "smp_mb", "xchg_acquire", "atomic_add_return")
   std::unique_ptr<Expr> e, e2;  // value (kWrite, kRelease, kAssign, kRmw operand / cmpxchg old), cmpxchg new
@@ -72,6 +78,10 @@ struct Cond {
   std::unique_ptr<Cond> a, b;
 };
 
+// A pointer to shared variable `var`, as a value: far above any number a test writes.
+inline constexpr long long kAddressBase = 1LL << 40;
+inline constexpr long long address_of(int var) { return kAddressBase + var; }
+
 struct LitmusTest {
   std::string name;
   std::string origin;             // the file
@@ -81,6 +91,7 @@ struct LitmusTest {
   std::vector<Thread> threads;
   enum class Quantifier : std::uint8_t { kExists, kNotExists, kForall } quantifier = Quantifier::kExists;
   Cond cond;
+  bool dependencies = false;  // some access goes through a register (an address dependency)
 };
 
 // Throws InputError "ORIGIN:LINE: what" for a malformed file and Unsupported for one outside the subset.

@@ -4,6 +4,7 @@
 // buffers, so the search is complete for the final states).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -49,14 +50,32 @@ Value eval(const Expr& e, const std::vector<Value>& regs) {
   return a || b;
 }
 
+// The latest of the dependencies of the registers an expression reads.
+std::uint32_t dep_of(const Expr& e, const std::vector<std::uint32_t>& deps) {
+  switch (e.kind) {
+    case Expr::Kind::kConst:
+      return 0;
+    case Expr::Kind::kReg:
+      return deps[static_cast<std::size_t>(e.reg)];
+    case Expr::Kind::kUnary:
+      return dep_of(*e.a, deps);
+    case Expr::Kind::kBinary:
+      break;
+  }
+  return std::max(dep_of(*e.a, deps), dep_of(*e.b, deps));
+}
+
 // One process's state: where it is and its registers (the search's state key reads them).
 struct Proc {
+  const Thread* thread = nullptr;
   std::vector<Value> regs;
+  std::vector<std::uint32_t> deps;  // per register, the dependency its value carries (hw::Dependency)
   const Stmt* at = nullptr;  // the statement whose access is pending
   int phase = 0;             // spin_lock: 0 trying, 1 waiting for the lock's line
 };
 
 struct World {
+  const LitmusTest& test;
   hw::Memory& mem;
   std::vector<hw::Shared<Value>>& vars;
 };
@@ -106,10 +125,23 @@ sim::Task<void> run_stmt(World& w, sim::Cpu& cpu, Proc& p, const Stmt& s) {
   hw::Memory& m = w.mem;
   p.at = &s;
   p.phase = 0;
-  auto var = [&]() -> hw::Shared<Value>& { return w.vars[static_cast<std::size_t>(s.var)]; };
-  auto set = [&](Value v) {
-    if (s.reg >= 0) p.regs[static_cast<std::size_t>(s.reg)] = v;
+  auto var = [&]() -> hw::Shared<Value>& {
+    if (s.addr_reg < 0) return w.vars[static_cast<std::size_t>(s.var)];
+    const Value a = p.regs[static_cast<std::size_t>(s.addr_reg)];
+    if (a < kAddressBase || a - kAddressBase >= static_cast<Value>(w.vars.size())) {
+      throw InputError(fmt::format("{}:{}: '{}' holds {}, not the address of a shared variable", w.test.origin, s.line,
+                                   p.thread->regs[static_cast<std::size_t>(s.addr_reg)], a));
+    }
+    return w.vars[static_cast<std::size_t>(a - kAddressBase)];
   };
+  auto set = [&](Value v, hw::Dependency d) {
+    if (s.reg < 0) return;
+    p.regs[static_cast<std::size_t>(s.reg)] = v;
+    p.deps[static_cast<std::size_t>(s.reg)] = d.at;
+  };
+  // A load's address dependency: the dependency of the register it goes through.
+  const hw::Dependency addr{s.addr_reg < 0 ? 0 : p.deps[static_cast<std::size_t>(s.addr_reg)]};
+  hw::Dependency got;
   switch (s.kind) {
     case Stmt::Kind::kWrite:
       co_await m.write(cpu, var(), eval(*s.e, p.regs));
@@ -119,13 +151,13 @@ sim::Task<void> run_stmt(World& w, sim::Cpu& cpu, Proc& p, const Stmt& s) {
       co_await m.write(cpu, var(), eval(*s.e, p.regs));
       break;
     case Stmt::Kind::kRead: {
-      const Value v = co_await m.read(cpu, var());
-      set(v);
+      const Value v = co_await m.read_dependent(cpu, var(), addr, got);
+      set(v, got);
       break;
     }
     case Stmt::Kind::kAcquire: {
-      const Value v = co_await m.read(cpu, var());
-      set(v);
+      const Value v = co_await m.read_dependent(cpu, var(), addr, got);
+      set(v, got);
       kernel::smp_load_acquire_fence(m, cpu);
       break;
     }
@@ -133,11 +165,11 @@ sim::Task<void> run_stmt(World& w, sim::Cpu& cpu, Proc& p, const Stmt& s) {
       m.fence(cpu, fence_of(s.fn));
       break;
     case Stmt::Kind::kRmw: {
-      Value got = 0;
+      Value result = 0;
       const std::vector<Value> regs = p.regs;
       auto op = [&](Value old) {
         const auto [nv, r] = rmw_result(s, old, regs);
-        got = r;
+        result = r;
         return nv;
       };
       const RmwOrder order = rmw_order(s.fn);
@@ -148,7 +180,7 @@ sim::Task<void> run_stmt(World& w, sim::Cpu& cpu, Proc& p, const Stmt& s) {
         co_await m.rmw_relaxed(cpu, var(), op);
         if (order == RmwOrder::kAcquire) kernel::smp_load_acquire_fence(m, cpu);
       }
-      set(got);
+      set(result, m.dependency_now(cpu));
       break;
     }
     case Stmt::Kind::kLock:
@@ -167,7 +199,7 @@ sim::Task<void> run_stmt(World& w, sim::Cpu& cpu, Proc& p, const Stmt& s) {
       co_await m.write(cpu, var(), Value{0});
       break;
     case Stmt::Kind::kAssign:
-      set(eval(*s.e, p.regs));
+      set(eval(*s.e, p.regs), hw::Dependency{dep_of(*s.e, p.deps)});
       break;
     case Stmt::Kind::kIf:
       co_await run_body(w, cpu, p, eval(*s.e, p.regs) != 0 ? s.body : s.orelse);
@@ -263,6 +295,7 @@ LitmusResult run_litmus(const LitmusTest& t, hw::MemoryModel model, std::uint64_
       k.push_back(static_cast<Value>(reinterpret_cast<std::uintptr_t>(p.at)));
       k.push_back(p.phase);
       k.insert(k.end(), p.regs.begin(), p.regs.end());
+      k.insert(k.end(), p.deps.begin(), p.deps.end());
     }
     for (const auto& v : *vars) k.push_back(v.value);
     if (const hw::PowerStorage* pw = memory->power()) pw->key(k);
@@ -286,16 +319,21 @@ LitmusResult run_litmus(const LitmusTest& t, hw::MemoryModel model, std::uint64_
     hw::CoherenceModel coherence(topo, hw::CoherenceLatencies{});
     hw::Memory mem(sched, coherence);
     mem.set_memory_model(model);
+    if (mem.power() != nullptr && t.dependencies) mem.power()->track_dependencies();
     sched.set_memory_actions(mem.memory_actions());
     sched.set_stop([&dfs] { return dfs.pruned(); });
     std::vector<hw::Shared<Value>> v;
     for (std::size_t i = 0; i < t.vars.size(); ++i) v.push_back({t.init[i], coherence.add_line(t.vars[i])});
     std::vector<Proc> p(n);
-    for (std::size_t i = 0; i < n; ++i) p[i].regs.assign(t.threads[i].regs.size(), 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      p[i].thread = &t.threads[i];
+      p[i].regs.assign(t.threads[i].regs.size(), 0);
+      p[i].deps.assign(t.threads[i].regs.size(), 0);
+    }
     procs = &p;
     vars = &v;
     memory = &mem;
-    World w{mem, v};
+    World w{t, mem, v};
     for (std::uint32_t c = 0; c < n; ++c)
       sched.cpu(CpuId{c}).start(run_proc(w, sched.cpu(CpuId{c}), p[c], t.threads[c]));
     try {

@@ -60,6 +60,30 @@ TEST(LitmusParse, ReadsTheKernelsFormat) {
   EXPECT_EQ(init.quantifier, LitmusTest::Quantifier::kNotExists);
 }
 
+// Pointers as the kernel's tests write them (MP+onceassign+derefonce): a variable's name is its address.
+TEST(LitmusParse, ReadsPointersAndAddressDependencies) {
+  const LitmusTest t = parse_litmus(
+      "C p\n{\ny=z;\nint *w = &x;\n}\n"
+      "P0(int *x, int **y)\n{\n\tWRITE_ONCE(*x, 1);\n\trcu_assign_pointer(*y, x);\n}\n"
+      "P1(int *x, int **y)\n{\n\tint *r0;\n\tint r1;\n\trcu_read_lock();\n\tr0 = rcu_dereference(*y);\n"
+      "\tr1 = READ_ONCE(*r0);\n\trcu_read_unlock();\n}\nexists (1:r0=x /\\ 1:r1=0)\n",
+      "p.litmus");
+  EXPECT_EQ(t.vars, (std::vector<std::string>{"y", "z", "w", "x"}));
+  EXPECT_EQ(t.init, (std::vector<long long>{address_of(1), 0, address_of(3), 0}));
+  EXPECT_TRUE(t.dependencies);
+  EXPECT_EQ(t.threads[0].body[1].kind, Stmt::Kind::kRelease);
+  EXPECT_EQ(t.threads[0].body[1].e->value, address_of(3));
+  const auto& p1 = t.threads[1].body;
+  ASSERT_EQ(p1.size(), 4u);
+  EXPECT_EQ(p1[0].kind, Stmt::Kind::kFence);
+  EXPECT_EQ(p1[1].kind, Stmt::Kind::kRead);
+  EXPECT_EQ(p1[1].var, 0);
+  EXPECT_EQ(p1[2].addr_reg, 0);  // through r0
+  EXPECT_EQ(p1[2].var, -1);
+  EXPECT_EQ(t.cond.a->value, address_of(3));
+  EXPECT_FALSE(parse_litmus(kSb, "sb.litmus").dependencies);
+}
+
 TEST(LitmusParse, RefusesWithTheFileAndLine) {
   struct Case {
     std::string text;
@@ -70,8 +94,8 @@ TEST(LitmusParse, RefusesWithTheFileAndLine) {
   const std::vector<Case> cases = {
       {"", "t.litmus:1: expected the header 'C NAME'", false},
       {"C t\n{}\n", "t.litmus:3: expected a process P0(...) { ... }", false},
-      {head + "\trcu_read_lock();\n}\nexists (0:r0=0)\n",
-       "t.litmus:6: 'rcu_read_lock' is outside tlbsim's litmus subset", true},
+      {head + "\tsynchronize_rcu();\n}\nexists (0:r0=0)\n",
+       "t.litmus:6: 'synchronize_rcu' is outside tlbsim's litmus subset", true},
       {head + "\tr0 = READ_ONCE(*q);\n}\nexists (0:r0=0)\n", "t.litmus:6: 'q' is not a parameter of this process",
        false},
       {head + "\tr9 = READ_ONCE(*x);\n}\nexists (0:r0=0)\n", "t.litmus:6: 'r9' is not a register of this process",
@@ -80,9 +104,12 @@ TEST(LitmusParse, RefusesWithTheFileAndLine) {
       {head + "}\nexists (1:r0=0)\n", "t.litmus:7: there is no process P1", false},
       {head + "}\nexists (0:r0=0) junk\n", "t.litmus:7: unexpected 'junk' after the final condition", false},
       {head + "}\nfilter (0:r0=0)\nexists (0:r0=0)\n", "t.litmus:7: a 'filter' clause is outside", true},
-      {"C t\n{ int *p = &x; }\nP0(int *x) { }\nexists (x=0)\n", "t.litmus:2: a pointer in the initial state", true},
+      {"C t\n{ int x[2]; }\nP0(int *x) { }\nexists (x=0)\n", "t.litmus:2: an array", true},
+      {head + "}\nexists (0:r0=q)\n", "t.litmus:7: 'q' is not a shared variable of the test", false},
+      {head + "\t*x = 1;\n}\nexists (0:r0=0)\n", "t.litmus:6: a plain access", true},
+      {head + "\tint x;\n}\nexists (0:r0=0)\n", "t.litmus:6: register 'x' has a parameter's name", false},
       {"C t\n{}\nP0(struct foo *x) { }\nexists (x=0)\n", "t.litmus:3: a parameter of type 'struct'", true},
-      {head + "\tr0 = x;\n}\nexists (0:r0=0)\n", "t.litmus:6: a plain access to 'x'", true},
+      {head + "\tr0 = *x;\n}\nexists (0:r0=0)\n", "t.litmus:6: a plain access to 'x'", true},
       {head + "\tr0 = smp_mb();\n}\nexists (0:r0=0)\n", "t.litmus:6: 'smp_mb' returns no value", false},
       {head + "\tr0 = 99999999999999999;\n}\nexists (0:r0=0)\n", "t.litmus:6: a number too large", false},
       {"C t\n{}\nP1(int *x) { }\nexists (x=0)\n", "t.litmus:3: process P1 out of order (expected P0)", false},

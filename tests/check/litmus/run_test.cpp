@@ -61,15 +61,38 @@ TEST(Litmus, PowerTestsGiveThePublishedVerdicts) {
                                              {"n5", false},
                                              {"n6", true},
                                              {"LB", false},
-                                             {"2+2W", false}};
+                                             {"2+2W", false},
+                                             // Dependencies (pointers; the tutorial's sections 4.1 and 6).
+                                             {"MP+mb+addr", false},
+                                             {"MP+wmb+addr", false},
+                                             {"MP+po+addr", true},
+                                             {"WRC+wmb+addr", false},
+                                             {"WRC+po+addr", true},
+                                             {"ISA2+wmb+data+addr", false},
+                                             {"ISA2+wmb+data+po", true}};
   for (const auto& [name, allowed] : power) {
     const LitmusResult r = run_file(name, hw::MemoryModel::kPower);
     EXPECT_TRUE(r.complete) << name;
     EXPECT_EQ(r.satisfying > 0, allowed) << name << " under power: " << r.verdict;
   }
   // Where x86 and POWER differ: load reordering (MP+wmb), store reordering (MP+rmb), multicopy atomicity (IRIW+rmbs).
-  for (const char* name : {"MP+wmb", "MP+rmb", "IRIW+rmbs", "WRC"}) {
+  for (const char* name : {"MP+wmb", "MP+rmb", "IRIW+rmbs", "WRC", "MP+po+addr", "WRC+po+addr", "ISA2+wmb+data+po"}) {
     EXPECT_EQ(run_file(name, hw::MemoryModel::kTso).satisfying, 0u) << name << " under tso";
+  }
+}
+
+TEST(Litmus, AnAccessThroughARegisterThatHoldsNoAddressIsALocatedError) {
+  const LitmusTest t = parse_litmus(
+      "C bad\n{}\nP0(int *x)\n{\n\tint r0;\n\tint r1;\n\tr0 = READ_ONCE(*x);\n\tr1 = READ_ONCE(*r0);\n}\n"
+      "exists (0:r1=0)\n",
+      "bad.litmus");
+  for (const hw::MemoryModel m : {hw::MemoryModel::kSc, hw::MemoryModel::kTso, hw::MemoryModel::kPower}) {
+    try {
+      run_litmus(t, m);
+      ADD_FAILURE() << "ran";
+    } catch (const InputError& e) {
+      EXPECT_STREQ(e.what(), "bad.litmus:8: 'r0' holds 0, not the address of a shared variable");
+    }
   }
 }
 
