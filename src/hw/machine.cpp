@@ -160,6 +160,28 @@ void parse_kernel_costs(MachineParse& p) {
   kern.finish();
 }
 
+// [barrier], optional: the barrier instructions of the machine's arch.
+void parse_barriers(MachineParse& p) {
+  Machine& m = p.m;
+  auto bar = p.root.optional_section("barrier");
+  if (!bar) return;
+  m.barrier.given = true;
+  const bool ppc = m.arch == "powerpc64";
+  for (const char* key : {"mfence", "sync", "lwsync"}) {
+    const bool ppc_key = std::string_view(key) != "mfence";
+    if (ppc_key != ppc && bar->optional_latency(key)) {
+      bar->fail(key, fmt::format("is for {} machines only", ppc_key ? "powerpc64" : "x86_64"));
+    }
+  }
+  if (ppc) {
+    m.barrier.sync = p.lat.take(*bar, "barrier", "sync");
+    m.barrier.lwsync = p.lat.take(*bar, "barrier", "lwsync");
+  } else {
+    m.barrier.mfence = p.lat.take(*bar, "barrier", "mfence");
+  }
+  bar->finish();
+}
+
 // [[idle.states]], optional: the cpuidle states, shallowest first.
 void parse_idle_states(MachineParse& p) {
   Machine& m = p.m;
@@ -242,6 +264,7 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   parse_coherence(p);
   parse_ipi(p);
   parse_kernel_costs(p);
+  parse_barriers(p);
   parse_idle_states(p);
   parse_tlb(p);
   root.finish();

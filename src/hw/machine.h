@@ -59,6 +59,17 @@ struct KernelCosts {
   sim::Duration pipe_read{0};
 };
 
+// The barrier instructions the kernel's smp_*() compile to (machine-file section [barrier], optional: without it a
+// barrier costs nothing). x86_64: mfence (smp_mb() before v4.15; from v4.15 a LOCK'd add to the stack, which costs
+// coherence.local_rmw); powerpc64: sync (smp_mb(), the fully ordered atomics' barriers) and lwsync (smp_rmb(),
+// smp_wmb(), release and acquire). ptesync's time is inside the tlb.* invalidation costs.
+struct BarrierCosts {
+  bool given = false;
+  sim::Duration mfence{0};
+  sim::Duration sync{0};
+  sim::Duration lwsync{0};
+};
+
 // One idle state of the machine's cpuidle driver (machine-file [[idle.states]], shallowest first).
 struct IdleState {
   std::string name;
@@ -82,6 +93,7 @@ struct Machine {
   IpiParams ipi;
   TlbParams tlb;
   KernelCosts kernel;
+  BarrierCosts barrier;
   std::vector<IdleState> idle_states;  // empty: the idle loop only polls
   std::vector<ParamRecord> latencies;
 

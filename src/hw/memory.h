@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hw/coherence.h"
+#include "hw/fence.h"
 #include "hw/power_memory.h"
 #include "hw/store_buffer.h"
 #include "sim/cpu.h"
@@ -50,27 +51,6 @@ std::optional<std::uint64_t> observed_value(const T& v) {
   }
 }
 
-// The barriers of the kernel's memory model (include/asm-generic/barrier.h and each arch's asm/barrier.h), as the
-// modeled code states them; kernel/barrier.h gives them their kernel names. What each one does is the memory
-// model's business: under x86-TSO only kMb and kSerializing wait for the store buffer.
-// An address dependency: the moment, on the reading CPU's clock of the POWER storage, from which a load whose
-// address was computed from earlier loads may be satisfied. `at` 0 is none; under SC and TSO, which never satisfy
-// loads out of order, it is always 0.
-struct Dependency {
-  std::uint32_t at = 0;
-};
-
-enum class Fence : std::uint8_t {
-  kCompiler,     // barrier(): orders nothing the hardware does
-  kMb,           // smp_mb(): a full barrier (x86: a LOCK'd add to the stack or MFENCE)
-  kRmb,          // smp_rmb(): load -> load (x86: barrier())
-  kWmb,          // smp_wmb(): store -> store (x86: barrier())
-  kSerializing,  // an instruction the Intel SDM (vol. 3A, 9.3) lists as serializing: MOV to CR3, INVLPG, IRET, ...
-  kRelease,      // the ordering smp_store_release() puts before its store (x86: barrier(); powerpc: lwsync)
-  kAcquire,      // the ordering smp_load_acquire() puts after its load (x86: barrier(); powerpc: lwsync)
-  kMbAtomic,     // smp_mb__{before,after}_atomic() and a fully ordered RMW's own barriers (x86: none; powerpc: sync)
-};
-
 // Contract: an access's effect (the value read or written) happens when the step completes (in await_resume),
 // so the order of effects is the order in which the scheduler completes steps. A write wakes the CPUs spinning
 // on its line. Under x86-TSO (set_memory_model, the checker only) a plain write's effect is buffered: it happens
@@ -97,12 +77,18 @@ class Memory {
     return buffers_ ? static_cast<sim::MemoryActions*>(buffers_.get()) : static_cast<sim::MemoryActions*>(power_.get());
   }
 
-  // A barrier at this point of the CPU's code: no step and no cost (the timed model is sequentially consistent);
-  // under x86-TSO a full or serializing one commits the CPU's buffered stores first.
+  // A barrier at this point of the CPU's code. It takes no step: its cost (fence_costs) is carried into the CPU's
+  // next step (the timed model is sequentially consistent). Under x86-TSO a full or serializing one commits the
+  // CPU's buffered stores first; under POWER the storage model orders what it orders.
   void fence(sim::Cpu& cpu, Fence f) {
-    if (buffers_ != nullptr && (f == Fence::kMb || f == Fence::kSerializing)) buffers_->drain(cpu.id());
+    if (const sim::Duration d = fence_costs_[static_cast<std::size_t>(f)]; d.count() > 0) cpu.carry(d);
+    if (buffers_ != nullptr && (f == Fence::kMb || f == Fence::kPtesync || f == Fence::kSerializing)) {
+      buffers_->drain(cpu.id());
+    }
     if (power_ != nullptr) power_->fence(cpu.id(), f);
   }
+  void set_fence_costs(const FenceCosts& c) { fence_costs_ = c; }
+  const FenceCosts& fence_costs() const { return fence_costs_; }
 
   CoherenceModel& model() { return model_; }
   sim::Scheduler& scheduler() { return sched_; }
@@ -241,7 +227,10 @@ class Memory {
     bool relaxed = false;  // POWER: no sync around it (an _relaxed atomic); x86 has only LOCK'd ones
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-      cpu.suspend_step(h, mem.model_.access(cpu.id(), var.line, kind, cpu.now()), site, var.line);
+      sim::SimTime done = mem.model_.access(cpu.id(), var.line, kind, cpu.now());
+      // A fully ordered RMW's own barriers (powerpc: a sync before and after; x86: none beyond the LOCK).
+      if (kind == Access::kRmw && !relaxed) done += 2 * mem.fence_costs_[static_cast<std::size_t>(Fence::kMbAtomic)];
+      cpu.suspend_step(h, done, site, var.line);
     }
     T await_resume() {
       if (mem.power_ != nullptr) {
@@ -415,6 +404,7 @@ class Memory {
   MemoryModel memory_model_ = MemoryModel::kSc;
   std::unique_ptr<StoreBuffers> buffers_;
   std::unique_ptr<PowerStorage> power_;
+  FenceCosts fence_costs_{};
 };
 
 }  // namespace tlbsim::hw

@@ -140,7 +140,7 @@ void PowerStorage::propagate(std::uint32_t d, std::uint32_t loc, std::uint32_t i
 void PowerStorage::fence(CpuId c, Fence f) {
   if (f == Fence::kCompiler || f == Fence::kSerializing) return;  // isync/rfid order no storage access
   View& v = view(c);
-  if (f == Fence::kMb || f == Fence::kMbAtomic) {
+  if (f == Fence::kMb || f == Fence::kMbAtomic || f == Fence::kPtesync) {
     // sync: everything this CPU has seen reaches every CPU before it completes.
     for (std::uint32_t d = 0; d < cpus_.size(); ++d) {
       for (std::uint32_t l = 0; l < v.seen.size(); ++l) propagate(d, l, v.seen[l]);

@@ -9,12 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "hw/fence.h"
 #include "lib/cpumask.h"
 #include "model/config.h"
 #include "sim/task.h"
 
 namespace tlbsim::hw {
 class CoherenceModel;
+struct Machine;
 }
 
 namespace tlbsim::kernel {
@@ -64,6 +66,9 @@ class ArchMmu {
   // Whether spin_lock_irqsave spins with the caller's interrupts enabled (powerpc's arch_spin_lock_flags before
   // v5.16; x86's spin_lock_flags has always been plain spin_lock).
   virtual bool spin_lock_flags_enables_irqs() const { return false; }
+  // What each of the kernel's barriers costs on `m` in these releases: the instruction it compiles to, priced from the
+  // machine's [barrier] figures (all zero when the machine gives none).
+  virtual hw::FenceCosts fence_costs(const hw::Machine& m) const = 0;
   // PAGE_SIZE in bytes. The model's pages are 4 KiB of address space; where a workload's per-page work scales with
   // the page (a hole's zero fill, a reader's loads), it is charged for a whole PAGE_SIZE page (docs/model.md).
   virtual std::uint64_t page_size() const = 0;

@@ -1,7 +1,8 @@
 // The kernel's barriers under their names (include/asm-generic/barrier.h, arch/x86/include/asm/barrier.h,
-// arch/powerpc/include/asm/barrier.h), as explicit points of the modeled code. They cost nothing and take no step:
-// the timed model is sequentially consistent; the checker's memory model (hw::Memory::set_memory_model) decides
-// what each one orders. Where an era had only barrier(), the model has only barrier().
+// arch/powerpc/include/asm/barrier.h), as explicit points of the modeled code. They take no step: in the timed model
+// (sequentially consistent) each costs what the instruction it compiles to costs on the machine (ArchMmu::fence_costs,
+// carried into the CPU's next step); the checker's memory model (hw::Memory::set_memory_model) decides what each one
+// orders. Where an era had only barrier(), the model has only barrier().
 #pragma once
 
 #include "hw/memory.h"
@@ -23,6 +24,9 @@ inline void smp_mb__before_atomic(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, h
 // itself is the caller's (x86: a plain mov, ordered by TSO; powerpc: lwsync).
 inline void smp_store_release_fence(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kRelease); }
 inline void smp_load_acquire_fence(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kAcquire); }
+// powerpc ptesync (Power ISA v3.0B, Book III 5.9.2): a sync that also orders page-table updates before later
+// invalidations and walks. Its time is counted in the tlb.* invalidation costs of the machine.
+inline void ptesync(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kPtesync); }
 // An instruction that the Intel SDM (vol. 3A, 9.3 "Serializing instructions") lists as serializing: MOV to CR3,
 // INVLPG, IRET, WRMSR (but not to the x2APIC MSRs). It waits for the store buffer to drain.
 inline void serializing_instruction(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kSerializing); }

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "kernel/barrier.h"
 #include "kernel/options.h"
 #include "kernel/smp.h"
 #include "mm/mmu_gather.h"
@@ -52,9 +53,8 @@ sim::Task<void> mmgrab_lazy_tlb(PerCpu& self, MmStruct& mm) {
 
 sim::Task<void> mmdrop_lazy_tlb(PerCpu& self, MmStruct& mm) {
   if (self.k.config().on(Option::MMU_LAZY_TLB_SHOOTDOWN)) {
-    // smp_mb(): x86 issues a locked RMW on a line the CPU owns (lock; addl $0 on the stack), so the model charges
-    // local_rmw; powerpc's hwsync is charged the same (docs/model.md).
-    co_await self.cpu.delay(self.k.machine().coherence.local_rmw);
+    // "mmdrop_lazy_tlb must provide a full memory barrier" (the membarrier comment in finish_task_switch).
+    smp_mb(self.k.mem(), self.cpu);
     co_return;
   }
   co_await mmdrop(self, mm);

@@ -1,9 +1,10 @@
 #include "sim/cpu.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <stdexcept>
-
-#include <fmt/format.h>
+#include <utility>
 
 #include "sim/scheduler.h"
 
@@ -51,13 +52,13 @@ void Cpu::suspend_step(std::coroutine_handle<> h, SimTime done, const SourceSite
   site_ = site;
   note_suspension(Suspension::Kind::kStep, h, site, line, user);
   state_ = CpuState::kStepPending;
-  sched_.step_ready(*this, done);
+  sched_.step_ready(*this, done + std::exchange(carried_, Duration{0}));
 }
 
 std::uint32_t Cpu::park(std::coroutine_handle<> h, LineId line, const SourceSite& site, bool quiescent,
                         Duration wake_latency) {
   park_quiescent_ = quiescent;
-  park_wake_latency_ = wake_latency;
+  park_wake_latency_ = wake_latency + std::exchange(carried_, Duration{0});
   leaf_ = h;
   site_ = site;
   note_suspension(quiescent ? Suspension::Kind::kPoll : Suspension::Kind::kSpin, h, site, line);
@@ -80,10 +81,11 @@ void Cpu::halt(std::coroutine_handle<> h, Duration wake_latency, const SourceSit
   site_ = site;
   note_suspension(Suspension::Kind::kHalt, h, site, kNoLine);
   irqs_enabled_ = true;
-  halt_wake_latency_ = wake_latency;
+  const Duration carried = std::exchange(carried_, Duration{0});
+  halt_wake_latency_ = wake_latency + carried;
   if (pending_irqs_ != 0) {
     state_ = CpuState::kStepPending;
-    sched_.step_ready(*this, now());
+    sched_.step_ready(*this, now() + carried);
     return;
   }
   state_ = CpuState::kHalted;

@@ -134,6 +134,11 @@ class Cpu final : private RootObserver {
   bool irqs_disabled() const { return !irqs_enabled_; }
   bool in_irq() const { return !irq_stack_.empty(); }
 
+  // A cost that takes no step of its own (a barrier instruction's, hw::Memory::fence): it is added to the CPU's next
+  // step, or to the wake-up of its next park or halt. Contract: kernel time (a user step that follows counts it as
+  // user time).
+  void carry(Duration d) { carried_ += d; }
+
   // --- used by awaiters in other layers ---
   // The current step (awaited at `site`, an access to `line` if it names one) completes at `done`.
   // Contract: done >= now().
@@ -212,6 +217,7 @@ class Cpu final : private RootObserver {
   std::uint32_t park_gen_ = 0;
   bool park_quiescent_ = false;
   Duration park_wake_latency_{0};
+  Duration carried_{0};  // carry(): not yet added to a step
   SimTime park_since_{};
   Duration halt_wake_latency_{0};
   std::uint64_t steps_ = 0;

@@ -171,6 +171,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
   sys.scheduler().set_stall_limit(spec.stall_limit);
   kernel::Kernel k(sys, cfg);
+  sys.memory().set_fence_costs(k.arch().fence_costs(machine));  // the barriers' instructions, priced
   const auto oracle = check::Oracle::attach(k);
   if (tracer != nullptr) {
     k.set_tracer(tracer);

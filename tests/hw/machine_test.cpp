@@ -97,6 +97,28 @@ TEST(Machine, LatenciesNeedPositiveValueAndSource) {
   expect_error(replace(ok, line, "l1_hit = { ns = 1e300, source = \"x\" }"), {"coherence.l1_hit"});
 }
 
+// [barrier] is optional; when given it takes its arch's instructions and refuses the other arch's.
+TEST(Machine, BarrierFiguresAreTheArchsInstructions) {
+  const std::string ok = small_text();
+  const auto pos = ok.find("mfence = {");
+  ASSERT_NE(pos, std::string::npos);
+  const std::string line = ok.substr(pos, ok.find('\n', pos) - pos);
+  expect_error(replace(ok, line, line + "\nsync = { ns = 4.0, source = \"x\" }"),
+               {"barrier.sync", "is for powerpc64 machines only"});
+  expect_error(replace(ok, line, "lwsync = { ns = 1.0, source = \"x\" }"), {"barrier.lwsync", "powerpc64"});
+  expect_error(replace(ok, line, "mfence = { ns = 17.6 }"), {"barrier.mfence", "source"});
+  const Machine with = parse_machine(ok, "test.toml");
+  EXPECT_TRUE(with.barrier.given);
+  EXPECT_EQ(with.barrier.mfence, sim::picoseconds(17600));
+  const Machine without = parse_machine(replace(ok, "[barrier]\n" + line + "\n", ""), "test.toml");
+  EXPECT_FALSE(without.barrier.given);
+  EXPECT_EQ(without.barrier.mfence, sim::Duration{0});
+  const Machine p9 = load_machine("power9-2s16c-smt4");
+  EXPECT_TRUE(p9.barrier.given);
+  EXPECT_GT(p9.barrier.sync, sim::Duration{0});
+  EXPECT_GT(p9.barrier.lwsync, sim::Duration{0});
+}
+
 TEST(Machine, JsonCarriesTheResolvedParameters) {
   const Machine m = load_machine("small-2s2c");
   const nlohmann::json j = to_json(m);

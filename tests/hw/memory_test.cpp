@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/test_machine.h"
+#include "kernel/barrier.h"
 #include "sim/timed_scheduler.h"
 
 namespace tlbsim::hw {
@@ -70,6 +71,50 @@ TEST_F(MemoryTest, SpinnerWithNoWriterIsADeadlock) {
   } catch (const sim::DeadlockError& e) {
     EXPECT_NE(std::string(e.what()).find("spinning on csd.flags"), std::string::npos) << e.what();
   }
+}
+
+// Barrier costs (the timed model): a barrier takes no step; its cost is added to the CPU's next step. A fully
+// ordered RMW pays its two kMbAtomic barriers; a relaxed one does not.
+Task<void> fenced_load(Memory& mem, Cpu& cpu, Shared<int>& v, sim::SimTime& done) {
+  kernel::smp_mb(mem, cpu);
+  kernel::smp_wmb(mem, cpu);
+  co_await mem.read(cpu, v);  // the first touch of the line: from memory
+  done = cpu.now();
+}
+Task<void> rmws(Memory& mem, Cpu& cpu, Shared<int>& v, bool relaxed, sim::SimTime& done) {
+  auto inc = [](int x) { return x + 1; };
+  if (relaxed) {
+    co_await mem.rmw_relaxed(cpu, v, inc);
+  } else {
+    co_await mem.rmw(cpu, v, inc);
+  }
+  done = cpu.now();
+}
+
+TEST_F(MemoryTest, ABarrierCostsItsCpuTimeAtTheNextStepAndAFullRmwPaysItsTwoBarriers) {
+  Shared<int> a{0, model.add_line("a")}, b{0, model.add_line("b")};
+  sim::SimTime plain{}, fenced{};
+  sched.cpu(CpuId{0}).start(fenced_load(mem, sched.cpu(CpuId{0}), a, plain));
+  sched.run(kTimeZero + sim::milliseconds(1));
+  FenceCosts costs{};
+  costs[static_cast<std::size_t>(Fence::kMb)] = nanoseconds(30);
+  costs[static_cast<std::size_t>(Fence::kWmb)] = nanoseconds(7);
+  costs[static_cast<std::size_t>(Fence::kMbAtomic)] = nanoseconds(11);
+  mem.set_fence_costs(costs);
+  const sim::SimTime start = sched.now();
+  sched.cpu(CpuId{1}).start(fenced_load(mem, sched.cpu(CpuId{1}), b, fenced));
+  sched.run(kTimeZero + sim::milliseconds(2));
+  // Same access (a first touch of a line from memory), 30 + 7 ns later.
+  EXPECT_EQ(fenced - start, (plain - kTimeZero) + nanoseconds(37));
+  sim::SimTime full{}, relaxed{};
+  Shared<int> c{0, model.add_line("c")}, d{0, model.add_line("d")};
+  const sim::SimTime t0 = sched.now();
+  sched.cpu(CpuId{2}).start(rmws(mem, sched.cpu(CpuId{2}), c, false, full));
+  sched.run(kTimeZero + sim::milliseconds(3));
+  const sim::SimTime t1 = sched.now();
+  sched.cpu(CpuId{3}).start(rmws(mem, sched.cpu(CpuId{3}), d, true, relaxed));
+  sched.run(kTimeZero + sim::milliseconds(4));
+  EXPECT_EQ((full - t0) - (relaxed - t1), nanoseconds(22));
 }
 
 }  // namespace

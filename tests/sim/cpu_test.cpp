@@ -95,6 +95,45 @@ TEST(Cpu, HaltedCpuWakesOnInterruptAfterExitLatency) {
   EXPECT_EQ(woke, at_ns(135));
 }
 
+// A carried cost (a barrier's) ends the CPU's next step that much later, or delays its next wake-up from a halt.
+Task<void> carried_then_step(Cpu& cpu, std::vector<SimTime>& done) {
+  cpu.carry(nanoseconds(7));
+  cpu.carry(nanoseconds(3));
+  co_await cpu.delay(nanoseconds(50));
+  done.push_back(cpu.now());
+  co_await cpu.delay(nanoseconds(50));  // nothing carried any more
+  done.push_back(cpu.now());
+}
+
+TEST(Cpu, ACarriedCostEndsTheNextStepLater) {
+  TimedScheduler s(1, 1);
+  Cpu& cpu = s.cpu(CpuId{0});
+  std::vector<SimTime> done;
+  cpu.start(carried_then_step(cpu, done));
+  s.run(at_ns(1000));
+  EXPECT_EQ(done, (std::vector<SimTime>{at_ns(60), at_ns(110)}));
+}
+
+Task<void> carried_then_idle(Cpu& cpu, SimTime& woke) {
+  cpu.carry(nanoseconds(10));
+  co_await cpu.safe_halt(nanoseconds(30));
+  woke = cpu.now();
+}
+
+TEST(Cpu, ACarriedCostDelaysTheWakeFromAHalt) {
+  TimedScheduler s(1, 1);
+  RecordingHandler h;
+  Cpu& cpu = s.cpu(CpuId{0});
+  cpu.set_irq_handler(&h);
+  SimTime woke{};
+  cpu.start(carried_then_idle(cpu, woke));
+  s.send_irq(CpuId{0}, 2, at_ns(100));
+  s.run(at_ns(1000));
+  ASSERT_EQ(h.taken.size(), 1u);
+  EXPECT_EQ(h.taken[0].at, at_ns(140));  // 30 ns exit latency + 10 ns carried
+  EXPECT_EQ(woke, at_ns(145));
+}
+
 TEST(Cpu, HaltWithNoInterruptIsQuiescentNotDeadlock) {
   TimedScheduler s(1, 1);
   Cpu& cpu = s.cpu(CpuId{0});

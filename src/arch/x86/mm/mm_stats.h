@@ -24,6 +24,7 @@ class X86Mmu : public kernel::ArchMmu {
  public:
   kernel::Arch arch() const override { return kernel::Arch::kX86; }
   std::uint64_t page_size() const override { return 4096; }
+  hw::FenceCosts fence_costs(const hw::Machine& m) const override;
   void register_stats(kernel::Stats& stats, std::uint32_t ncpus) override { mm_stats.register_stats(stats, ncpus); }
   MmStats mm_stats;
 };

@@ -22,7 +22,7 @@ hw::Memory& mem(PerCpu& self) { return self.k.mem(); }
 // 5.9.2); the first ptesync of a sequence, which the radix_tlbi_skips_ptesync mutation removes.
 void ptesync(PerCpu& self, bool first = false) {
   if (first && planted(self.k.config(), Mutation::radix_tlbi_skips_ptesync)) return;  // Mutation
-  kernel::smp_mb(self.k.mem(), self.cpu);
+  kernel::ptesync(self.k.mem(), self.cpu);
 }
 
 // The invalidation has completed on `cpu`: no page walk it began before survives (the checker's POWER model).

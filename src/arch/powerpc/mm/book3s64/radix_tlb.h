@@ -59,6 +59,7 @@ class RadixMmu : public kernel::ArchMmu {
   kernel::Arch arch() const override { return kernel::Arch::kPowerpc; }
   // powerpc64 server kernels are built with 64 KiB base pages (CONFIG_PPC_64K_PAGES, book3s64's default).
   std::uint64_t page_size() const override { return 65536; }
+  hw::FenceCosts fence_costs(const hw::Machine& m) const override;
 
   // powerpc keeps no per-CPU TLB state beyond PerCpu's PIDR (hw_tag) and the v6.2 trim clock.
   std::unique_ptr<kernel::ArchCpuState> alloc_cpu_state(hw::CoherenceModel&) override {
