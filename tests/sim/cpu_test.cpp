@@ -76,23 +76,28 @@ TEST(Cpu, DisabledInterruptsAreDeferredUntilEnabled) {
   EXPECT_EQ(marks, (std::vector<SimTime>{at_ns(200), at_ns(205)}));
 }
 
-Task<void> idle_once(Cpu& cpu, SimTime& woke) {
+// Halts (after carrying `carried`, a barrier's cost), takes interrupt 2 sent at 100 ns; returns when the handler
+// ran and when the task resumed.
+Task<void> idle_once(Cpu& cpu, SimTime& woke, Duration carried = Duration{0}) {
+  cpu.carry(carried);
   co_await cpu.safe_halt(nanoseconds(30));
   woke = cpu.now();
 }
-
-TEST(Cpu, HaltedCpuWakesOnInterruptAfterExitLatency) {
+std::pair<SimTime, SimTime> halt_then_irq(Duration carried) {
   TimedScheduler s(1, 1);
   RecordingHandler h;
   Cpu& cpu = s.cpu(CpuId{0});
   cpu.set_irq_handler(&h);
   SimTime woke{};
-  cpu.start(idle_once(cpu, woke));
+  cpu.start(idle_once(cpu, woke, carried));
   s.send_irq(CpuId{0}, 2, at_ns(100));
   s.run(at_ns(1000));
-  ASSERT_EQ(h.taken.size(), 1u);
-  EXPECT_EQ(h.taken[0].at, at_ns(130));
-  EXPECT_EQ(woke, at_ns(135));
+  EXPECT_EQ(h.taken.size(), 1u);
+  return {h.taken.empty() ? SimTime{} : h.taken[0].at, woke};
+}
+
+TEST(Cpu, HaltedCpuWakesOnInterruptAfterExitLatency) {
+  EXPECT_EQ(halt_then_irq(Duration{0}), std::make_pair(at_ns(130), at_ns(135)));
 }
 
 // A carried cost (a barrier's) ends the CPU's next step that much later, or delays its next wake-up from a halt.
@@ -114,24 +119,9 @@ TEST(Cpu, ACarriedCostEndsTheNextStepLater) {
   EXPECT_EQ(done, (std::vector<SimTime>{at_ns(60), at_ns(110)}));
 }
 
-Task<void> carried_then_idle(Cpu& cpu, SimTime& woke) {
-  cpu.carry(nanoseconds(10));
-  co_await cpu.safe_halt(nanoseconds(30));
-  woke = cpu.now();
-}
-
 TEST(Cpu, ACarriedCostDelaysTheWakeFromAHalt) {
-  TimedScheduler s(1, 1);
-  RecordingHandler h;
-  Cpu& cpu = s.cpu(CpuId{0});
-  cpu.set_irq_handler(&h);
-  SimTime woke{};
-  cpu.start(carried_then_idle(cpu, woke));
-  s.send_irq(CpuId{0}, 2, at_ns(100));
-  s.run(at_ns(1000));
-  ASSERT_EQ(h.taken.size(), 1u);
-  EXPECT_EQ(h.taken[0].at, at_ns(140));  // 30 ns exit latency + 10 ns carried
-  EXPECT_EQ(woke, at_ns(145));
+  // 30 ns exit latency + 10 ns carried.
+  EXPECT_EQ(halt_then_irq(nanoseconds(10)), std::make_pair(at_ns(140), at_ns(145)));
 }
 
 TEST(Cpu, HaltWithNoInterruptIsQuiescentNotDeadlock) {
