@@ -92,6 +92,12 @@ void Oracle::on_syscall_return(CpuId cpu) {
   by_cpu_[cpu.get()].clear();
 }
 
+void Oracle::on_range_synced(CpuId, const kernel::MmStruct& mm, std::uint64_t start, std::uint64_t end) {
+  const std::uint64_t first = start >> kernel::kPageShift, last = end >> kernel::kPageShift;
+  std::erase_if(in_flight_,
+                [&](const auto& e) { return e.second.mm == mm.id() && e.second.vpn >= first && e.second.vpn < last; });
+}
+
 void Oracle::on_frame_free(Pfn pfn, sim::SimTime now) {
   in_flight_.erase(in_flight_.lower_bound(RemovalKey{pfn.get(), 0, 0}),
                    in_flight_.lower_bound(RemovalKey{pfn.get() + 1, 0, 0}));

@@ -54,6 +54,7 @@ class Oracle final : public kernel::KernelEvents {
   void on_pte_removed(const kernel::MmStruct& mm, Vpn v, const kernel::Pte& old, CpuId by, sim::SimTime now) override;
   // The system call or fault running on `cpu` returned: every removal it made is complete.
   void on_syscall_return(CpuId cpu) override;
+  void on_range_synced(CpuId cpu, const kernel::MmStruct& mm, std::uint64_t start, std::uint64_t end) override;
   // A frame is being freed: removals that mapped it are complete; a page-table frame must not be cached in the
   // paging-structure cache of a CPU that has its address space loaded.
   void on_frame_free(Pfn pfn, sim::SimTime now) override;

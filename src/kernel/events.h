@@ -27,6 +27,11 @@ class KernelEvents {
   virtual void on_pte_removed(const MmStruct& mm, Vpn v, const Pte& old, CpuId by, sim::SimTime now);
   // The system call or fault running on `cpu` returned.
   virtual void on_syscall_return(CpuId cpu);
+  // A system call on `cpu` that held mmap_lock for write changed the PTEs of [start, end) of `mm` and is about to
+  // return (mprotect): every earlier removal of a PTE there, by any CPU, must be complete now, so a user access
+  // after it must not hit a translation those removals took away (what flush_tlb_batched_pending provides against
+  // reclaim's deferred flush). Reported just before on_syscall_return.
+  virtual void on_range_synced(CpuId cpu, const MmStruct& mm, std::uint64_t start, std::uint64_t end);
   // A frame is being freed (free_pages), or a freed frame allocated again.
   virtual void on_frame_free(Pfn pfn, sim::SimTime now);
   virtual void on_frame_reuse(Pfn pfn, sim::SimTime now);
@@ -54,6 +59,9 @@ class KernelEventFanout final : public KernelEvents {
   }
   void on_syscall_return(CpuId cpu) override {
     for (KernelEvents* s : subs_) s->on_syscall_return(cpu);
+  }
+  void on_range_synced(CpuId cpu, const MmStruct& mm, std::uint64_t start, std::uint64_t end) override {
+    for (KernelEvents* s : subs_) s->on_range_synced(cpu, mm, start, end);
   }
   void on_frame_free(Pfn pfn, sim::SimTime now) override {
     for (KernelEvents* s : subs_) s->on_frame_free(pfn, now);

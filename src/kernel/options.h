@@ -41,6 +41,7 @@ enum class Mutation : std::uint8_t {
   reclaim_frees_before_batched_flush,
   smp_call_skips_wait,
   mprotect_flush_skipped,
+  mprotect_skips_batched_pending,
   mremap_flush_skipped,
   migrate_flush_skipped,
   numa_flush_pending_late,
@@ -66,6 +67,10 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
      .kernel = "linux-5.17",
      .doc = "change_protection write-protects the PTEs (or a THP's PMD) but never flushes them (flush_tlb_range, the "
             "gather's flush, or change_huge_pmd's pmdp_invalidate)"},
+    {TLBSIM_ID(Mutation, mprotect_skips_batched_pending), .area = "mprotect", .scenarios = "mprotect_vs_reclaim",
+     .kernel = "linux-5.17",
+     .doc = "change_pte_range does not call flush_tlb_batched_pending (mprotect before 3ea277194daa, v4.13): a PTE "
+            "that reclaim cleared with its flush deferred is not there to change, and nothing flushes it"},
     {TLBSIM_ID(Mutation, mremap_flush_skipped), .area = "mremap", .scenarios = "mremap_vs_access",
      .kernel = "linux-5.17", .doc = "move_page_tables moves the PTEs but never flushes the old range"},
     {TLBSIM_ID(Mutation, migrate_flush_skipped), .area = "migration", .scenarios = "migrate_vs_access",

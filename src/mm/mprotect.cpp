@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "kernel/options.h"
@@ -103,7 +104,7 @@ sim::Task<std::uint64_t> change_pte_range(PerCpu& self, MmStruct& mm, std::uint6
     }
     Spinlock& ptl = mm.ptl(first);
     co_await ptl.lock(m, self.cpu);  // pte_offset_map_lock
-    if (era.batched_pending) co_await flush_tlb_batched_pending(self, mm);
+    if (era.batched_pending && !cp.skip_batched_pending) co_await flush_tlb_batched_pending(self, mm);
     for (; addr < table_end; addr += kPageSize) {
       const Vpn v = vpn_of(addr);
       const auto old = mm.pgd.lookup(v);
@@ -186,6 +187,7 @@ sim::Task<void> sys_mprotect(PerCpu& self, MmStruct& mm, std::uint64_t addr, std
   const std::uint64_t end = addr + len;
   const MprotectEra era = mprotect_era(self.k.config().version, self.k.arch().arch());
   const bool skip_flush = planted(self.k.config(), Mutation::mprotect_flush_skipped);
+  const bool skip_batched_pending = planted(self.k.config(), Mutation::mprotect_skips_batched_pending);
   // do_mprotect_pkey's -ENOMEM for a range not mapped throughout, tested here before the lock so that the caller's
   // error leaves no lock held.
   for (std::uint64_t a = addr; a < end;) {
@@ -200,6 +202,7 @@ sim::Task<void> sys_mprotect(PerCpu& self, MmStruct& mm, std::uint64_t addr, std
   // v5.19+: one gather for the whole call (tlb_gather_mmu, which increments tlb_flush_pending).
   MmuGather tlb(mm);
   if (era.mmu_gather) co_await tlb_gather_mmu(self, tlb);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> changed;  // the ranges change_protection walked
   for (std::uint64_t a = addr; a < end;) {
     Vma* vma = mm.find_vma(a);
     if (vma == nullptr || vma->start > a) break;  // unmapped while we waited for the lock: -ENOMEM, done so far stands
@@ -222,8 +225,11 @@ sim::Task<void> sys_mprotect(PerCpu& self, MmStruct& mm, std::uint64_t addr, std
     vma->writable = writable;
     const std::uint64_t start = vma->start, stop = vma->end;
     // change_protection -> change_protection_range.
-    co_await change_protection(self, mm, start, stop, ChangeProt{.writable = writable, .skip_flush = skip_flush},
-                               era.mmu_gather ? &tlb : nullptr);
+    co_await change_protection(
+        self, mm, start, stop,
+        ChangeProt{.writable = writable, .skip_flush = skip_flush, .skip_batched_pending = skip_batched_pending},
+        era.mmu_gather ? &tlb : nullptr);
+    changed.emplace_back(start, stop);
     a = stop;
   }
   if (era.mmu_gather) {
@@ -231,6 +237,7 @@ sim::Task<void> sys_mprotect(PerCpu& self, MmStruct& mm, std::uint64_t addr, std
     co_await tlb_finish_mmu(self, tlb);
   }
   co_await mmap_write_unlock(self, mm);
+  for (const auto& [from, to] : changed) self.k.events().on_range_synced(self.id, mm, from, to);
   self.k.events().on_syscall_return(self.id);
 }
 

@@ -49,6 +49,7 @@ struct ChangeProt {
   bool writable = false;    // mprotect's new protection: PROT_READ, or PROT_READ | PROT_WRITE
   bool prot_numa = false;   // MM_CP_PROT_NUMA (change_prot_numa): make PROT_NONE hinting PTEs instead
   bool skip_flush = false;  // the planted mprotect_flush_skipped: the walk's PTE changes are never flushed
+  bool skip_batched_pending = false;  // the planted mprotect_skips_batched_pending: no flush_tlb_batched_pending
 };
 // change_protection over [start, end) of one VMA (mm/mprotect.c): the PTE walk under each table's lock and, without
 // a gather (before v5.19), tlb_flush_pending raised around it and flush_tlb_range after it; with one, the gather's

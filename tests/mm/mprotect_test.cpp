@@ -10,6 +10,8 @@
 
 #include "kernel/scenario.h"
 #include "mm/memory.h"
+#include "mm/rmap.h"
+#include "model/options.h"
 #include "model/profile.h"
 
 namespace tlbsim::kernel {
@@ -101,6 +103,48 @@ TEST(Mprotect, OnX86TheWriteProtectIsOneRemoteFlushRequest) {
     t.s.run_on(0, protect(t.s.cpu(0), t.mm, t.page(), kPageSize, false));
     EXPECT_EQ(t.remote_flushes(), 1u) << profile;
     EXPECT_EQ(t.s.k.counters().irq_tlb_count[1], 1u) << profile;
+  }
+}
+
+// Reclaim on cpu0 unmaps the shared page with its flush deferred (try_to_unmap_one under TTU_BATCH_FLUSH, cpu1 in
+// mm_cpumask); cpu1's TLB still holds the page writable. An mprotect that then finds no PTE to change flushes the mm
+// anyway from v4.13 (change_pte_range's flush_tlb_batched_pending, 3ea277194daa), so cpu1's next write faults; the
+// planted mprotect_skips_batched_pending leaves the entry, and the write goes through it.
+sim::Task<void> unmap_deferred(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, std::uint64_t addr) {
+  const Pfn page = mm.pgd.lookup(vpn_of(addr))->pfn;
+  co_await try_to_unmap_one(self, ubc, mm, vpn_of(addr), page, true);
+}
+
+TEST(Mprotect, AnMprotectThatFindsNoPteStillFlushesReclaimsDeferredFlush) {
+  for (const bool mutated : {false, true}) {
+    for (const char* profile : {"linux-5.17", "linux-6.13"}) {
+      KernelConfig cfg = load_kernel_profile(profile).config;
+      if (mutated) set_mutation(cfg, "mprotect_skips_batched_pending", "test");
+      Scenario s(cfg, "small-2s2c");
+      MmStruct& mm = s.k.new_mm();
+      s.oracle().set_user_context(CpuId{0}, mm.id());
+      s.oracle().set_user_context(CpuId{1}, mm.id());
+      std::uint64_t addr = 0;
+      s.run_on(0, map_pages(s.cpu(0), mm, 1, addr));
+      s.run_on(0, enter_and_write(s.cpu(0), mm, addr));
+      s.run_on(1, enter_and_write(s.cpu(1), mm, addr));
+      TlbflushUnmapBatch ubc(s.k.ncpus());
+      s.run_on(0, unmap_deferred(s.cpu(0), ubc, mm, addr));
+      ASSERT_TRUE(ubc.flush_required) << profile;
+      ASSERT_TRUE(mm.tlb_flush_batched.value) << profile;
+      const auto writable_in_tlb = [&] {
+        const auto e = s.cpu(1).tlb.peek(Asid{s.cpu(1).hw_tag}, vpn_of(addr));
+        return e.has_value() && e->writable;
+      };
+      ASSERT_TRUE(writable_in_tlb()) << profile;  // the deferred flush has not run
+      s.run_on(1, protect(s.cpu(1), mm, addr, kPageSize, false));
+      EXPECT_EQ(writable_in_tlb(), mutated) << profile;
+      EXPECT_EQ(mm.tlb_flush_batched.value, mutated) << profile;
+      bool segv = false;
+      s.run_on(1, write_or_segv(s.cpu(1), mm, addr, segv));
+      EXPECT_EQ(segv, !mutated) << profile;
+      EXPECT_EQ(s.oracle().violations().empty(), !mutated) << profile;
+    }
   }
 }
 
