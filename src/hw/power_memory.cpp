@@ -34,12 +34,13 @@ void PowerStorage::arrive(View& v, std::uint32_t loc, std::uint32_t index) {
 }
 
 void PowerStorage::merge(Needs& into, const Needs& from) {
-  for (const auto& [l, i] : from) {
-    const auto it = std::find_if(into.begin(), into.end(), [l](const auto& n) { return n.first == l; });
+  for (const auto& need : from) {
+    const std::uint32_t loc = need.first;
+    const auto it = std::find_if(into.begin(), into.end(), [loc](const auto& n) { return n.first == loc; });
     if (it == into.end()) {
-      into.emplace_back(l, i);
+      into.push_back(need);
     } else {
-      it->second = std::max(it->second, i);
+      it->second = std::max(it->second, need.second);
     }
   }
 }
