@@ -88,7 +88,6 @@ class Memory {
     if (power_ != nullptr) power_->fence(cpu.id(), f);
   }
   void set_fence_costs(const FenceCosts& c) { fence_costs_ = c; }
-  const FenceCosts& fence_costs() const { return fence_costs_; }
 
   CoherenceModel& model() { return model_; }
   sim::Scheduler& scheduler() { return sched_; }

@@ -54,7 +54,6 @@ class PowerStorage final : public sim::MemoryActions {
   // did; the state key includes both. Contract: called before the first access, or never (the kernel model's
   // accesses carry no dependencies).
   void track_dependencies() { deps_ = true; }
-  bool tracks_dependencies() const { return deps_; }
   // CPU c's clock now (0 when dependencies are not tracked).
   std::uint32_t clock(CpuId c) { return deps_ ? view(c).clock : 0; }
   // When write `index` of `loc` reached CPU c (0 when dependencies are not tracked). Contract: it has.
