@@ -96,29 +96,22 @@ std::unique_ptr<Expr> Parser::unary() {
   return e;
 }
 
-Cond Parser::cond_or() {
-  Cond c = cond_and();
-  while (peek().text == "\\/") {
-    next();
-    Cond o = make_cond(Cond::Kind::kOr);
+// A chain of `next` terms joined by `op` (left-associative), as a tree of `kind` nodes.
+Cond Parser::cond_chain(const char* op, Cond::Kind kind, Cond (Parser::*next)()) {
+  Cond c = (this->*next)();
+  while (peek().text == op) {
+    this->next();
+    Cond o = make_cond(kind);
     o.a = std::make_unique<Cond>(std::move(c));
-    o.b = std::make_unique<Cond>(cond_and());
+    o.b = std::make_unique<Cond>((this->*next)());
     c = std::move(o);
   }
   return c;
 }
 
-Cond Parser::cond_and() {
-  Cond c = cond_atom();
-  while (peek().text == "/\\") {
-    next();
-    Cond o = make_cond(Cond::Kind::kAnd);
-    o.a = std::make_unique<Cond>(std::move(c));
-    o.b = std::make_unique<Cond>(cond_atom());
-    c = std::move(o);
-  }
-  return c;
-}
+Cond Parser::cond_or() { return cond_chain("\\/", Cond::Kind::kOr, &Parser::cond_and); }
+
+Cond Parser::cond_and() { return cond_chain("/\\", Cond::Kind::kAnd, &Parser::cond_atom); }
 
 Cond Parser::cond_atom() {
   const Token& at = peek();

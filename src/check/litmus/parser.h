@@ -55,6 +55,7 @@ class Parser {
   std::unique_ptr<Expr> expr(int level = 0);
   std::unique_ptr<Expr> unary();
 
+  Cond cond_chain(const char* op, Cond::Kind kind, Cond (Parser::*next)());
   Cond cond_or();
   Cond cond_and();
   Cond cond_atom();
