@@ -36,6 +36,7 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
     throw NotApplicable("scenario '" + scenario + "' does not apply to " + kernel + ": " + why);
   }
   const std::string m = !machine.empty()                          ? machine
+                        : !s->machine().empty()                   ? s->machine()
                         : t.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4"
                                                                   : "small-2s2c";
   t.machine = hw::load_machine(m);

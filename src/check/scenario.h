@@ -34,6 +34,9 @@ class CheckScenario {
   virtual std::uint32_t cpus() const { return 2; }
   // The NUMA nodes (sockets) the CPUs are spread over, in equal blocks (a multiple of cpus()).
   virtual std::uint32_t nodes() const { return 1; }
+  // The machine the checker builds the scenario's CPUs from when none is named: "" for the architecture's default, or
+  // one with hardware the scenario exercises that the default lacks (INVLPGB: "milan-36c").
+  virtual std::string machine() const { return ""; }
   // Whether the scenario can run on this kernel (e.g. reclaim batching needs the option on); "" if yes, else why not.
   virtual std::string applies_to(const kernel::KernelConfig&) const { return ""; }
   virtual void start(ScenarioRun& run) = 0;

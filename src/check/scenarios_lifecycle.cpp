@@ -159,6 +159,19 @@ class ReclaimVsAccess final : public Reclaim {
 TLBSIM_SCENARIO(ReclaimVsAccess, "reclaim_vs_access",
                 "cpu0 reclaims file pages (batched unmap flush) of an mm that cpu1 also runs; both read them again");
 
+// reclaim_vs_access on a machine with INVLPGB (AMD Milan): v6.15's arch_tlbbatch_flush broadcasts one INVLPGB of
+// every non-global entry and waits with TLBSYNC instead of sending IPIs.
+class ReclaimInvlpgb final : public Reclaim {
+ public:
+  ReclaimInvlpgb() : Reclaim(4, 0) {}
+  std::string machine() const override { return "milan-36c"; }
+  std::string applies_to(const kernel::KernelConfig& cfg) const override {
+    return cfg.arch == kernel::Arch::kX86 ? "" : "INVLPGB is an x86 (AMD) instruction";
+  }
+};
+TLBSIM_SCENARIO(ReclaimInvlpgb, "reclaim_invlpgb",
+                "reclaim_vs_access on an AMD Milan: with v6.15 the batched flush is an INVLPGB and a TLBSYNC");
+
 class ReclaimTwoMms final : public Reclaim {
  public:
   ReclaimTwoMms() : Reclaim(2, 1) {}

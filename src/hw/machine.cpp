@@ -247,6 +247,23 @@ void parse_tlb(MachineParse& p) {
   } else if (tlb.optional_latency("tlbie") || tlb.optional_latency("tlbiel_lpid")) {
     tlb.fail(tlb.optional_latency("tlbie") ? "tlbie" : "tlbiel_lpid", "is for powerpc64 machines only");
   }
+  // INVLPGB and TLBSYNC: x86_64 only, all three keys or none.
+  const bool has_invlpgb = tlb.optional_latency("invlpgb").has_value();
+  const bool has_tlbsync = tlb.optional_latency("tlbsync").has_value();
+  const bool has_count = tlb.optional_integer("invlpgb_count_max", 1, 65536).has_value();
+  if (m.arch != "x86_64" && (has_invlpgb || has_tlbsync || has_count)) {
+    tlb.fail(has_invlpgb ? "invlpgb" : has_tlbsync ? "tlbsync" : "invlpgb_count_max", "is for x86_64 machines only");
+  }
+  if (has_invlpgb || has_tlbsync || has_count) {
+    if (!has_invlpgb || !has_tlbsync || !has_count) {
+      tlb.fail(!has_invlpgb ? "invlpgb" : !has_tlbsync ? "tlbsync" : "invlpgb_count_max",
+               "is missing: a machine with INVLPGB gives invlpgb, tlbsync and invlpgb_count_max together");
+    }
+    if (b.tag != TlbTag::kPcid) tlb.fail("invlpgb", "broadcast invalidation by PCID needs tag = \"pcid\"");
+    b.invlpgb = lat.take(tlb, "tlb", "invlpgb");
+    b.tlbsync = lat.take(tlb, "tlb", "tlbsync");
+    b.invlpgb_count_max = static_cast<std::uint32_t>(*tlb.optional_integer("invlpgb_count_max", 1, 65536));
+  }
   tlb.finish();
 }
 

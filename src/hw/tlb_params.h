@@ -33,6 +33,12 @@ struct TlbParams {
   sim::Duration cr3_write_flush{0};  // address-space switch that flushes non-global entries
   std::optional<sim::Duration> tlbie;  // powerpc: broadcast invalidation round trip
   std::optional<sim::Duration> tlbiel_lpid;  // powerpc: local flush of every entry of the partition (both scopes)
+  // x86 broadcast invalidation (AMD INVLPGB/TLBSYNC, Zen 3 and later; hw/invlpgb.h): the issue cost of one INVLPGB,
+  // the wait of a TLBSYNC for the issuing CPU's INVLPGBs to complete everywhere, and the most pages one INVLPGB
+  // takes (CPUID Fn8000_0008 EDX[15:0] + 1). None on a machine without the instructions (X86_FEATURE_INVLPGB off).
+  std::optional<sim::Duration> invlpgb;
+  std::optional<sim::Duration> tlbsync;
+  std::uint32_t invlpgb_count_max = 0;
 };
 
 }  // namespace tlbsim::hw

@@ -15,6 +15,8 @@ sim::Task<bool> ArchMmu::arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm) 
 
 sim::Task<bool> ArchMmu::handle_arch_irq(PerCpu&, int) { co_return false; }
 
+sim::Task<void> ArchMmu::destroy_context(PerCpu&, MmStruct&) { co_return; }
+
 std::unique_ptr<ArchMmu> find_arch_mmu(Arch arch, KernelVersion version) {
   for (const auto& e : Registry<ArchMmu>::list()) {
     auto a = e.make();

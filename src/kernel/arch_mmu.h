@@ -34,6 +34,7 @@ struct ArchTlbflushUnmapBatch {
   Cpumask cpumask;
   std::vector<MmStruct*> mms;
   std::size_t nr_mm = 0;  // seed 001: the count of adds since the last flush (powerpc's batch->nr_mm)
+  bool unmapped_pages = false;  // x86 v6.15: arch_tlbbatch_add_pending cleared PTEs since the last flush
 };
 
 // The architecture's per-CPU state (x86: cpu_tlbstate and cpu_tlbstate_shared). Contract: made by
@@ -105,6 +106,8 @@ class ArchMmu {
   virtual sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm) = 0;
   virtual sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch) = 0;
 
+  // destroy_context(mm), from __mmdrop before the mm is freed (x86 v6.15: mm_free_global_asid).
+  virtual sim::Task<void> destroy_context(PerCpu& self, MmStruct& mm);
   // An interrupt vector the architecture owns (beyond the generic call-function and timer vectors). Returns false
   // when the vector is not this architecture's.
   virtual sim::Task<bool> handle_arch_irq(PerCpu& self, int vector);

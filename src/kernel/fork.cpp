@@ -43,6 +43,7 @@ sim::Task<void> mmdrop(PerCpu& self, MmStruct& mm) {
 
 sim::Task<void> __mmdrop(PerCpu& self, MmStruct& mm) {
   co_await cleanup_lazy_tlbs(self, mm);
+  co_await self.k.arch().destroy_context(self, mm);  // mm_free_pgd, then destroy_context
   self.k.free_mm(mm);
 }
 

@@ -17,7 +17,7 @@ TEST(MutationSuite, AtLeastTwelveMutationsCoveringEveryArea) {
   for (const kernel::MutationInfo& i : kernel::all_mutations()) areas.insert(std::string(i.area));
   EXPECT_GE(kernel::all_mutations().size(), 12u);
   EXPECT_EQ(areas, (std::set<std::string>{"asid", "barrier", "batching", "cpumask", "generation", "ipi", "lazy_mm",
-                                          "mprotect", "numa", "migration", "mremap", "powerpc", "thp"}));
+                                          "mprotect", "numa", "migration", "mremap", "powerpc", "thp", "tlbsync"}));
 }
 
 TEST(MutationSuite, EveryMutationIsCaughtAndItsMinimalCounterexampleReplays) {

@@ -279,7 +279,7 @@ TEST(Cli, RunBadInputExits2) {
   EXPECT_EQ(run({"run", "--kernel", "linux-9.9"}).status, 2);
   EXPECT_EQ(run({"run", "--workload", "nope"}).status, 2);
   EXPECT_EQ(run({"run", "--machine", "small-2s2c", "--threads", "99"}).status, 2);
-  EXPECT_EQ(run({"run", "--machine", "power8-16s192c-smt8", "--threads", "193"}).status, 2);
+  EXPECT_EQ(run({"run", "--machine", "power8-16s192c-smt8", "--threads", "1537"}).status, 2);
   EXPECT_EQ(run({"run", "--duration", "0ns"}).status, 2);
 }
 
@@ -420,8 +420,8 @@ TEST(Cli, SweepAndReportBadInputExits2AndSaysWhat) {
       {{"sweep", "--shard", "3/2", "--out", "/tmp/x"}, "--shard: '3/2' is not i/N"},
       {{"sweep", "--duration", "1h", "--out", "/tmp/x"}, "--duration"},
       {{"sweep", "--jobs", "999", "--out", "/tmp/x"}, "--jobs: 999 is outside 1..256"},
-      {{"sweep", "--machine", "small-2s2c", "--threads", "1..5", "--out", "/tmp/tlbsim_cli_sweep_bad"},
-       "--threads: tlb_flush1 pins one thread per core; this machine has 4 cores"},
+      {{"sweep", "--machine", "small-2s2c", "--threads", "1..9", "--out", "/tmp/tlbsim_cli_sweep_bad"},
+       "--threads: 9 is outside 1..8 (the CPUs of small-2s2c)"},
       {{"sweep"}, "--out DIR is required"},
       {{"sweep", "--machine", "small-2s2c", "--out", "/proc/tlbsim/x"}, "cannot create directory '/proc/tlbsim/x'"},
       {{"sweep", "merge", "/tmp/tlbsim_merged", "/nonexistent/shard"}, "'/nonexistent/shard' has no points.jsonl"},

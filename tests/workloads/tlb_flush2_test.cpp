@@ -44,10 +44,26 @@ TEST(TlbFlush2, ProcessesModeHasNoOtherCpuToShootDown) {
   EXPECT_EQ(two.violations, 0u) << two.json["violations"].dump(2);
   EXPECT_GT(two.json["ops"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(two.json["counters"]["TLB shootdowns"].get<std::uint64_t>(), 0u);
-  EXPECT_THROW(run_named("tlb_flush2_processes", 5), InputError);
+  EXPECT_THROW(run_named("tlb_flush2_processes", 9), InputError);
 }
 
-TEST(TlbFlush2, RejectsMoreThreadsThanCores) { EXPECT_THROW(run_named("tlb_flush2", 5), InputError); }
+// small-2s2c: 4 cores, 8 hardware threads. will-it-scale runs up to one task per hardware thread.
+TEST(TlbFlush2, RejectsMoreThreadsThanCpus) {
+  EXPECT_THROW(run_named("tlb_flush2", 9), InputError);
+  EXPECT_THROW(run_named("tlb_flush2", 0), InputError);
+}
+
+// Tasks beyond the cores share a core's cpuset (main.c: task i on core i % cores): 8 tasks use all 8 CPUs.
+TEST(TlbFlush2, TasksBeyondTheCoresRunOnTheSmtSiblings) {
+  const RunOutput r = run_named("tlb_flush2", 8);
+  EXPECT_EQ(r.violations, 0u);
+  EXPECT_GT(r.metric, 0);
+  const auto& busy = r.json["counters"]["TLB shootdowns per cpu"];
+  ASSERT_TRUE(busy.is_array()) << r.json["counters"].dump();
+  std::size_t received = 0;
+  for (const auto& v : busy) received += v.get<std::uint64_t>() > 0 ? 1 : 0;
+  EXPECT_EQ(received, 8u);
+}
 
 }  // namespace
 }  // namespace tlbsim::workloads

@@ -52,7 +52,7 @@ TEST(TlbFlush3, ProcessesModeHasNoOtherCpuToShootDown) {
   EXPECT_EQ(four.json["counters"]["nr_tlb_remote_flush"].get<std::uint64_t>(), 0u);
 }
 
-TEST(TlbFlush3, RejectsMoreThreadsThanCores) { EXPECT_THROW(run_tlb_flush3(5), InputError); }
+TEST(TlbFlush3, RejectsMoreThreadsThanCpus) { EXPECT_THROW(run_tlb_flush3(9), InputError); }
 
 }  // namespace
 }  // namespace tlbsim::workloads

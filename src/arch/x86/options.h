@@ -21,6 +21,7 @@ enum class Option : std::uint8_t {
   leave_mm_cr3_when_needed_test_first,
   flush_tlb_func_always_full,
   switch_mm_smp_mb,
+  BROADCAST_TLB_FLUSH,
 };
 
 inline constexpr OptionDecl<Option> kOptions[] = {
@@ -72,6 +73,11 @@ inline constexpr OptionDecl<Option> kOptions[] = {
     {TLBSIM_ID(Option, switch_mm_smp_mb), .arch = Arch::kX86, .since = {6, 13}, .until = {6, 18}, .seed = "002",
      .depends_on = "lazy_mm_cpumask",
      .doc = "later fix (83b0177a6c48, v6.18): smp_mb() in switch_mm_irqs_off when next's mm_cpumask bit is set"},
+    // Not a seed: Rik van Riel's "AMD broadcast TLB invalidation" series as merged for v6.15 (CONFIG_BROADCAST_TLB_FLUSH,
+    // tip x86/mm): on a machine with INVLPGB (hw/invlpgb.h) an mm active on more than 3 CPUs gets a global ASID, the
+    // same PCID on every CPU, and its flushes are INVLPGB + TLBSYNC instead of IPIs (arch/x86/mm/tlb_broadcast.cpp).
+    {TLBSIM_ID(Option, BROADCAST_TLB_FLUSH), .arch = Arch::kX86, .since = {6, 15}, .until = {6, 18},
+     .doc = "v6.15: global ASIDs for mms active on >3 CPUs, flushed by INVLPGB+TLBSYNC (machines with INVLPGB)"},
 };
 
 enum class Mutation : std::uint8_t {
@@ -87,6 +93,9 @@ enum class Mutation : std::uint8_t {
   lazy_return_skips_smp_mb,
   inc_mm_tlb_gen_unlocked,
   switch_mm_cpumask_skips_smp_mb,
+  broadcast_flush_skips_tlbsync,
+  tlbbatch_invlpgb_skips_tlbsync,
+  asid_transition_skips_stragglers,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -126,6 +135,15 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
     {TLBSIM_ID(Mutation, switch_mm_cpumask_skips_smp_mb), .area = "barrier", .arch = Arch::kX86,
      .scenarios = "lazy_switch_vs_madvise", .kernel = "linux-6.18",
      .doc = "v6.18's switch_mm_irqs_off without 83b0177a6c48's smp_mb() when next's mm_cpumask bit is already set"},
+    {TLBSIM_ID(Mutation, broadcast_flush_skips_tlbsync), .area = "tlbsync", .arch = Arch::kX86,
+     .scenarios = "global_asid_madvise", .kernel = "linux-6.15",
+     .doc = "broadcast_tlb_flush returns without __tlbsync: its INVLPGBs may not have completed anywhere"},
+    {TLBSIM_ID(Mutation, tlbbatch_invlpgb_skips_tlbsync), .area = "tlbsync", .arch = Arch::kX86,
+     .scenarios = "reclaim_invlpgb", .kernel = "linux-6.15",
+     .doc = "arch_tlbbatch_flush's invlpgb_flush_all_nonglobals issues the INVLPGB and no TLBSYNC"},
+    {TLBSIM_ID(Mutation, asid_transition_skips_stragglers), .area = "asid", .arch = Arch::kX86,
+     .scenarios = "global_asid_transition", .kernel = "linux-6.15",
+     .doc = "finish_asid_transition ends the transition without IPIs to CPUs still on the mm's dynamic ASID"},
 };
 
 }  // namespace tlbsim::x86

@@ -2,6 +2,7 @@
 // the v6.13 differences seed 002 needs guarded by the profile's version (see arch/x86/mm/tlb.cpp).
 #include "arch/x86/mm/mm_stats.h"
 #include "arch/x86/mm/tlb.h"
+#include "arch/x86/mm/tlb_broadcast.h"
 #include "mm/mmu_gather.h"
 #include "util/registry.h"
 
@@ -41,6 +42,8 @@ class X86TlbGenMmu final : public X86Mmu {
     co_await x86::switch_mm_irqs_off(self, next);
   }
   sim::Task<void> enter_lazy_tlb(PerCpu& self, MmStruct&) override { co_await x86::enter_lazy_tlb(self); }
+  // destroy_context: v6.15 frees the mm's global ASID (mm_free_global_asid); the LDT is not modeled.
+  sim::Task<void> destroy_context(PerCpu& self, MmStruct& mm) override { co_await x86::mm_free_global_asid(self, mm); }
   sim::Task<void> leave_mm(PerCpu& self) override { co_await x86::leave_mm(self); }
   sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
                                      std::uint8_t stride_shift, bool freed_tables) override {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "arch/x86/mm/tlb_broadcast.h"
 #include "arch/x86/options.h"
 #include "kernel/barrier.h"
 #include "kernel/smp.h"
@@ -26,6 +27,11 @@ namespace {
 hw::Memory& mem(PerCpu& self) { return self.k.mem(); }
 const hw::TlbParams& tlbp(PerCpu& self) { return self.k.machine().tlb; }
 Asid current_pcid(PerCpu& self) { return Asid{self.hw_tag}; }
+// Whether other CPUs read this CPU's cpu_tlbstate.loaded_mm (should_flush_tlb; v6.15's mm_active_cpus_exceeds and
+// finish_asid_transition): only then are its stores modeled as shared accesses.
+bool remote_loaded_mm(PerCpu& self) {
+  return self.k.config().on(Option::should_trim_cpumask) || cpu_feature_invlpgb(self);
+}
 
 // The trace's "mm N tlb_gen" counter track, after an increment.
 void trace_tlb_gen(PerCpu& self, const MmStruct& mm, std::uint64_t gen) {
@@ -35,28 +41,26 @@ void trace_tlb_gen(PerCpu& self, const MmStruct& mm, std::uint64_t gen) {
 
 }  // namespace
 
-void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_gen, std::uint16_t& new_asid,
-                     bool& need_flush) {
+sim::Task<NewAsid> choose_new_asid(PerCpu& self, MmStruct& next, std::uint64_t next_tlb_gen) {
   TlbState& ts = cpu_tlbstate(self);
-  if (tlbp(self).tag == hw::TlbTag::kNone) {  // !static_cpu_has(X86_FEATURE_PCID)
-    new_asid = 0;
-    need_flush = true;
-    return;
+  if (tlbp(self).tag == hw::TlbTag::kNone) co_return NewAsid{0, true};  // !static_cpu_has(X86_FEATURE_PCID)
+  // v6.15: TLB consistency for global ASIDs is kept by broadcast invalidation; they are always up to date.
+  if (cpu_feature_invlpgb(self)) {
+    const std::uint16_t global_asid = co_await mm_global_asid(self, next);
+    if (global_asid != 0) co_return NewAsid{global_asid, false};
   }
   for (std::uint16_t asid = 0; asid < TLB_NR_DYN_ASIDS; ++asid) {
     if (ts.ctxs[asid].ctx_id != context(next).ctx_id) continue;
-    new_asid = asid;
-    need_flush =
-        ts.ctxs[asid].tlb_gen < next_tlb_gen && !planted(self.k.config(), Mutation::asid_slot_reuse_skips_tlb_gen);
-    return;
+    co_return NewAsid{asid, ts.ctxs[asid].tlb_gen < next_tlb_gen &&
+                                !planted(self.k.config(), Mutation::asid_slot_reuse_skips_tlb_gen)};
   }
   // No slot: take the next one round-robin (this_cpu_add_return(cpu_tlbstate.next_asid, 1) - 1).
-  new_asid = ts.next_asid++;
+  std::uint16_t new_asid = ts.next_asid++;
   if (new_asid >= TLB_NR_DYN_ASIDS) {
     new_asid = 0;
     ts.next_asid = 1;
   }
-  need_flush = !planted(self.k.config(), Mutation::asid_new_slot_skips_flush);
+  co_return NewAsid{new_asid, !planted(self.k.config(), Mutation::asid_new_slot_skips_flush)};
 }
 
 sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_asid, bool need_flush) {
@@ -98,17 +102,32 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
       const bool in_mask = co_await next.cpumask.test_cpu(m, self.cpu, self.id);
       if (!in_mask) co_await next.cpumask.set_cpu(m, self.cpu, self.id);  // WARN_ON_ONCE repair
     }
-    if (!was_lazy) co_return;
-    if (planted(self.k.config(), Mutation::lazy_return_skips_tlb_gen_check))
-      co_return;  // Mutation: trust the stale TLB
-    // Read the tlb_gen to check whether a flush is needed. The barrier synchronizes with the tlb_gen increment of
-    // the flush side: the is_lazy store above is visible before the load (mutation: the smp_mb() is gone).
-    if (!planted(self.k.config(), Mutation::lazy_return_skips_smp_mb)) smp_mb(m, self.cpu);
-    next_tlb_gen = co_await m.read(self.cpu, context(next).tlb_gen);
-    if (ts.ctxs[prev_asid].tlb_gen == next_tlb_gen) co_return;
-    // TLB contents went out of date while we were in lazy mode.
-    new_asid = prev_asid;
-    need_flush = true;
+    bool reload = false;
+    if (cpu_feature_invlpgb(self)) {
+      // v6.15: the mm is transitioning to a global ASID: reload with it.
+      const bool needs_global = co_await mm_needs_global_asid(self, next, prev_asid);
+      if (needs_global) {
+        next_tlb_gen = co_await m.read(self.cpu, context(next).tlb_gen);
+        const NewAsid ns = co_await choose_new_asid(self, next, next_tlb_gen);
+        new_asid = ns.asid;
+        need_flush = ns.need_flush;
+        reload = true;
+      } else if (is_global_asid(prev_asid)) {
+        co_return;  // broadcast invalidation keeps this ASID up to date all the time
+      }
+    }
+    if (!reload) {  // else: goto reload_tlb
+      if (!was_lazy) co_return;
+      if (planted(self.k.config(), Mutation::lazy_return_skips_tlb_gen_check)) co_return;  // trust the stale TLB
+      // Read the tlb_gen to check whether a flush is needed. The barrier synchronizes with the tlb_gen increment of
+      // the flush side: the is_lazy store above is visible before the load (mutation: the smp_mb() is gone).
+      if (!planted(self.k.config(), Mutation::lazy_return_skips_smp_mb)) smp_mb(m, self.cpu);
+      next_tlb_gen = co_await m.read(self.cpu, context(next).tlb_gen);
+      if (ts.ctxs[prev_asid].tlb_gen == next_tlb_gen) co_return;
+      // TLB contents went out of date while we were in lazy mode.
+      new_asid = prev_asid;
+      need_flush = true;
+    }
   } else {
     // The fix of seed 002's later fix (fea4e317f9e7): mark the switch before this CPU starts receiving IPIs for next
     // and reads its tlb_gen, so that should_flush_tlb sees LOADED_MM_SWITCHING for the whole window.
@@ -148,9 +167,11 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
     if (!planted(self.k.config(), Mutation::switch_mm_reads_tlb_gen_before_cpumask)) {
       next_tlb_gen = co_await m.read(self.cpu, context(next).tlb_gen);
     }
-    choose_new_asid(self, next, next_tlb_gen, new_asid, need_flush);
+    const NewAsid ns = co_await choose_new_asid(self, next, next_tlb_gen);
+    new_asid = ns.asid;
+    need_flush = ns.need_flush;
     ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING
-    if (self.k.config().on(Option::should_trim_cpumask) && !switching_first) {
+    if (remote_loaded_mm(self) && !switching_first) {
       co_await m.write(self.cpu, cpu_state(self).loaded_mm_id, CpuState::kLoadedMmSwitching);
     }
   }
@@ -164,10 +185,14 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
   }
   self.k.trace_tlb_flush(self, TlbFlushReason::TLB_FLUSH_ON_TASK_SWITCH, need_flush ? -1 : 0);
   ts.loaded_mm = &next;
-  if (self.k.config().on(Option::should_trim_cpumask) && cpu_state(self).loaded_mm_id.value != next.id()) {
+  if (remote_loaded_mm(self) && cpu_state(self).loaded_mm_id.value != next.id()) {
     co_await m.write(self.cpu, cpu_state(self).loaded_mm_id, next.id());
   }
   ts.loaded_mm_asid = new_asid;
+  // v6.15: finish_asid_transition reads loaded_mm_asid remotely.
+  if (cpu_feature_invlpgb(self) && cpu_state(self).loaded_mm_asid.value != new_asid) {
+    co_await m.write(self.cpu, cpu_state(self).loaded_mm_asid, new_asid);
+  }
 }
 
 sim::Task<void> switch_mm(PerCpu& self, MmStruct& next) {
@@ -209,12 +234,11 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
   hw::Memory& m = mem(self);
   kernel::KernelCounters& cnt = self.k.counters();
   MmStruct* loaded_mm = ts.loaded_mm;
-  const std::uint16_t loaded_mm_asid = ts.loaded_mm_asid;
   const kernel::KernelConfig& cfg = self.k.config();
   // v5.17 reads the mm's tlb_gen at entry, before any early return (seed 000 defers it, below).
   std::uint64_t mm_tlb_gen = 0;
   if (!cfg.on(Option::avoid_mm_tlb_gen_read)) mm_tlb_gen = co_await m.read(self.cpu, context(*loaded_mm).tlb_gen);
-  const std::uint64_t local_tlb_gen = ts.ctxs[loaded_mm_asid].tlb_gen;
+  std::uint16_t loaded_mm_asid = ts.loaded_mm_asid;
   const bool local = self.id.get() == f.initiating_cpu;
   std::uint64_t nr_invalidate = 0;
 
@@ -234,6 +258,16 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
 
   if (loaded_mm->is_init_mm()) co_return;
 
+  if (cpu_feature_invlpgb(self)) {
+    // v6.15: reload the ASID if transitioning into a global ASID; broadcast ASIDs are always kept up to date.
+    const bool needs_global = co_await mm_needs_global_asid(self, *loaded_mm, loaded_mm_asid);
+    if (needs_global) {
+      co_await switch_mm_irqs_off(self, *loaded_mm);
+      loaded_mm_asid = ts.loaded_mm_asid;
+    }
+    if (is_global_asid(loaded_mm_asid)) co_return;
+  }
+
   const bool lazy = co_await m.read(self.cpu, cpu_state(self).is_lazy);
   if (lazy && planted(self.k.config(), Mutation::lazy_flush_keeps_mm_loaded))
     co_return;  // Mutation: neither flush nor switch
@@ -244,6 +278,7 @@ sim::Task<void> flush_tlb_func(PerCpu& self, const void* info) {
     co_return;
   }
 
+  const std::uint64_t local_tlb_gen = ts.ctxs[loaded_mm_asid].tlb_gen;
   if (cfg.on(Option::avoid_mm_tlb_gen_read)) {
     // Seed 000: the TLB is already up to date with respect to f->new_tlb_gen; checking mm_tlb_gen would only
     // pull the contended line. (The fix skips this for flushes without a generation: TLB_GENERATION_INVALID.)
@@ -326,7 +361,10 @@ sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, con
   self.k.trace_tlb_flush(
       self, TlbFlushReason::TLB_REMOTE_SEND_IPI,
       info.end == TLB_FLUSH_ALL ? -1 : static_cast<std::int64_t>((info.end - info.start) >> kernel::kPageShift));
-  if (info.freed_tables && !planted(self.k.config(), Mutation::flush_skips_lazy_cpus_freeing_tables)) {
+  // v6.15: while the mm transitions to a global ASID, every CPU of the mask is flushed, lazy or not.
+  const bool in_transition = co_await mm_in_asid_transition(self, info.mm);
+  if ((info.freed_tables && !planted(self.k.config(), Mutation::flush_skips_lazy_cpus_freeing_tables)) ||
+      in_transition) {
     // Lazy CPUs must be flushed too: they may otherwise walk freed page tables speculatively.
     co_await kernel::on_each_cpu_cond_mask(self, nullptr, flush_tlb_func, &info, true, cpumask);
   } else if (self.k.config().on(Option::open_coded_cond_mask)) {
@@ -368,10 +406,17 @@ sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t sta
   FlushTlbInfo& info = cpu_state(self).flush_tlb_info;  // get_flush_tlb_info
   info = FlushTlbInfo{&mm, start, end, new_tlb_gen, self.id.get(), stride_shift, freed_tables};
 
+  // v6.15: an mm with a global ASID is flushed everywhere by INVLPGB, this CPU included.
+  const std::uint16_t global_asid = co_await mm_global_asid(self, mm);
+  if (global_asid != 0) {
+    co_await broadcast_tlb_flush(self, info);
+    co_return;
+  }
   const Cpumask mask = co_await mm.cpumask.read(m, self.cpu);
   if (mask.any_but(self.id) < mask.size() && !planted(self.k.config(), Mutation::flush_sends_no_ipis)) {
     if (self.k.config().on(Option::should_trim_cpumask)) info.trim_cpumask = co_await should_trim_cpumask(self, mm);
     co_await native_flush_tlb_multi(self, mask, info);
+    co_await consider_global_asid(self, mm);
   } else if (&mm == cpu_tlbstate(self).loaded_mm) {
     self.cpu.local_irq_disable();
     co_await flush_tlb_func(self, &info);
@@ -393,13 +438,24 @@ sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch
   trace_tlb_gen(self, mm, gen);  // inc_mm_tlb_gen
   const Cpumask mask = co_await mm.cpumask.read(m, self.cpu);
   batch.cpumask |= mask;
+  batch.unmapped_pages = true;  // v6.15 (0b7eb55cb706): the INVLPGB flush is needed only when PTEs were cleared
 }
 
 sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch) {
   const trace::TraceSpan span(self.k.tracer(), self.cpu, "arch_tlbbatch_flush", "tlb");
   FlushTlbInfo& info = cpu_state(self).flush_tlb_info;
   info = FlushTlbInfo{nullptr, 0, TLB_FLUSH_ALL, 0, self.id.get(), 0, false};
-  if (batch.cpumask.any_but(self.id) < batch.cpumask.size()) {
+  if (cpu_feature_invlpgb(self) && batch.unmapped_pages) {
+    // v6.15: one INVLPGB of every non-global entry and a TLBSYNC, instead of IPIs (mutation: no TLBSYNC).
+    if (planted(self.k.config(), Mutation::tlbbatch_invlpgb_skips_tlbsync)) {
+      ++mm_stats(self).invlpgb;
+      co_await self.cpu.delay(*tlbp(self).invlpgb);
+      cpu_state(self).invlpgb.issue(hw::Invlpgb{});
+    } else {
+      co_await invlpgb_flush_all_nonglobals(self);
+    }
+    batch.unmapped_pages = false;
+  } else if (batch.cpumask.any_but(self.id) < batch.cpumask.size()) {
     co_await native_flush_tlb_multi(self, batch.cpumask, info);
   } else if (batch.cpumask.test(self.id)) {
     self.cpu.local_irq_disable();

@@ -21,9 +21,13 @@ using kernel::PerCpu;
 sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next);
 // switch_mm(): switch_mm_irqs_off with interrupts disabled around it.
 sim::Task<void> switch_mm(PerCpu& self, MmStruct& next);
-// choose_new_asid: reuse this CPU's ASID slot for `next` if it has one, else take the next slot round-robin.
-void choose_new_asid(PerCpu& self, const MmStruct& next, std::uint64_t next_tlb_gen, std::uint16_t& new_asid,
-                     bool& need_flush);
+// struct new_asid and choose_new_asid: the mm's global ASID (v6.15, never flushed), else this CPU's ASID slot for
+// `next` if it has one, else the next slot round-robin.
+struct NewAsid {
+  std::uint16_t asid = 0;
+  bool need_flush = false;
+};
+sim::Task<NewAsid> choose_new_asid(PerCpu& self, MmStruct& next, std::uint64_t next_tlb_gen);
 // load_new_mm_cr3: a CR3 write for kern_pcid(new_asid), flushing that PCID if need_flush.
 sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_asid, bool need_flush);
 // enter_lazy_tlb: mark this CPU lazy if it has a user mm loaded.

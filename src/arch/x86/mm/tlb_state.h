@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "hw/invlpgb.h"
 #include "hw/memory.h"
 #include "kernel/kernel.h"
 
@@ -38,6 +39,11 @@ struct TlbState {
 inline constexpr int TLBSTATE_OK = 1;
 inline constexpr int TLBSTATE_LAZY = 2;
 
+// v6.15 (broadcast_tlb_flush): ASIDs [0, TLB_NR_DYN_ASIDS) are per-CPU slots; [TLB_NR_DYN_ASIDS,
+// MAX_ASID_AVAILABLE) are global, the same on every CPU (arch/x86/include/asm/tlbflush.h).
+inline bool is_dyn_asid(std::uint16_t asid) { return asid < TLB_NR_DYN_ASIDS; }
+inline bool is_global_asid(std::uint16_t asid) { return !is_dyn_asid(asid); }
+
 // kern_pcid(asid): PCID 0 is left for PCID-unaware code.
 inline std::uint16_t kern_pcid(std::uint16_t asid) { return static_cast<std::uint16_t>(asid + 1); }
 
@@ -57,13 +63,20 @@ struct FlushTlbInfo {
 // `loaded_mm_id` are read by other CPUs and live on modeled lines.
 struct CpuState final : kernel::ArchCpuState {
   explicit CpuState(hw::CoherenceModel& model)
-      : is_lazy{false, model.add_line("cpu_tlbstate_shared")}, loaded_mm_id{0, model.add_line("cpu_tlbstate")} {}
+      : is_lazy{false, model.add_line("cpu_tlbstate_shared")}, loaded_mm_id{0, model.add_line("cpu_tlbstate")} {
+    loaded_mm_asid.line = loaded_mm_id.line;
+  }
   TlbState tlbstate;
   hw::Shared<bool> is_lazy;  // cpu_tlbstate_shared.is_lazy
   // cpu_tlbstate.loaded_mm as other CPUs read it (should_flush_tlb, with the should_trim_cpumask option): the mm's
   // id, kLoadedMmSwitching while switching. Only kernels with that remote reader model its stores (docs/model.md).
   static constexpr std::uint32_t kLoadedMmSwitching = ~std::uint32_t{0};
   hw::Shared<std::uint32_t> loaded_mm_id;
+  // cpu_tlbstate.loaded_mm_asid as finish_asid_transition reads it remotely (v6.15, BROADCAST_TLB_FLUSH only; the
+  // CPU's own reads use tlbstate.loaded_mm_asid), on loaded_mm's line.
+  hw::Shared<std::uint16_t> loaded_mm_asid{0, LineId{}};
+  // Hardware, not kernel state: the INVLPGBs this CPU issued that no TLBSYNC of it has waited for yet.
+  hw::InvlpgbQueue invlpgb;
   // The per-CPU flush_tlb_info (get_flush_tlb_info), reused by every flush this CPU initiates.
   FlushTlbInfo flush_tlb_info;
 };
@@ -73,12 +86,17 @@ struct MmContext final : kernel::ArchMmContext {
   explicit MmContext(std::uint64_t id, hw::CoherenceModel& model)
       : ctx_id(id), tlb_gen{0, model.add_line("mm.tlb_gen")} {
     next_trim_cpumask.line = tlb_gen.line;
+    global_asid.line = asid_transition.line = model.add_line("mm.context.global_asid");
   }
   std::uint64_t ctx_id = 0;           // never reused
   hw::Shared<std::uint64_t> tlb_gen;  // atomic64_t, on its own line
   // Seed 002's later fix (should_trim_cpumask): the jiffies after which a flush next trims mm_cpumask, next to
   // tlb_gen; init_new_context sets it to jiffies + HZ.
   hw::Shared<std::int64_t> next_trim_cpumask{0, LineId{}};
+  // v6.15 (CONFIG_BROADCAST_TLB_FLUSH): the mm's global ASID (0: none; read with smp_load_acquire) and whether some
+  // CPU may still run it on a dynamic ASID (mm_in_asid_transition), together on their own line.
+  hw::Shared<std::uint16_t> global_asid{0, LineId{}};
+  hw::Shared<bool> asid_transition{false, LineId{}};
 };
 
 // this_cpu_ptr(&cpu_tlbstate) and friends: `pc`'s x86 state (any CPU's, for the cross-CPU readers).
