@@ -90,8 +90,9 @@ class GlobalAsidTransition final : public GlobalAsidBase {
     run.race(1, touch_n(k.percpu(CpuId{1}), *mm_, x_, 3));
   }
 };
-TLBSIM_SCENARIO(GlobalAsidTransition, "global_asid_transition",
-                "4 CPUs on dynamic ASIDs, the mm just given a global one: cpu0 madvises a page by INVLPGB, cpu1 reads it");
+TLBSIM_SCENARIO(
+    GlobalAsidTransition, "global_asid_transition",
+    "4 CPUs on dynamic ASIDs, the mm just given a global one: cpu0 madvises a page by INVLPGB, cpu1 reads it");
 
 // The assignment raced: cpu0's madvise of Y (by IPI) gives the mm a global ASID (mm_assign_global_asid) while cpu2
 // madvises Z, a broadcast flush if it already sees the global ASID, and cpu3, on its dynamic ASID, keeps reading Z.

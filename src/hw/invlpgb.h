@@ -19,9 +19,9 @@ namespace tlbsim::hw {
 // One INVLPGB, as far as what it matches: rax's VA and PCID valid bits, ecx's page count and stride, edx's PCID.
 struct Invlpgb {
   enum class Kind : std::uint8_t {
-    kVa,              // INVLPGB_FLAG_PCID | INVLPGB_FLAG_VA: `nr` pages of one PCID from `vpn`, `stride_shift` apart
-    kPcid,            // INVLPGB_FLAG_PCID: every non-global entry of one PCID
-    kAllNonGlobals,   // INVLPGB_MODE_ALL_NONGLOBALS: every non-global entry of every PCID
+    kVa,             // INVLPGB_FLAG_PCID | INVLPGB_FLAG_VA: `nr` pages of one PCID from `vpn`, `stride_shift` apart
+    kPcid,           // INVLPGB_FLAG_PCID: every non-global entry of one PCID
+    kAllNonGlobals,  // INVLPGB_MODE_ALL_NONGLOBALS: every non-global entry of every PCID
   };
   Kind kind = Kind::kAllNonGlobals;
   Asid pcid{0};

@@ -256,7 +256,9 @@ void parse_tlb(MachineParse& p) {
   }
   if (has_invlpgb || has_tlbsync || has_count) {
     if (!has_invlpgb || !has_tlbsync || !has_count) {
-      tlb.fail(!has_invlpgb ? "invlpgb" : !has_tlbsync ? "tlbsync" : "invlpgb_count_max",
+      tlb.fail(!has_invlpgb   ? "invlpgb"
+               : !has_tlbsync ? "tlbsync"
+                              : "invlpgb_count_max",
                "is missing: a machine with INVLPGB gives invlpgb, tlbsync and invlpgb_count_max together");
     }
     if (b.tag != TlbTag::kPcid) tlb.fail("invlpgb", "broadcast invalidation by PCID needs tag = \"pcid\"");

@@ -83,21 +83,22 @@ class InvlpgbTlbFlush2 final : public Reproduction {
       auto it = by_threads.find(t);
       return it == by_threads.end() ? NAN : it->second.first;
     };
-    s.headlines.push_back(banded("loops/s INVLPGB / tip, 16 threads", "1368k / 737k = 1.856", 1368.0 / 737,
-                                 ratio_at(16), 1.3, 2.5));
-    s.headlines.push_back(banded("loops/s INVLPGB / tip, 72 threads", "993k / 609k = 1.631", 993.0 / 609,
-                                 ratio_at(72), 1.2, 2.2));
-    s.headlines.push_back(banded("loops/s INVLPGB / tip, 1 thread", "304k / 315k = 0.965", 304.0 / 315, ratio_at(1),
-                                 0.95, 1.05));
-    s.headlines.push_back(banded("tip loops/s at 1 thread, simulated / published", "315k", 315e3, tip_at(1) / 315e3,
-                                 0.5, 2.0));
-    s.headlines.push_back(banded("tip loops/s at 72 threads, simulated / published", "609k", 609e3,
-                                 tip_at(72) / 609e3, 0.5, 2.0));
+    s.headlines.push_back(
+        banded("loops/s INVLPGB / tip, 16 threads", "1368k / 737k = 1.856", 1368.0 / 737, ratio_at(16), 1.3, 2.5));
+    s.headlines.push_back(
+        banded("loops/s INVLPGB / tip, 72 threads", "993k / 609k = 1.631", 993.0 / 609, ratio_at(72), 1.2, 2.2));
+    s.headlines.push_back(
+        banded("loops/s INVLPGB / tip, 1 thread", "304k / 315k = 0.965", 304.0 / 315, ratio_at(1), 0.95, 1.05));
+    s.headlines.push_back(
+        banded("tip loops/s at 1 thread, simulated / published", "315k", 315e3, tip_at(1) / 315e3, 0.5, 2.0));
+    s.headlines.push_back(
+        banded("tip loops/s at 72 threads, simulated / published", "609k", 609e3, tip_at(72) / 609e3, 0.5, 2.0));
     s.curves.title = "4afeb0ed1753: tlb_flush2 on milan-36c, published and simulated";
     s.curves.x_label = "threads";
     s.curves.y_label = "loops/s";
     plot::Series pub_b{"published tip", {}, {}, {}, {}, true, 0}, pub_a{"published INVLPGB", {}, {}, {}, {}, true, 1};
-    plot::Series sim_b{"simulated before", {}, {}, {}, {}, false, 0}, sim_a{"simulated after", {}, {}, {}, {}, false, 1};
+    plot::Series sim_b{"simulated before", {}, {}, {}, {}, false, 0},
+        sim_a{"simulated after", {}, {}, {}, {}, false, 1};
     for (const Row& p : kPublished) {
       pub_b.x.push_back(p.threads), pub_b.y.push_back(p.tip);
       pub_a.x.push_back(p.threads), pub_a.y.push_back(p.invlpgb);

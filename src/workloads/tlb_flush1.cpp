@@ -52,9 +52,10 @@ std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const Wor
     throw InputError(fmt::format("--threads: {} is outside 1..{} (64 tasks a CPU)", p.threads, 64 * k.ncpus()));
   }
   if (cpus.empty() && (p.threads == 0 || p.threads > k.ncpus())) {
-    throw InputError(fmt::format("--threads: {} is outside 1..{}: {} runs up to one task per hardware thread "
-                                 "(will-it-scale's runtest.py sweeps to the CPU count); this machine has {} CPUs",
-                                 p.threads, k.ncpus(), workload, k.ncpus()));
+    throw InputError(
+        fmt::format("--threads: {} is outside 1..{}: {} runs up to one task per hardware thread "
+                    "(will-it-scale's runtest.py sweeps to the CPU count); this machine has {} CPUs",
+                    p.threads, k.ncpus(), workload, k.ncpus()));
   }
   auto sched = std::make_unique<kernel::Sched>(k);
   sched->start();
@@ -71,7 +72,8 @@ std::unique_ptr<kernel::Sched> start_pinned_threads(kernel::Kernel& k, const Wor
     // of them, thread i / cores of the core: where the task runs once every task is busy (each core's threads run its
     // tasks), without the wake-up placement moving a lone task between siblings (docs/model.md, "will-it-scale").
     const std::uint32_t core = i % cores;
-    const std::uint32_t socket = core / topo.params().cores_per_socket, in_socket = core % topo.params().cores_per_socket;
+    const std::uint32_t socket = core / topo.params().cores_per_socket,
+                        in_socket = core % topo.params().cores_per_socket;
     const std::uint32_t tpc = topo.params().threads_per_core;
     const CpuId cpu = !cpus.empty() ? CpuId{cpus[i % cpus.size()]} : topo.cpu_at(socket, in_socket, (i / cores) % tpc);
     kernel::PerCpu& pc = k.percpu(cpu);

@@ -57,6 +57,25 @@ TEST(Machine, SeedMachinesHaveTheAuthorsTopologies) {
   EXPECT_TRUE(load_machine("power8-16s192c-smt8").tlb.tlbie.has_value());
 }
 
+// INVLPGB (x86_64 only): invlpgb, tlbsync and invlpgb_count_max come together, with PCID tags.
+TEST(Machine, InvlpgbKeysComeTogetherOnX86Only) {
+  const std::string small = small_text();
+  const std::string lat = "invlpgb = { ns = 40.0, source = \"s\" }\ntlbsync = { ns = 300.0, source = \"s\" }\n";
+  const auto with = [&](const std::string& keys) {
+    return replace(small, "tag_bits = 12\n", "tag_bits = 12\n" + keys);
+  };
+  const Machine m = parse_machine(with(lat + "invlpgb_count_max = 8\n"), "test.toml");
+  ASSERT_TRUE(m.tlb.invlpgb.has_value());
+  EXPECT_EQ(m.tlb.invlpgb_count_max, 8u);
+  EXPECT_FALSE(parse_machine(small, "test.toml").tlb.invlpgb.has_value());
+  expect_error(with(lat), {"test.toml", "invlpgb_count_max", "together"});
+  expect_error(with(lat + "invlpgb_count_max = 0\n"), {"invlpgb_count_max"});
+  expect_error(
+      replace(with(lat + "invlpgb_count_max = 8\n"), "tag = \"pcid\"\ntag_bits = 12", "tag = \"none\"\ntag_bits = 0"),
+      {"invlpgb", "pcid"});
+  EXPECT_EQ(load_machine("milan-36c").tlb.invlpgb_count_max, 8u);  // CPUID Fn8000_0008 EDX[15:0] = 7 on EPYC 7713/7763
+}
+
 TEST(Machine, UnknownNameListsTheKnownOnes) {
   try {
     load_machine("skylake");

@@ -81,7 +81,7 @@ TEST(TlbFlush1, SameSeedSameResult) {
 }
 
 TEST(TlbFlush1, RejectsImpossibleInput) {
-  EXPECT_THROW(run("small-2s2c", 9), InputError);  // 4 cores
+  EXPECT_THROW(run("small-2s2c", 9), InputError);              // 4 cores
   EXPECT_THROW(run("power8-16s192c-smt8", 1537), InputError);  // one thread per core: 192 cores
   EXPECT_THROW(run("small-2s2c", 1, 1, "linux-9.99"), InputError);
 }

@@ -73,7 +73,8 @@ inline constexpr OptionDecl<Option> kOptions[] = {
     {TLBSIM_ID(Option, switch_mm_smp_mb), .arch = Arch::kX86, .since = {6, 13}, .until = {6, 18}, .seed = "002",
      .depends_on = "lazy_mm_cpumask",
      .doc = "later fix (83b0177a6c48, v6.18): smp_mb() in switch_mm_irqs_off when next's mm_cpumask bit is set"},
-    // Not a seed: Rik van Riel's "AMD broadcast TLB invalidation" series as merged for v6.15 (CONFIG_BROADCAST_TLB_FLUSH,
+    // Not a seed: Rik van Riel's "AMD broadcast TLB invalidation" series as merged for v6.15
+    // (CONFIG_BROADCAST_TLB_FLUSH,
     // tip x86/mm): on a machine with INVLPGB (hw/invlpgb.h) an mm active on more than 3 CPUs gets a global ASID, the
     // same PCID on every CPU, and its flushes are INVLPGB + TLBSYNC instead of IPIs (arch/x86/mm/tlb_broadcast.cpp).
     {TLBSIM_ID(Option, BROADCAST_TLB_FLUSH), .arch = Arch::kX86, .since = {6, 15}, .until = {6, 18},

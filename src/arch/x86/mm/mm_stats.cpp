@@ -13,7 +13,8 @@ void MmStats::register_stats(kernel::Stats& stats, std::uint32_t ncpus) {
              cr3_to_init_mm)
       .count("cr3_loads_by_cause/flush", "CR3 rewrites to flush the TLB (flush_tlb_local)", cr3_flush);
   stats.registrar(this, "invlpgb")
-      .count("invlpgb/invlpgb", "INVLPGB instructions (broadcast invalidations)", invlpgb, kernel::kStatSummary | kernel::kStatGate)
+      .count("invlpgb/invlpgb", "INVLPGB instructions (broadcast invalidations)", invlpgb,
+             kernel::kStatSummary | kernel::kStatGate)
       .count("invlpgb/tlbsync", "TLBSYNC instructions", tlbsync, kernel::kStatSummary)
       .count("invlpgb/global_asid_assigned", "mms given a global ASID (use_global_asid)", global_asid_assigned)
       .count("invlpgb/asid_transition_done", "ASID transitions finished (mm_clear_asid_transition)",

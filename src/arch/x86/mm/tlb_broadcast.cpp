@@ -31,8 +31,7 @@ GlobalAsidSpace& global_asid_space(PerCpu& self) {
   if (mmu.global_asids == nullptr) {
     const std::uint32_t bits = self.k.machine().tlb.tag_bits - PTI_CONSUMED_PCID_BITS;
     const auto max_asid = static_cast<std::uint16_t>((1U << bits) - 2);  // MAX_ASID_AVAILABLE
-    mmu.global_asids =
-        std::make_unique<GlobalAsidSpace>(self.k.sys().coherence(), mmu.spinlock_kind(), max_asid);
+    mmu.global_asids = std::make_unique<GlobalAsidSpace>(self.k.sys().coherence(), mmu.spinlock_kind(), max_asid);
   }
   return *mmu.global_asids;
 }
@@ -129,8 +128,7 @@ sim::Task<void> finish_asid_transition(PerCpu& self, const FlushTlbInfo& info) {
 
 }  // namespace
 
-GlobalAsidSpace::GlobalAsidSpace(hw::CoherenceModel& model, kernel::SpinlockKind kind,
-                                 std::uint16_t max_asid_available)
+GlobalAsidSpace::GlobalAsidSpace(hw::CoherenceModel& model, kernel::SpinlockKind kind, std::uint16_t max_asid_available)
     : global_asid_lock(model, "global_asid_lock", kind),
       MAX_ASID_AVAILABLE(max_asid_available),
       last_global_asid(max_asid_available),
