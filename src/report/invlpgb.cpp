@@ -21,10 +21,7 @@ namespace {
 // warm-up of 132 ms covers that wait from the run's start at jiffies 0 whatever the tasks' pids.
 class InvlpgbTlbFlush2 final : public Reproduction {
  public:
-  struct Row {
-    std::uint32_t threads;
-    double tip, invlpgb;
-  };
+  using Row = ThreadsPoint;  // before: tip, after: INVLPGB
   static constexpr Row kPublished[] = {{1, 315e3, 304e3},   {2, 423e3, 424e3},   {4, 644e3, 1032e3},
                                        {8, 652e3, 1267e3},  {16, 737e3, 1368e3}, {32, 759e3, 1199e3},
                                        {64, 636e3, 1094e3}, {72, 609e3, 993e3}};
@@ -56,8 +53,8 @@ class InvlpgbTlbFlush2 final : public Reproduction {
     s.benchmark = "will-it-scale tlb_flush2_threads; kernels linux-6.15-no-invlpgb (before), linux-6.15 (after)";
     s.published.columns = {"threads", "tip loops/s", "INVLPGB loops/s", "ratio"};
     for (const Row& p : kPublished) {
-      s.published.rows.push_back({std::to_string(p.threads), count_cell(p.tip), count_cell(p.invlpgb),
-                                  fmt::format("{:.3f}", p.invlpgb / p.tip)});
+      s.published.rows.push_back({std::to_string(p.threads), count_cell(p.before), count_cell(p.after),
+                                  fmt::format("{:.3f}", p.after / p.before)});
     }
     s.simulated.columns = {"threads", "before loops/s", "after loops/s", "ratio", "published ratio", "INVLPGBs/op"};
     const auto ts = threads(quick);
@@ -67,7 +64,7 @@ class InvlpgbTlbFlush2 final : public Reproduction {
       by_threads[ts[i]] = {b, a};
       double pub = NAN;
       for (const Row& p : kPublished) {
-        if (p.threads == ts[i]) pub = p.invlpgb / p.tip;
+        if (p.threads == ts[i]) pub = p.after / p.before;
       }
       const auto& c = r[2 * i + 1].json["counters"];
       const double ops = r[2 * i + 1].json["ops"].get<double>();
@@ -93,21 +90,8 @@ class InvlpgbTlbFlush2 final : public Reproduction {
         banded("tip loops/s at 1 thread, simulated / published", "315k", 315e3, tip_at(1) / 315e3, 0.5, 2.0));
     s.headlines.push_back(
         banded("tip loops/s at 72 threads, simulated / published", "609k", 609e3, tip_at(72) / 609e3, 0.5, 2.0));
-    s.curves.title = "4afeb0ed1753: tlb_flush2 on milan-36c, published and simulated";
-    s.curves.x_label = "threads";
-    s.curves.y_label = "loops/s";
-    plot::Series pub_b{"published tip", {}, {}, {}, {}, true, 0}, pub_a{"published INVLPGB", {}, {}, {}, {}, true, 1};
-    plot::Series sim_b{"simulated before", {}, {}, {}, {}, false, 0},
-        sim_a{"simulated after", {}, {}, {}, {}, false, 1};
-    for (const Row& p : kPublished) {
-      pub_b.x.push_back(p.threads), pub_b.y.push_back(p.tip);
-      pub_a.x.push_back(p.threads), pub_a.y.push_back(p.invlpgb);
-    }
-    for (std::size_t i = 0; i < ts.size(); ++i) {
-      sim_b.x.push_back(ts[i]), sim_b.y.push_back(r[2 * i].metric);
-      sim_a.x.push_back(ts[i]), sim_a.y.push_back(r[2 * i + 1].metric);
-    }
-    s.curves.series = {pub_b, pub_a, sim_b, sim_a};
+    s.curves = threads_curves("4afeb0ed1753: tlb_flush2 on milan-36c, published and simulated", "loops/s",
+                              {std::begin(kPublished), std::end(kPublished)}, {"tip", "INVLPGB"}, ts, r);
     std::uint64_t v = 0;
     for (const auto& x : r) v += x.violations;
     s.notes.push_back(fmt::format("{} simulated per point after a 132 ms warm-up; {} oracle violations over all points",

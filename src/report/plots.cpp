@@ -34,4 +34,26 @@ std::vector<std::string> write_seed_plots(const std::vector<SeedReport>& reports
   return names;
 }
 
+plot::LinePlot threads_curves(std::string title, std::string y_label, const std::vector<ThreadsPoint>& published,
+                              std::pair<std::string, std::string> names, const std::vector<std::uint32_t>& threads,
+                              const std::vector<workloads::RunOutput>& results) {
+  plot::LinePlot c;
+  c.title = std::move(title);
+  c.x_label = "threads";
+  c.y_label = std::move(y_label);
+  plot::Series pub_b{"published " + names.first, {}, {}, {}, {}, true, 0};
+  plot::Series pub_a{"published " + names.second, {}, {}, {}, {}, true, 1};
+  plot::Series sim_b{"simulated before", {}, {}, {}, {}, false, 0}, sim_a{"simulated after", {}, {}, {}, {}, false, 1};
+  for (const ThreadsPoint& p : published) {
+    pub_b.x.push_back(p.threads), pub_b.y.push_back(p.before);
+    pub_a.x.push_back(p.threads), pub_a.y.push_back(p.after);
+  }
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    sim_b.x.push_back(threads[i]), sim_b.y.push_back(results[2 * i].metric);
+    sim_a.x.push_back(threads[i]), sim_a.y.push_back(results[2 * i + 1].metric);
+  }
+  c.series = {pub_b, pub_a, sim_b, sim_a};
+  return c;
+}
+
 }  // namespace tlbsim::report

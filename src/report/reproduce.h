@@ -85,6 +85,18 @@ inline bool in_band(double v, double low, double high) { return !std::isnan(v) &
 Headline banded(std::string name, std::string published_text, double published, double simulated, double low,
                 double high);
 
+// A published before/after pair of figures at one thread count.
+struct ThreadsPoint {
+  std::uint32_t threads;
+  double before, after;
+};
+// The curves of a change measured against threads: the published points, labelled "published " + each of `names`,
+// and the simulated ones, "simulated before" and "simulated after", from `results` in plan order (before then after
+// at each of `threads`).
+plot::LinePlot threads_curves(std::string title, std::string y_label, const std::vector<ThreadsPoint>& published,
+                              std::pair<std::string, std::string> names, const std::vector<std::uint32_t>& threads,
+                              const std::vector<workloads::RunOutput>& results);
+
 // A bar chart of published beside simulated figures per category (NaN: no bar).
 plot::BarChart published_vs_simulated(std::string title, std::string y_label, std::vector<std::string> categories,
                                       std::vector<double> published, std::vector<double> simulated);

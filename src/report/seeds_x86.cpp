@@ -15,10 +15,7 @@ std::string ratio(double v) { return std::isnan(v) ? "-" : fmt::format("{:.3f}",
 // Skylake, baseline (v5.17+ with the revert of 6035152d8eeb) vs patch.
 class Seed000 final : public Reproduction {
  public:
-  struct Row {
-    std::uint32_t threads;
-    double before, after;
-  };
+  using Row = ThreadsPoint;
   static constexpr Row kPublished[] = {{1, 159960, 160202},  {5, 310808, 308378},  {10, 479110, 490728},
                                        {15, 526771, 562528}, {20, 534495, 587316}, {25, 547462, 628296},
                                        {30, 579616, 666313}, {35, 594134, 701814}, {40, 612288, 732967},
@@ -70,20 +67,8 @@ class Seed000 final : public Reproduction {
                                  0.5, 2.0));
     s.headlines.push_back(banded("baseline ops/s at 55 threads, simulated / published", "614363", 614363,
                                  b55 / 614363, 0.5, 2.0));
-    s.curves.title = "seed 000: tlb_flush1 on skylake-sp-2s28c, published and simulated";
-    s.curves.x_label = "threads";
-    s.curves.y_label = "ops/s";
-    plot::Series pub_b{"published before", {}, {}, {}, {}, true, 0}, pub_a{"published after", {}, {}, {}, {}, true, 1};
-    plot::Series sim_b{"simulated before", {}, {}, {}, {}, false, 0}, sim_a{"simulated after", {}, {}, {}, {}, false, 1};
-    for (const Row& p : kPublished) {
-      pub_b.x.push_back(p.threads), pub_b.y.push_back(p.before);
-      pub_a.x.push_back(p.threads), pub_a.y.push_back(p.after);
-    }
-    for (std::size_t i = 0; i < ts.size(); ++i) {
-      sim_b.x.push_back(ts[i]), sim_b.y.push_back(r[2 * i].metric);
-      sim_a.x.push_back(ts[i]), sim_a.y.push_back(r[2 * i + 1].metric);
-    }
-    s.curves.series = {pub_b, pub_a, sim_b, sim_a};
+    s.curves = threads_curves("seed 000: tlb_flush1 on skylake-sp-2s28c, published and simulated", "ops/s",
+                              {std::begin(kPublished), std::end(kPublished)}, {"before", "after"}, ts, r);
     std::uint64_t v = 0;
     for (const auto& x : r) v += x.violations;
     s.notes.push_back(fmt::format("{} simulated per point; {} oracle violations over all points", quick ? "10ms" : "50ms", v));

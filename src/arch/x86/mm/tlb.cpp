@@ -362,7 +362,8 @@ sim::Task<void> native_flush_tlb_multi(PerCpu& self, const Cpumask& cpumask, con
       self, TlbFlushReason::TLB_REMOTE_SEND_IPI,
       info.end == TLB_FLUSH_ALL ? -1 : static_cast<std::int64_t>((info.end - info.start) >> kernel::kPageShift));
   // v6.15: while the mm transitions to a global ASID, every CPU of the mask is flushed, lazy or not.
-  const bool in_transition = co_await mm_in_asid_transition(self, info.mm);
+  bool in_transition = false;
+  if (cpu_feature_invlpgb(self)) in_transition = co_await mm_in_asid_transition(self, info.mm);
   if ((info.freed_tables && !planted(self.k.config(), Mutation::flush_skips_lazy_cpus_freeing_tables)) ||
       in_transition) {
     // Lazy CPUs must be flushed too: they may otherwise walk freed page tables speculatively.
@@ -407,16 +408,18 @@ sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t sta
   info = FlushTlbInfo{&mm, start, end, new_tlb_gen, self.id.get(), stride_shift, freed_tables};
 
   // v6.15: an mm with a global ASID is flushed everywhere by INVLPGB, this CPU included.
-  const std::uint16_t global_asid = co_await mm_global_asid(self, mm);
-  if (global_asid != 0) {
-    co_await broadcast_tlb_flush(self, info);
-    co_return;
+  if (cpu_feature_invlpgb(self)) {
+    const std::uint16_t global_asid = co_await mm_global_asid(self, mm);
+    if (global_asid != 0) {
+      co_await broadcast_tlb_flush(self, info);
+      co_return;
+    }
   }
   const Cpumask mask = co_await mm.cpumask.read(m, self.cpu);
   if (mask.any_but(self.id) < mask.size() && !planted(self.k.config(), Mutation::flush_sends_no_ipis)) {
     if (self.k.config().on(Option::should_trim_cpumask)) info.trim_cpumask = co_await should_trim_cpumask(self, mm);
     co_await native_flush_tlb_multi(self, mask, info);
-    co_await consider_global_asid(self, mm);
+    if (cpu_feature_invlpgb(self)) co_await consider_global_asid(self, mm);
   } else if (&mm == cpu_tlbstate(self).loaded_mm) {
     self.cpu.local_irq_disable();
     co_await flush_tlb_func(self, &info);
@@ -448,9 +451,7 @@ sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch)
   if (cpu_feature_invlpgb(self) && batch.unmapped_pages) {
     // v6.15: one INVLPGB of every non-global entry and a TLBSYNC, instead of IPIs (mutation: no TLBSYNC).
     if (planted(self.k.config(), Mutation::tlbbatch_invlpgb_skips_tlbsync)) {
-      ++mm_stats(self).invlpgb;
-      co_await self.cpu.delay(*tlbp(self).invlpgb);
-      cpu_state(self).invlpgb.issue(hw::Invlpgb{});
+      co_await invlpgb_flush_all_nonglobals_nosync(self);
     } else {
       co_await invlpgb_flush_all_nonglobals(self);
     }

@@ -229,24 +229,31 @@ sim::Task<void> broadcast_tlb_flush(PerCpu& self, const FlushTlbInfo& info) {
   if (!planted(self.k.config(), Mutation::broadcast_flush_skips_tlbsync)) co_await __tlbsync(self);
 }
 
-sim::Task<void> invlpgb_flush_user_nr_nosync(PerCpu& self, std::uint16_t pcid, std::uint64_t addr, std::uint32_t nr,
-                                             bool pmd_stride) {
+namespace {
+
+// INVLPGB: the issuing CPU pays the issue cost; the invalidation waits in its queue for a TLBSYNC.
+sim::Task<void> invlpgb(PerCpu& self, const hw::Invlpgb& op) {
   ++mm_stats(self).invlpgb;
   co_await self.cpu.delay(*tlbp(self).invlpgb);
-  cpu_state(self).invlpgb.issue(hw::Invlpgb{hw::Invlpgb::Kind::kVa, Asid{pcid}, kernel::vpn_of(addr), nr,
-                                            pmd_stride ? PMD_SHIFT : std::uint8_t{12}});
+  cpu_state(self).invlpgb.issue(op);
+}
+
+}  // namespace
+
+sim::Task<void> invlpgb_flush_user_nr_nosync(PerCpu& self, std::uint16_t pcid, std::uint64_t addr, std::uint32_t nr,
+                                             bool pmd_stride) {
+  co_await invlpgb(self, hw::Invlpgb{hw::Invlpgb::Kind::kVa, Asid{pcid}, kernel::vpn_of(addr), nr,
+                                     pmd_stride ? PMD_SHIFT : std::uint8_t{12}});
 }
 
 sim::Task<void> invlpgb_flush_single_pcid_nosync(PerCpu& self, std::uint16_t pcid) {
-  ++mm_stats(self).invlpgb;
-  co_await self.cpu.delay(*tlbp(self).invlpgb);
-  cpu_state(self).invlpgb.issue(hw::Invlpgb{hw::Invlpgb::Kind::kPcid, Asid{pcid}, Vpn{0}, 1, 12});
+  co_await invlpgb(self, hw::Invlpgb{hw::Invlpgb::Kind::kPcid, Asid{pcid}, Vpn{0}, 1, 12});
 }
 
+sim::Task<void> invlpgb_flush_all_nonglobals_nosync(PerCpu& self) { co_await invlpgb(self, hw::Invlpgb{}); }
+
 sim::Task<void> invlpgb_flush_all_nonglobals(PerCpu& self) {
-  ++mm_stats(self).invlpgb;
-  co_await self.cpu.delay(*tlbp(self).invlpgb);
-  cpu_state(self).invlpgb.issue(hw::Invlpgb{});
+  co_await invlpgb_flush_all_nonglobals_nosync(self);
   co_await __tlbsync(self);
 }
 

@@ -58,7 +58,10 @@ sim::Task<void> broadcast_tlb_flush(PerCpu& self, const FlushTlbInfo& info);
 sim::Task<void> invlpgb_flush_user_nr_nosync(PerCpu& self, std::uint16_t pcid, std::uint64_t addr, std::uint32_t nr,
                                              bool pmd_stride);
 sim::Task<void> invlpgb_flush_single_pcid_nosync(PerCpu& self, std::uint16_t pcid);
+// invlpgb_flush_all_nonglobals: the INVLPGB of every non-global entry and a TLBSYNC (the _nosync half alone serves
+// the mutation tlbbatch_invlpgb_skips_tlbsync).
 sim::Task<void> invlpgb_flush_all_nonglobals(PerCpu& self);
+sim::Task<void> invlpgb_flush_all_nonglobals_nosync(PerCpu& self);
 sim::Task<void> __tlbsync(PerCpu& self);
 
 }  // namespace tlbsim::x86
