@@ -37,6 +37,8 @@ class SweepCommand final : public Command {
         ->capture_default_str();
     c->add_option("--seeds", seeds_, "Seeds of each point: the min-max band, e.g. 1..5")->capture_default_str();
     c->add_option("--duration", opts_.grid.duration, "Simulated time per point")->capture_default_str();
+    c->add_option("--warmup", opts_.grid.warmup,
+                  "Simulated warm-up before each point's measured window, e.g. 132ms (default: a tenth of --duration)");
     c->add_option("--param", opts_.grid.params, "A workload parameter NAME=VALUE at every point (repeatable)");
     c->add_option("--metric", opts_.grid.metric,
                   "What to plot: a dotted path into `tlbsim run --format json` (default: the workload's figure)");

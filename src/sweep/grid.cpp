@@ -57,6 +57,17 @@ void validate_grid(const Grid& g) {
   if (d < sim::microseconds(1) || d > sim::milliseconds(60000)) {
     throw InputError(fmt::format("--duration: {} is outside 1us..60s", g.duration));
   }
+  if (!g.warmup.empty()) {
+    sim::Duration w;
+    try {
+      w = sim::parse_duration(g.warmup);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("--warmup: {}", e.what()));
+    }
+    if (w < sim::Duration{0} || w > sim::milliseconds(60000)) {
+      throw InputError(fmt::format("--warmup: {} is outside 0..60s", g.warmup));
+    }
+  }
   if (!g.metric.empty() &&
       (g.metric.front() == '.' || g.metric.back() == '.' || g.metric.find("..") != std::string::npos)) {
     throw InputError(fmt::format("--metric: '{}' is not a dotted path such as counters.nr_tlb_remote_flush", g.metric));
@@ -68,6 +79,7 @@ nlohmann::json grid_to_json(const Grid& g) {
                       {"kernels", g.kernels}, {"threads", g.threads},   {"seeds", g.seeds},
                       {"metric", g.metric}};
   if (!g.params.empty()) j["params"] = g.params;  // absent when none, as in sweeps written before --param
+  if (!g.warmup.empty()) j["warmup"] = g.warmup;  // absent for the default, as in sweeps written before --warmup
   return j;
 }
 
@@ -86,6 +98,7 @@ Grid grid_from_json(const nlohmann::json& j, const std::string& where, const std
   g.seeds = r.unsigned_list("seeds", 0, kMaxGridSeed);
   g.metric = r.string("metric");
   if (r.has("params")) g.params = r.string_list("params");
+  if (r.has("warmup")) g.warmup = r.string("warmup");
   r.finish();
   std::uint64_t points = 1;
   for (const auto& [key, size] : {std::pair{"kernels", g.kernels.size()}, std::pair{"threads", g.threads.size()},

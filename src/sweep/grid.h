@@ -18,6 +18,7 @@ struct Grid {
   std::string machine = "skylake-sp-2s28c";
   std::string workload = "tlb_flush1";
   std::string duration = "10ms";  // simulated time per point, as sim::parse_duration reads it
+  std::string warmup;             // simulated warm-up before each point's window; "": a tenth of the duration
   std::vector<std::string> kernels = {"linux-5.17"};
   std::vector<std::uint32_t> threads = {1};
   std::vector<std::uint64_t> seeds = {1};

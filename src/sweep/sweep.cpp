@@ -60,6 +60,7 @@ PointResult run_point(const hw::Machine& machine, const Grid& g, const GridPoint
   spec.threads = p.threads;
   spec.seed = p.seed;
   spec.duration = sim::parse_duration(g.duration);
+  if (!g.warmup.empty()) spec.warmup = sim::parse_duration(g.warmup);
   const workloads::RunOutput r = workloads::run_workload(machine, spec);
   PointResult out;
   out.point = p;

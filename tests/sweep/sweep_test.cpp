@@ -98,6 +98,26 @@ TEST(Sweep, ValidatesTheGridBeforeRunning) {
   g = small("unused").grid;
   g.duration = "5 parsecs";
   EXPECT_THROW(validate_grid(g), InputError);
+  for (const char* w : {"-1ms", "2h", "soon"}) {
+    g = small("unused").grid;
+    g.warmup = w;
+    try {
+      validate_grid(g);
+      ADD_FAILURE() << w;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--warmup"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// --warmup is recorded in the grid only when given, so journals written before it read back unchanged.
+TEST(Sweep, TheWarmupTravelsWithTheGridOnlyWhenGiven) {
+  Grid g = small("unused").grid;
+  EXPECT_FALSE(grid_to_json(g).contains("warmup"));
+  g.warmup = "132ms";
+  const nlohmann::json j = grid_to_json(g);
+  EXPECT_EQ(j["warmup"], "132ms");
+  EXPECT_EQ(grid_from_json(j, "test").warmup, "132ms");
 }
 
 TEST(Sweep, InterruptedAndResumedGivesTheSameBytesAsOneRun) {
