@@ -77,6 +77,34 @@ class GlobalAsidMadvise final : public GlobalAsidBase {
 TLBSIM_SCENARIO(GlobalAsidMadvise, "global_asid_madvise",
                 "4 CPUs on an mm with a global ASID: cpu0 madvises a page by INVLPGB + TLBSYNC while cpu1 reads it");
 
+// A CPU coming back to an mm on its global ASID: the mm on its global ASID everywhere (as global_asid_madvise), then
+// cpu1 switches to another process. In the race cpu1 switches back and reads X while cpu0 madvises X by INVLPGB:
+// cpu1 must come back on the global ASID, the one the INVLPGBs reach.
+class GlobalAsidSwitchBack final : public GlobalAsidBase {
+ public:
+  void start(ScenarioRun& run) override {
+    prepare(run);
+    kernel::Kernel& k = run.kernel();
+    for (int i = 0; i < 3; ++i) {
+      run.prepare(0, touch(k.percpu(CpuId{0}), *mm_, z_));
+      run.prepare(0, madvise(k.percpu(CpuId{0}), *mm_, z_));
+    }
+    other_ = &k.new_mm();
+    run.prepare(1, switch_to(k.percpu(CpuId{1}), *other_));
+    run.race(0, madvise(k.percpu(CpuId{0}), *mm_, x_));
+    run.race(1, back_and_read(k.percpu(CpuId{1}), *mm_, x_));
+  }
+
+ private:
+  static sim::Task<void> back_and_read(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    co_await switch_to(self, mm);
+    co_await touch_n(self, mm, x, 3);
+  }
+  MmStruct* other_ = nullptr;
+};
+TLBSIM_SCENARIO(GlobalAsidSwitchBack, "global_asid_switch_back",
+                "4 CPUs on an mm's global ASID: cpu1 comes back from another process and reads a page cpu0 madvises");
+
 // The transition raced: cpu0's madvise of Y (by IPI, before the race) gave the mm a global ASID while every CPU runs
 // it on its dynamic one. cpu0 madvises X, a broadcast flush whose finish_asid_transition must IPI the CPUs still on
 // their dynamic ASIDs (the INVLPGB reaches only the global PCID); cpu1 keeps reading X.

@@ -97,6 +97,7 @@ enum class Mutation : std::uint8_t {
   broadcast_flush_skips_tlbsync,
   tlbbatch_invlpgb_skips_tlbsync,
   asid_transition_skips_stragglers,
+  switch_from_other_mm_skips_global_asid,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -145,6 +146,9 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
     {TLBSIM_ID(Mutation, asid_transition_skips_stragglers), .area = "asid", .arch = Arch::kX86,
      .scenarios = "global_asid_transition", .kernel = "linux-6.15",
      .doc = "finish_asid_transition ends the transition without IPIs to CPUs still on the mm's dynamic ASID"},
+    {TLBSIM_ID(Mutation, switch_from_other_mm_skips_global_asid), .area = "asid", .arch = Arch::kX86,
+     .scenarios = "global_asid_switch_back", .kernel = "linux-6.15",
+     .doc = "switch_mm_irqs_off from another mm takes a dynamic ASID for an mm that has a global one"},
 };
 
 }  // namespace tlbsim::x86

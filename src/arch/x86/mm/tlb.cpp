@@ -41,11 +41,11 @@ void trace_tlb_gen(PerCpu& self, const MmStruct& mm, std::uint64_t gen) {
 
 }  // namespace
 
-sim::Task<NewAsid> choose_new_asid(PerCpu& self, MmStruct& next, std::uint64_t next_tlb_gen) {
+sim::Task<NewAsid> choose_new_asid(PerCpu& self, MmStruct& next, std::uint64_t next_tlb_gen, bool use_global) {
   TlbState& ts = cpu_tlbstate(self);
   if (tlbp(self).tag == hw::TlbTag::kNone) co_return NewAsid{0, true};  // !static_cpu_has(X86_FEATURE_PCID)
   // v6.15: TLB consistency for global ASIDs is kept by broadcast invalidation; they are always up to date.
-  if (cpu_feature_invlpgb(self)) {
+  if (cpu_feature_invlpgb(self) && use_global) {
     const std::uint16_t global_asid = co_await mm_global_asid(self, next);
     if (global_asid != 0) co_return NewAsid{global_asid, false};
   }
@@ -167,7 +167,9 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next) {
     if (!planted(self.k.config(), Mutation::switch_mm_reads_tlb_gen_before_cpumask)) {
       next_tlb_gen = co_await m.read(self.cpu, context(next).tlb_gen);
     }
-    const NewAsid ns = co_await choose_new_asid(self, next, next_tlb_gen);
+    // Mutation: a CPU coming from another mm takes a dynamic slot that no INVLPGB of the mm reaches.
+    const NewAsid ns = co_await choose_new_asid(
+        self, next, next_tlb_gen, !planted(self.k.config(), Mutation::switch_from_other_mm_skips_global_asid));
     new_asid = ns.asid;
     need_flush = ns.need_flush;
     ts.loaded_mm = nullptr;  // LOADED_MM_SWITCHING

@@ -22,12 +22,12 @@ sim::Task<void> switch_mm_irqs_off(PerCpu& self, MmStruct& next);
 // switch_mm(): switch_mm_irqs_off with interrupts disabled around it.
 sim::Task<void> switch_mm(PerCpu& self, MmStruct& next);
 // struct new_asid and choose_new_asid: the mm's global ASID (v6.15, never flushed), else this CPU's ASID slot for
-// `next` if it has one, else the next slot round-robin.
+// `next` if it has one, else the next slot round-robin. `use_global`: false only for a planted mutation.
 struct NewAsid {
   std::uint16_t asid = 0;
   bool need_flush = false;
 };
-sim::Task<NewAsid> choose_new_asid(PerCpu& self, MmStruct& next, std::uint64_t next_tlb_gen);
+sim::Task<NewAsid> choose_new_asid(PerCpu& self, MmStruct& next, std::uint64_t next_tlb_gen, bool use_global = true);
 // load_new_mm_cr3: a CR3 write for kern_pcid(new_asid), flushing that PCID if need_flush.
 sim::Task<void> load_new_mm_cr3(PerCpu& self, MmStruct& next, std::uint16_t new_asid, bool need_flush);
 // enter_lazy_tlb: mark this CPU lazy if it has a user mm loaded.
