@@ -34,6 +34,15 @@ class GlobalAsidBase : public CheckScenario {
     z_ = y_ + kPageSize;
     touch_all(run);
   }
+  // Three flushes by cpu0 before the race: the first gives the mm its global ASID, the second's
+  // finish_asid_transition IPIs the CPUs still on their dynamic ASIDs, the third ends the transition.
+  void settle_on_global_asid(ScenarioRun& run) {
+    kernel::Kernel& k = run.kernel();
+    for (int i = 0; i < 3; ++i) {
+      run.prepare(0, touch(k.percpu(CpuId{0}), *mm_, z_));  // a PTE to zap: a madvise of nothing flushes nothing
+      run.prepare(0, madvise(k.percpu(CpuId{0}), *mm_, z_));
+    }
+  }
   void touch_all(ScenarioRun& run) {
     kernel::Kernel& k = run.kernel();
     for (std::uint32_t c = 0; c < cpus(); ++c) {
@@ -65,10 +74,7 @@ class GlobalAsidMadvise final : public GlobalAsidBase {
   void start(ScenarioRun& run) override {
     prepare(run);
     kernel::Kernel& k = run.kernel();
-    for (int i = 0; i < 3; ++i) {
-      run.prepare(0, touch(k.percpu(CpuId{0}), *mm_, z_));  // a PTE to zap: a madvise of nothing flushes nothing
-      run.prepare(0, madvise(k.percpu(CpuId{0}), *mm_, z_));
-    }
+    settle_on_global_asid(run);
     touch_all(run);
     run.race(0, madvise(k.percpu(CpuId{0}), *mm_, x_));
     run.race(1, touch_n(k.percpu(CpuId{1}), *mm_, x_, 3));
@@ -85,10 +91,7 @@ class GlobalAsidSwitchBack final : public GlobalAsidBase {
   void start(ScenarioRun& run) override {
     prepare(run);
     kernel::Kernel& k = run.kernel();
-    for (int i = 0; i < 3; ++i) {
-      run.prepare(0, touch(k.percpu(CpuId{0}), *mm_, z_));
-      run.prepare(0, madvise(k.percpu(CpuId{0}), *mm_, z_));
-    }
+    settle_on_global_asid(run);
     other_ = &k.new_mm();
     run.prepare(1, switch_to(k.percpu(CpuId{1}), *other_));
     run.race(0, madvise(k.percpu(CpuId{0}), *mm_, x_));
