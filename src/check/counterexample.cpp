@@ -187,7 +187,7 @@ Counterexample parse_counterexample(const std::string& text, const std::string& 
   if (top.has("memory_model")) {
     const std::string mm = top.string("memory_model");
     const auto m = hw::memory_model_from_string(mm);
-    if (!m) top.fail("memory_model", "unknown memory model '" + mm + "' (known: sc, tso, power)");
+    if (!m) top.fail("memory_model", "unknown memory model '" + mm + "' (known: sc, tso, power, arm)");
     cx.target.memory_model = *m;
   }
   const std::uint32_t cpus = cx.target.machine.cpu_count();

@@ -38,6 +38,7 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
   const std::string m = !machine.empty()                          ? machine
                         : !s->machine().empty()                   ? s->machine()
                         : t.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4"
+                        : t.config.arch == kernel::Arch::kArm64   ? "rpi4-a72-4c"
                                                                   : "small-2s2c";
   t.machine = hw::load_machine(m);
   // The checker's machine: the scenario's CPUs on one socket sharing one LLC, or on as many sockets as the scenario
@@ -47,6 +48,7 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
   t.machine.topology.cores_per_socket = s->cpus() / s->nodes();
   t.machine.topology.cores_per_llc = s->cpus() / s->nodes();
   t.machine.topology.threads_per_core = 1;
+  if (const std::uint32_t bits = s->asid_bits(); bits != 0) t.machine.tlb.tag_bits = bits;
   // The scheduler's and the pipes' own compute (issue 29) touches no shared line: a step for it would only add
   // choice points equivalent to their neighbours', so the checker leaves it out (docs/model.md, "The checker").
   t.machine.kernel.context_switch = t.machine.kernel.try_to_wake_up = sim::Duration{0};
@@ -55,7 +57,8 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
 }
 
 hw::MemoryModel arch_memory_model(kernel::Arch arch) {
-  return arch == kernel::Arch::kX86 ? hw::MemoryModel::kTso : hw::MemoryModel::kPower;
+  if (arch == kernel::Arch::kX86) return hw::MemoryModel::kTso;
+  return arch == kernel::Arch::kArm64 ? hw::MemoryModel::kArm : hw::MemoryModel::kPower;
 }
 
 std::size_t DefaultOrder::pick(const std::vector<sim::Action>& actions) const {

@@ -37,6 +37,9 @@ class CheckScenario {
   // The machine the checker builds the scenario's CPUs from when none is named: "" for the architecture's default, or
   // one with hardware the scenario exercises that the default lacks (INVLPGB: "milan-36c").
   virtual std::string machine() const { return ""; }
+  // The ASID width the checker's machine gets, or 0 for the machine's own: a scenario about ASID rollover narrows it
+  // so that a few processes exhaust a generation (arm64's allocator is the same for any width; docs/model.md).
+  virtual std::uint32_t asid_bits() const { return 0; }
   // Whether the scenario can run on this kernel (e.g. reclaim batching needs the option on); "" if yes, else why not.
   virtual std::string applies_to(const kernel::KernelConfig&) const { return ""; }
   virtual void start(ScenarioRun& run) = 0;

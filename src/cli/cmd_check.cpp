@@ -81,9 +81,9 @@ class CheckCommand final : public Command {
     c->add_option("--hardware", hardware_, "Speculative page walks the hardware may make per run")->capture_default_str();
     c->add_option("--machine", machine_, "Machine whose latencies to use (default: by the kernel's arch)");
     c->add_option("--memory-model", memory_model_,
-                  "sc | tso | power: the hardware memory model to explore (default: the kernel's arch: tso for x86, "
-                  "power for powerpc)")
-        ->check(CLI::IsMember({"sc", "tso", "power"}));
+                  "sc | tso | power | arm: the hardware memory model to explore (default: the kernel's arch: tso for "
+                  "x86, power for powerpc, arm for arm64)")
+        ->check(CLI::IsMember({"sc", "tso", "power", "arm"}));
     c->add_option("--out", out_,
                   "Where to write a counterexample (with several scenarios, each's name is put before the file name)")
         ->check(non_empty())
@@ -221,7 +221,8 @@ class CheckCommand final : public Command {
   hw::MemoryModel memory_model(const kernel::KernelConfig& cfg) const {
     if (memory_model_.empty()) return check::arch_memory_model(cfg.arch);
     const auto m = hw::memory_model_from_string(memory_model_);
-    if (!m) throw InputError("--memory-model: unknown memory model '" + memory_model_ + "' (known: sc, tso, power)");
+    if (!m)
+      throw InputError("--memory-model: unknown memory model '" + memory_model_ + "' (known: sc, tso, power, arm)");
     return *m;
   }
   std::string out_ = "counterexample.json";

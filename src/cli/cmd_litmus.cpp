@@ -23,8 +23,8 @@ class LitmusCommand final : public Command {
     CLI::App* c = parent.add_subcommand(
         "litmus", "Run C litmus tests (tools/memory-model format, a subset) under each memory model");
     c->add_option("files", files_, "Litmus files (.litmus)")->required();
-    c->add_option("--memory-model", model_, "sc | tso | power | all")
-        ->check(CLI::IsMember({"sc", "tso", "power", "all"}))
+    c->add_option("--memory-model", model_, "sc | tso | power | arm | all")
+        ->check(CLI::IsMember({"sc", "tso", "power", "arm", "all"}))
         ->capture_default_str();
     c->add_option("--budget", budget_, "Schedules per test and model at most")->capture_default_str();
     c->add_flag("--skip-unsupported", skip_,
@@ -39,6 +39,7 @@ class LitmusCommand final : public Command {
     if (model_ == "all" || model_ == "sc") models.push_back(hw::MemoryModel::kSc);
     if (model_ == "all" || model_ == "tso") models.push_back(hw::MemoryModel::kTso);
     if (model_ == "all" || model_ == "power") models.push_back(hw::MemoryModel::kPower);
+    if (model_ == "all" || model_ == "arm") models.push_back(hw::MemoryModel::kArm);
     nlohmann::json rows = nlohmann::json::array();
     std::size_t width = 36;
     for (const std::string& f : files_) width = std::max(width, f.size() - std::min(f.size(), f.rfind('/') + 1));

@@ -8,7 +8,7 @@ void apply_invlpgb(const Invlpgb& op, Tlb& tlb) {
       // Each page from vpn, stride_shift apart; Tlb::invlpg also drops a 2 MiB entry covering it and the
       // paging-structure entries above it (INVLPGB_FLAG_FINAL_ONLY is never set by Linux).
       const std::uint64_t step = std::uint64_t{1} << (op.stride_shift - 12);
-      for (std::uint32_t i = 0; i < op.nr; ++i) tlb.invlpg(op.pcid, Vpn{op.vpn.get() + i * step});
+      for (std::uint32_t i = 0; i < op.nr; ++i) tlb.invlpg(op.pcid, Vpn{op.vpn.get() + i * step}, op.last_level);
       break;
     }
     case Invlpgb::Kind::kPcid:

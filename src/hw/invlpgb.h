@@ -28,12 +28,16 @@ struct Invlpgb {
   Vpn vpn{0};
   std::uint32_t nr = 1;
   std::uint8_t stride_shift = 12;  // 12 (PTE_STRIDE) or 21 (PMD_STRIDE)
+  bool last_level = false;         // arm64 TLBI VALE1IS: leaf entries only, the walk caches are kept
 };
 
 // Makes `op` take effect in `tlb` (at the TLBSYNC that completes it).
 void apply_invlpgb(const Invlpgb& op, Tlb& tlb);
 
-// The INVLPGBs one CPU has issued and no TLBSYNC of it has waited for yet.
+// The INVLPGBs one CPU has issued and no TLBSYNC of it has waited for yet. arm64's broadcast TLBIs (TLBI ...IS) have
+// the same contract with DSB ISH in TLBSYNC's place (Arm ARM, "TLB maintenance instructions": a TLBI is complete only
+// once a DSB of the PE that issued it completes), and use the same queue: kVa is TLBI VAE1IS/VALE1IS, kPcid TLBI
+// ASIDE1IS.
 class InvlpgbQueue {
  public:
   void issue(const Invlpgb& op) {

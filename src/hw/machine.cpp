@@ -15,6 +15,8 @@ const char* to_string(TlbTag t) {
     case TlbTag::kNone: return "none";
     case TlbTag::kPcid: return "pcid";
     case TlbTag::kPid: return "pid";
+    case TlbTag::kAsid:
+      return "asid";
   }
   return "?";
 }
@@ -68,7 +70,7 @@ void parse_machine_info(MachineParse& p) {
     info.fail("name", "expected a name of lower-case letters, digits, '-', '_' or '.'");
   }
   m.description = info.string("description");
-  m.arch = info.choice("arch", {"x86_64", "powerpc64"});
+  m.arch = info.choice("arch", {"x86_64", "powerpc64", "aarch64"});
   m.seeds = info.string_list("seeds");
   info.finish();
 }
@@ -166,18 +168,24 @@ void parse_barriers(MachineParse& p) {
   auto bar = p.root.optional_section("barrier");
   if (!bar) return;
   m.barrier.given = true;
-  const bool ppc = m.arch == "powerpc64";
-  for (const char* key : {"mfence", "sync", "lwsync"}) {
-    const bool ppc_key = std::string_view(key) != "mfence";
-    if (ppc_key != ppc && bar->optional_latency(key)) {
-      bar->fail(key, fmt::format("is for {} machines only", ppc_key ? "powerpc64" : "x86_64"));
+  // Each key belongs to one architecture's barrier instructions.
+  struct Key {
+    const char* name;
+    const char* arch;
+    sim::Duration BarrierCosts::*field;
+  };
+  static constexpr Key kKeys[] = {
+      {"mfence", "x86_64", &BarrierCosts::mfence},        {"sync", "powerpc64", &BarrierCosts::sync},
+      {"lwsync", "powerpc64", &BarrierCosts::lwsync},     {"dmb_ish", "aarch64", &BarrierCosts::dmb_ish},
+      {"dmb_ishld", "aarch64", &BarrierCosts::dmb_ishld}, {"dmb_ishst", "aarch64", &BarrierCosts::dmb_ishst},
+  };
+  for (const Key& k : kKeys) {
+    if (m.arch != k.arch && bar->optional_latency(k.name)) {
+      bar->fail(k.name, fmt::format("is for {} machines only", k.arch));
     }
   }
-  if (ppc) {
-    m.barrier.sync = p.lat.take(*bar, "barrier", "sync");
-    m.barrier.lwsync = p.lat.take(*bar, "barrier", "lwsync");
-  } else {
-    m.barrier.mfence = p.lat.take(*bar, "barrier", "mfence");
+  for (const Key& k : kKeys) {
+    if (m.arch == k.arch) m.barrier.*k.field = p.lat.take(*bar, "barrier", k.name);
   }
   bar->finish();
 }
@@ -212,7 +220,7 @@ void parse_idle_states(MachineParse& p) {
   idle->finish();
 }
 
-// [tlb]: the TLB's geometry, tags and flush latencies; tlbie only on powerpc64.
+// [tlb]: the TLB's geometry, tags and flush latencies; tlbie only on powerpc64, tlbi_is and dsb_ish only on aarch64.
 void parse_tlb(MachineParse& p) {
   Machine& m = p.m;
   LatencyCollector& lat = p.lat;
@@ -227,13 +235,22 @@ void parse_tlb(MachineParse& p) {
   if (b.huge_entries % b.huge_ways != 0) {
     tlb.fail("huge_ways", fmt::format("must divide huge_entries ({})", b.huge_entries));
   }
-  const std::string tag = tlb.choice("tag", {"none", "pcid", "pid"});
-  b.tag = tag == "none" ? TlbTag::kNone : tag == "pcid" ? TlbTag::kPcid : TlbTag::kPid;
+  const std::string tag = tlb.choice("tag", {"none", "pcid", "pid", "asid"});
+  b.tag = tag == "none" ? TlbTag::kNone : tag == "pcid" ? TlbTag::kPcid : tag == "pid" ? TlbTag::kPid : TlbTag::kAsid;
   b.tag_bits = static_cast<std::uint32_t>(tlb.integer("tag_bits", 0, 24));
   if ((b.tag == TlbTag::kNone) != (b.tag_bits == 0)) tlb.fail("tag_bits", "must be 0 exactly when tag = \"none\"");
   if (b.tag == TlbTag::kPid && m.arch != "powerpc64") tlb.fail("tag", "\"pid\" tags are for powerpc64 only");
   if (b.tag != TlbTag::kPid && m.arch == "powerpc64") {
     tlb.fail("tag", fmt::format("a powerpc64 machine tags its TLB entries by PID: expected \"pid\", got \"{}\"", tag));
+  }
+  if (b.tag == TlbTag::kAsid && m.arch != "aarch64") tlb.fail("tag", "\"asid\" tags are for aarch64 only");
+  if (m.arch == "aarch64") {
+    if (b.tag != TlbTag::kAsid) {
+      tlb.fail("tag",
+               fmt::format("an aarch64 machine tags its TLB entries by ASID: expected \"asid\", got \"{}\"", tag));
+    }
+    // ID_AA64MMFR0_EL1.ASIDBits: 8 or 16 (arm64 get_cpu_asid_bits).
+    if (b.tag_bits != 8 && b.tag_bits != 16) tlb.fail("tag_bits", "an aarch64 ASID has 8 or 16 bits");
   }
   b.page_walk = lat.take(tlb, "tlb", "page_walk");
   b.invlpg = lat.take(tlb, "tlb", "invlpg");
@@ -246,6 +263,13 @@ void parse_tlb(MachineParse& p) {
     if (tlb.optional_latency("tlbiel_lpid")) b.tlbiel_lpid = lat.take(tlb, "tlb", "tlbiel_lpid");
   } else if (tlb.optional_latency("tlbie") || tlb.optional_latency("tlbiel_lpid")) {
     tlb.fail(tlb.optional_latency("tlbie") ? "tlbie" : "tlbiel_lpid", "is for powerpc64 machines only");
+  }
+  // TLBI ...IS and DSB ISH: aarch64 only, and required there.
+  if (m.arch == "aarch64") {
+    b.tlbi_is = lat.take_if(true, tlb, "tlb", "tlbi_is", "arch = \"aarch64\" (broadcast invalidation)");
+    b.dsb_ish = lat.take_if(true, tlb, "tlb", "dsb_ish", "arch = \"aarch64\" (broadcast invalidation)");
+  } else if (tlb.optional_latency("tlbi_is") || tlb.optional_latency("dsb_ish")) {
+    tlb.fail(tlb.optional_latency("tlbi_is") ? "tlbi_is" : "dsb_ish", "is for aarch64 machines only");
   }
   // INVLPGB and TLBSYNC: x86_64 only, all three keys or none.
   const bool has_invlpgb = tlb.optional_latency("invlpgb").has_value();

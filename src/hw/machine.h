@@ -68,6 +68,9 @@ struct BarrierCosts {
   sim::Duration mfence{0};
   sim::Duration sync{0};
   sim::Duration lwsync{0};
+  sim::Duration dmb_ish{0};    // aarch64: DMB ISH (smp_mb)
+  sim::Duration dmb_ishld{0};  // aarch64: DMB ISHLD (smp_rmb)
+  sim::Duration dmb_ishst{0};  // aarch64: DMB ISHST (smp_wmb)
 };
 
 // One idle state of the machine's cpuidle driver (machine-file [[idle.states]], shallowest first).
@@ -85,7 +88,7 @@ struct IdleState {
 struct Machine {
   std::string name;
   std::string description;
-  std::string arch;    // "x86_64" or "powerpc64"
+  std::string arch;    // "x86_64", "powerpc64" or "aarch64"
   std::string origin;  // the file it came from ("builtin:NAME" for embedded files)
   std::vector<std::string> seeds;
   TopologyParams topology;

@@ -64,8 +64,9 @@ class Memory {
   void set_memory_model(MemoryModel m) {
     memory_model_ = m;
     buffers_ = m == MemoryModel::kTso ? std::make_unique<StoreBuffers>(sched_.cpu_count()) : nullptr;
-    power_ = m == MemoryModel::kPower
-                 ? std::make_unique<PowerStorage>(sched_.cpu_count(), [this](LineId l) { wake_spinners(l); })
+    power_ = m == MemoryModel::kPower || m == MemoryModel::kArm
+                 ? std::make_unique<PowerStorage>(
+                       sched_.cpu_count(), [this](LineId l) { wake_spinners(l); }, m == MemoryModel::kArm)
                  : nullptr;
   }
   MemoryModel memory_model() const { return memory_model_; }

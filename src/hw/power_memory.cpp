@@ -126,7 +126,24 @@ bool PowerStorage::eligible(std::uint32_t d, const Write& w) const {
                      [&](const auto& n) { return n.first < v.seen.size() && v.seen[n.first] >= n.second; });
 }
 
+void PowerStorage::propagate_all(std::uint32_t loc, std::uint32_t index) {
+  for (std::uint32_t d = 0; d < cpus_.size(); ++d) {
+    View& v = view(CpuId{d});
+    if (v.seen[loc] >= index) continue;
+    const Needs needs = locs_[loc].co[index].needs;
+    for (const auto& [l, i] : needs) propagate_all(l, i);
+    arrive(v, loc, index);
+    v.seen[loc] = index;
+    merge(v.needs, needs);
+  }
+}
+
 void PowerStorage::propagate(std::uint32_t d, std::uint32_t loc, std::uint32_t index) {
+  if (mca_) {
+    // Multicopy atomic: a write another CPU can see is visible to all of them.
+    propagate_all(loc, index);
+    return;
+  }
   View& v = view(CpuId{d});
   if (v.seen[loc] >= index) return;
   // What the write's barrier ordered before it reaches d first (a sync forces the whole chain).
@@ -148,8 +165,12 @@ void PowerStorage::fence(CpuId c, Fence f) {
       for (std::uint32_t l = 0; l < v.seen.size(); ++l) wake_(locs_[l].line);
     }
   }
+  // ARMv8: DMB ISHLD orders the CPU's loads only; DMB ISHST its stores only (both are lwsync's halves).
+  const bool loads = !mca_ || f != Fence::kWmb;
+  const bool stores = !mca_ || f != Fence::kRmb;
+  if (loads) v.floor = v.seen;
+  if (!stores) return;
   // lwsync and sync: an ordering point for later loads, and A-cumulative for later stores.
-  v.floor = v.seen;
   v.needs.clear();
   for (std::uint32_t l = 0; l < v.seen.size(); ++l) {
     if (v.seen[l] > 0) v.needs.emplace_back(l, v.seen[l]);
@@ -159,6 +180,22 @@ void PowerStorage::fence(CpuId c, Fence f) {
 void PowerStorage::enabled(std::vector<sim::Action>& out) const {
   for (std::uint32_t l = 0; l < locs_.size(); ++l) {
     for (std::uint32_t i = 1; i < locs_[l].co.size(); ++i) {
+      if (mca_) {
+        // One action per write that some CPU has not seen: it reaches all of them, once every CPU has seen what its
+        // barrier ordered before it.
+        bool unseen = false, ready = true;
+        for (std::uint32_t d = 0; d < cpus_.size(); ++d) {
+          const View& v = cpus_[d];
+          unseen = unseen || (l < v.seen.size() ? v.seen[l] : 0) < i;
+          ready = ready && eligible(d, locs_[l].co[i]);
+        }
+        if (unseen && ready) {
+          const CpuId by = locs_[l].co[i].by;
+          out.push_back(
+              sim::Action{sim::Action::Kind::kPropagate, by, static_cast<int>(l), sim::SimTime{}, nullptr, i, by});
+        }
+        continue;
+      }
       for (std::uint32_t d = 0; d < cpus_.size(); ++d) {
         const View& v = cpus_[d];
         const std::uint32_t seen = l < v.seen.size() ? v.seen[l] : 0;

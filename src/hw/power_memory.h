@@ -19,6 +19,15 @@
 // page walk is a load of its CPU; ptesync is a sync; a tlbie or tlbiel settles the walks of the CPUs it reaches.
 // Not modeled: stores that become visible before an earlier load is satisfied (LB), coherence orders other than the
 // execution order (2+2W). Data dependencies need nothing: a store is never visible before an earlier load.
+//
+// The same storage in its other-multicopy-atomic mode is the checker's ARMv8 model (Pulte, Flur, Deacon, French,
+// Sarkar and Sewell, "Simplifying ARM Concurrency: Multicopy-atomic Axiomatic and Operational Models for ARMv8",
+// POPL 2018): a write is visible to its own CPU at once and reaches every other CPU in one step (`prL.I@cpuN` names
+// the writer), so no CPU can see it while another still cannot (IRIW is forbidden with any load ordering). Barriers:
+// DMB ISH (smp_mb) is sync; DMB ISHLD (smp_rmb) is an ordering point for later loads only; DMB ISHST (smp_wmb) orders
+// later stores after everything the CPU has seen, and not its loads; release and acquire are lwsync as on POWER (the
+// RCsc order of an STLR before a later LDAR is not modeled: weaker than the hardware, so it can only add behaviours).
+// DSB ISH and DSB ISHST are sync (kPtesync): they wait for the CPU's accesses to complete.
 #pragma once
 
 #include <any>
@@ -40,7 +49,9 @@ enum class Fence : std::uint8_t;
 class PowerStorage final : public sim::MemoryActions {
  public:
   // `wake` wakes the CPUs spinning on a line when a write reaches them.
-  PowerStorage(std::size_t cpus, std::function<void(LineId)> wake) : cpus_(cpus), wake_(std::move(wake)) {}
+  // `multicopy_atomic`: the ARMv8 mode (a write reaches every other CPU at once).
+  PowerStorage(std::size_t cpus, std::function<void(LineId)> wake, bool multicopy_atomic = false)
+      : cpus_(cpus), wake_(std::move(wake)), mca_(multicopy_atomic) {}
 
   // The location at `addr`; the first access registers it with the variable's current value as its initial write.
   std::uint32_t location(const void* addr, LineId line, std::any initial, std::optional<std::uint64_t> shown);
@@ -105,6 +116,8 @@ class PowerStorage final : public sim::MemoryActions {
   View& view(CpuId c);
   bool eligible(std::uint32_t d, const Write& w) const;
   void propagate(std::uint32_t d, std::uint32_t loc, std::uint32_t index);
+  // Multicopy-atomic mode: the write reaches every CPU (and what its barrier ordered first).
+  void propagate_all(std::uint32_t loc, std::uint32_t index);
   void arrive(View& v, std::uint32_t loc, std::uint32_t index);
   static void merge(Needs& into, const Needs& from);
 
@@ -113,6 +126,7 @@ class PowerStorage final : public sim::MemoryActions {
   std::vector<View> cpus_;
   std::function<void(LineId)> wake_;
   bool deps_ = false;
+  bool mca_ = false;
 };
 
 }  // namespace tlbsim::hw

@@ -26,6 +26,7 @@ enum class MemoryModel : std::uint8_t {
   kSc,     // sequential consistency: every access takes effect when its step completes
   kTso,    // x86-TSO: plain stores are buffered per CPU
   kPower,  // POWER: writes propagate to each CPU separately, loads may be satisfied out of order (hw/power_memory.h)
+  kArm,    // ARMv8: as kPower, but a write reaches every other CPU at once (other-multicopy atomic)
 };
 // Every memory model with its name and what it is (`tlbsim list memory-models`).
 struct MemoryModelInfo {
@@ -41,6 +42,9 @@ inline constexpr MemoryModelInfo kMemoryModels[] = {
     {MemoryModel::kPower, "power",
      "POWER, flat (after Sarkar et al., PLDI 2011): writes reach each CPU separately, unordered loads read any value "
      "visible since the last barrier, lwsync/sync cumulative; page-table entries too, read by the page walkers"},
+    {MemoryModel::kArm, "arm",
+     "ARMv8, flat and other-multicopy atomic (after Pulte et al., POPL 2018): as power, but a write reaches every "
+     "other CPU at once; DMB ISH full, DMB ISHLD orders loads, DMB ISHST orders stores; DSB waits like DMB ISH"},
 };
 // "sc", "tso".
 std::string to_string(MemoryModel m);

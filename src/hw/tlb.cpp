@@ -141,7 +141,7 @@ void Tlb::fill(Asid tag, Vpn vpn, const Translation& tr, bool speculative) {
   }
 }
 
-bool Tlb::invlpg(Asid tag, Vpn vpn) {
+bool Tlb::invlpg(Asid tag, Vpn vpn, bool last_level) {
   ++c_.invlpg;
   const std::uint16_t t = tag_index(tag);
   if (tag_fills_[t] == 0) return false;  // nothing of this tag is cached
@@ -159,7 +159,8 @@ bool Tlb::invlpg(Asid tag, Vpn vpn) {
     h->used = false;
     dropped = true;
   }
-  // INVLPG also drops paging-structure-cache entries used to translate the address.
+  // INVLPG also drops paging-structure-cache entries used to translate the address (arm64's last-level TLBIs do not).
+  if (last_level) return dropped;
   for (PwcEntry& p : pwc_) {
     if (valid(p) && p.tag == t && vpn.get() >= p.first_vpn && vpn.get() < p.end_vpn) p.used = false;
   }

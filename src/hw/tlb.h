@@ -75,9 +75,9 @@ class Tlb {
   // Caches a 2 MiB translation: the 512 pages from vpn's 2 MiB-aligned page onwards map `t.pfn` onwards (the
   // first page of the THP). lookup and peek of any of them then return its own frame.
   void fill_huge(Asid tag, Vpn vpn, const Translation& t);
-  // Invalidates (tag, vpn), any 2 MiB entry covering vpn, and paging-structure entries covering it. Returns whether
-  // an entry was dropped.
-  bool invlpg(Asid tag, Vpn vpn);
+  // Invalidates (tag, vpn), any 2 MiB entry covering vpn, and, unless `last_level` (arm64 TLBI VALE1: the leaf
+  // entry only), paging-structure entries covering it. Returns whether an entry was dropped.
+  bool invlpg(Asid tag, Vpn vpn, bool last_level = false);
   void flush_tag(Asid tag);
   void flush_all();
 

@@ -13,6 +13,7 @@ enum class TlbTag : std::uint8_t {
   kNone,  // x86 without PCID: every CR3 write flushes non-global entries
   kPcid,  // x86 PCID (12 bits)
   kPid,   // powerpc radix PID
+  kAsid,  // arm64 ASID (8 or 16 bits, ID_AA64MMFR0_EL1.ASIDBits)
 };
 const char* to_string(TlbTag t);
 
@@ -39,6 +40,10 @@ struct TlbParams {
   std::optional<sim::Duration> invlpgb;
   std::optional<sim::Duration> tlbsync;
   std::uint32_t invlpgb_count_max = 0;
+  // arm64 broadcast invalidation (TLBI ...IS; hw/invlpgb.h's queue): the issue cost of one TLBI to the Inner
+  // Shareable domain, and the wait of a DSB ISH for the CPU's outstanding TLBIs to complete on every CPU.
+  std::optional<sim::Duration> tlbi_is;
+  std::optional<sim::Duration> dsb_ish;
 };
 
 }  // namespace tlbsim::hw

@@ -17,6 +17,10 @@ sim::Task<bool> ArchMmu::handle_arch_irq(PerCpu&, int) { co_return false; }
 
 sim::Task<void> ArchMmu::destroy_context(PerCpu&, MmStruct&) { co_return; }
 
+sim::Task<void> ArchMmu::switch_to(PerCpu&) { co_return; }
+
+sim::Task<void> ArchMmu::arch_flush_tlb_batched_pending(PerCpu& self, MmStruct& mm) { co_await flush_tlb_mm(self, mm); }
+
 std::unique_ptr<ArchMmu> find_arch_mmu(Arch arch, KernelVersion version) {
   for (const auto& e : Registry<ArchMmu>::list()) {
     auto a = e.make();

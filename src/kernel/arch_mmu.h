@@ -103,9 +103,17 @@ class ArchMmu {
   virtual bool batched_unmap(const KernelConfig& cfg) const = 0;
   // arch_tlbbatch_should_defer(mm) (seed 001 patch 1 makes the generic test an arch hook).
   virtual sim::Task<bool> arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm);
-  virtual sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm) = 0;
+  // arch_tlbbatch_add_mm(batch, mm), v6.5+ arch_tlbbatch_add_pending(batch, mm, uaddr): `uaddr` is the unmapped
+  // page's address (arm64 issues its TLBI there).
+  virtual sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm,
+                                               std::uint64_t uaddr) = 0;
   virtual sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch) = 0;
+  // What flush_tlb_batched_pending does for an mm that reclaim unmapped with its flush deferred: flush_tlb_mm (x86,
+  // powerpc; v6.5's arch_flush_tlb_batched_pending, which arm64 makes a dsb(ish)).
+  virtual sim::Task<void> arch_flush_tlb_batched_pending(PerCpu& self, MmStruct& mm);
 
+  // __switch_to's architecture work that matters to the TLB, at every task switch (arm64: dsb(ish)).
+  virtual sim::Task<void> switch_to(PerCpu& self);
   // destroy_context(mm), from __mmdrop before the mm is freed (x86 v6.15: mm_free_global_asid).
   virtual sim::Task<void> destroy_context(PerCpu& self, MmStruct& mm);
   // An interrupt vector the architecture owns (beyond the generic call-function and timer vectors). Returns false

@@ -27,6 +27,10 @@ inline void smp_load_acquire_fence(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, 
 // powerpc ptesync (Power ISA v3.0B, Book III 5.9.2): a sync that also orders page-table updates before later
 // invalidations and walks. Its time is counted in the tlb.* invalidation costs of the machine.
 inline void ptesync(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kPtesync); }
+// arm64 dsb(ish) and dsb(ishst) (and the non-shareable dsb(nsh*) around a local TLBI): the CPU's earlier accesses,
+// page-table stores included, complete before it goes on; the same to the memory models as ptesync. Its time is
+// counted in the tlb.* invalidation costs of the machine (DSB ISH's wait for TLBIs: tlb.dsb_ish).
+inline void dsb(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kPtesync); }
 // An instruction that the Intel SDM (vol. 3A, 9.3 "Serializing instructions") lists as serializing: MOV to CR3,
 // INVLPG, IRET, WRMSR (but not to the x2APIC MSRs). It waits for the store buffer to drain.
 inline void serializing_instruction(hw::Memory& m, sim::Cpu& cpu) { m.fence(cpu, hw::Fence::kSerializing); }

@@ -53,6 +53,10 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
     throw InputError(fmt::format("a powerpc kernel needs a powerpc64 machine: machine '{}' ({}) has no [tlb] tlbie",
                                  sys.machine().name, sys.machine().arch));
   }
+  if (config.arch == Arch::kArm64 && !sys.machine().tlb.tlbi_is) {
+    throw InputError(fmt::format("an arm64 kernel needs an aarch64 machine: machine '{}' ({}) has no [tlb] tlbi_is",
+                                 sys.machine().name, sys.machine().arch));
+  }
   const std::uint32_t n = sys.topology().cpu_count();
   counters_.register_stats(stats_);
   arch_->register_stats(stats_, n);

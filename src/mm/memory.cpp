@@ -331,7 +331,8 @@ sim::Task<void> zap_page_range_in(PerCpu& self, MmuGather& tlb, MmStruct& mm, st
 sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
   const Vpn v = vpn_of(addr);
   const hw::TlbParams& tp = self.k.machine().tlb;
-  for (int attempt = 0; attempt < 4; ++attempt) {
+  // Bounded only to catch a livelock of the model: a fault may need retries (migration waits, spurious faults).
+  for (int attempt = 0; attempt < 8; ++attempt) {
     const Asid pcid{self.hw_tag};
     if (const auto hit = self.tlb.lookup(pcid, v); hit && (!write || hit->writable)) {
       self.k.events().on_tlb_hit(self.id, mm, v, *hit, self.cpu.now());
@@ -357,6 +358,10 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
       co_return;
     }
     co_await handle_mm_fault(self, mm, addr, write);
+    // The return from the fault (arm64 ERET, powerpc rfid) is context synchronizing: under a weak memory model the
+    // retried walk reads nothing older than what has reached this CPU, so a walk that read an entry already replaced
+    // (a spurious fault: the handler found the PTE fine) does not fault again on it forever.
+    if (PteVisibility* vis = self.k.frames().pte_visibility()) vis->invalidated(self.id);
   }
   throw std::logic_error(fmt::format("cpu{}: access to {:#x} still faults after handling", self.id.get(), addr));
 }

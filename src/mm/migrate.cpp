@@ -73,7 +73,7 @@ sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStru
     const bool accessible = co_await pte_accessible(self, mm, *pte);
     const bool batch_checks = self.k.config().version >= KernelVersion{6, 4};
     if (defer && !skip && (accessible || !batch_checks))
-      co_await set_tlb_ubc_flush_pending(self, ubc, mm, pte->writable);
+      co_await set_tlb_ubc_flush_pending(self, ubc, mm, pte->writable, p.vpn.get() << kPageShift);
     if (!defer && !skip && accessible) co_await self.k.arch().flush_tlb_page(self, mm, p.vpn.get() << kPageShift);
   }
   co_await ptl.unlock(self.k.mem(), self.cpu);

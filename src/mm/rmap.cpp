@@ -12,10 +12,11 @@ sim::Task<bool> should_defer_flush(PerCpu& self, MmStruct& mm, bool ttu_batch_fl
   co_return co_await self.k.arch().arch_tlbbatch_should_defer(self, mm);
 }
 
-sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable) {
+sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable,
+                                          std::uint64_t uaddr) {
   // Mutation tlbbatch_add_mm_skipped: the batch never learns which CPUs may cache the mm's entries.
   if (!planted(self.k.config(), Mutation::tlbbatch_add_mm_skipped))
-    co_await self.k.arch().arch_tlbbatch_add_mm(self, ubc.arch, mm);
+    co_await self.k.arch().arch_tlbbatch_add_mm(self, ubc.arch, mm, uaddr);
   ubc.flush_required = true;
   // Ensure compiler ordering of the batch flag before the mm's (barrier()), then mark the mm.
   co_await self.k.mem().write(self.cpu, mm.tlb_flush_batched, true);
@@ -36,7 +37,7 @@ sim::Task<void> try_to_unmap_flush_dirty(PerCpu& self, TlbflushUnmapBatch& ubc) 
 sim::Task<void> flush_tlb_batched_pending(PerCpu& self, MmStruct& mm) {
   const bool batched = co_await self.k.mem().read(self.cpu, mm.tlb_flush_batched);
   if (!batched) co_return;
-  co_await self.k.arch().flush_tlb_mm(self, mm);
+  co_await self.k.arch().arch_flush_tlb_batched_pending(self, mm);
   co_await self.k.mem().write(self.cpu, mm.tlb_flush_batched, false);
 }
 
@@ -51,7 +52,7 @@ sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct
     self.k.events().on_pte_removed(mm, v, *old, self.id, self.cpu.now());
     co_await self.cpu.delay(self.k.machine().kernel.pte_update);
     if (defer) {
-      co_await set_tlb_ubc_flush_pending(self, ubc, mm, old->writable);
+      co_await set_tlb_ubc_flush_pending(self, ubc, mm, old->writable, v.get() << kPageShift);
     } else {
       co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
     }

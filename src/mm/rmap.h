@@ -17,8 +17,10 @@ struct TlbflushUnmapBatch {
 
 // should_defer_flush(mm, flags): defer only under TTU_BATCH_FLUSH and when another CPU is in mm_cpumask.
 sim::Task<bool> should_defer_flush(PerCpu& self, MmStruct& mm, bool ttu_batch_flush);
-// set_tlb_ubc_flush_pending(mm, writable): arch_tlbbatch_add_mm, then mark the mm as having a batched flush.
-sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable);
+// set_tlb_ubc_flush_pending(mm, writable[, uaddr v6.5+]): arch_tlbbatch_add_mm (v6.5+: arch_tlbbatch_add_pending of
+// the page at uaddr), then mark the mm as having a batched flush.
+sim::Task<void> set_tlb_ubc_flush_pending(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, bool writable,
+                                          std::uint64_t uaddr);
 // try_to_unmap_flush / try_to_unmap_flush_dirty.
 sim::Task<void> try_to_unmap_flush(PerCpu& self, TlbflushUnmapBatch& ubc);
 sim::Task<void> try_to_unmap_flush_dirty(PerCpu& self, TlbflushUnmapBatch& ubc);

@@ -1,5 +1,6 @@
-// The modeled architectures, one spelling each: the kernel's ARCH names ("x86", "powerpc"), as kernel profiles and
-// declarations say them. Machine files describe hardware and name it as `uname -m` does ("x86_64", "powerpc64").
+// The modeled architectures, one spelling each: the kernel's ARCH names ("x86", "powerpc", "arm64"), as kernel profiles
+// and declarations say them. Machine files describe hardware and name it as `uname -m` does ("x86_64", "powerpc64",
+// "aarch64").
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@ enum class Arch : std::uint8_t {
   kAny,  // a declaration for every architecture
   kX86,
   kPowerpc,
+  kArm64,
 };
 
 constexpr std::string_view to_string(Arch a) {
@@ -20,16 +22,19 @@ constexpr std::string_view to_string(Arch a) {
       return "x86";
     case Arch::kPowerpc:
       return "powerpc";
+    case Arch::kArm64:
+      return "arm64";
     case Arch::kAny:
       break;
   }
   return "any";
 }
 
-// "x86" or "powerpc" (a kernel profile's `arch`); nullopt for anything else.
+// "x86", "powerpc" or "arm64" (a kernel profile's `arch`); nullopt for anything else.
 constexpr std::optional<Arch> parse_arch(std::string_view s) {
   if (s == "x86") return Arch::kX86;
   if (s == "powerpc") return Arch::kPowerpc;
+  if (s == "arm64") return Arch::kArm64;
   return std::nullopt;
 }
 

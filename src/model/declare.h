@@ -91,8 +91,8 @@ constexpr unsigned decl_bit(E e) {
 }  // namespace tlbsim::kernel
 
 // Declares where an owner's option enum or mutation enum (ENUM, declared by KIND = OptionDecl or MutationDecl in
-// TABLE) sits in KernelConfig's 64-bit masks: bits BASE..BASE+15. Owners: the generic kernel 0, x86 16, powerpc 32
-// (48 is free for the next architecture).
+// TABLE) sits in KernelConfig's 64-bit masks: bits BASE..BASE+15. Owners: the generic kernel 0, x86 16, powerpc 32,
+// arm64 48 (the masks are full: a fifth owner needs wider masks).
 #define TLBSIM_DECLARE_SPACE(ENUM, BASE, KIND, TABLE)                                         \
   template <>                                                                                 \
   struct tlbsim::kernel::DeclSpace<ENUM> {                                                    \

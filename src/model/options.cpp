@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "arch/arm64/options.h"
 #include "arch/powerpc/options.h"
 #include "arch/x86/options.h"
 #include "kernel/options.h"
@@ -53,10 +54,16 @@ std::vector<Info> sorted(std::vector<Info> v) {
 // are disjoint.
 static_assert(DeclSpace<Option>::kBase != DeclSpace<x86::Option>::kBase &&
               DeclSpace<Option>::kBase != DeclSpace<powerpc::Option>::kBase &&
-              DeclSpace<x86::Option>::kBase != DeclSpace<powerpc::Option>::kBase);
+              DeclSpace<x86::Option>::kBase != DeclSpace<powerpc::Option>::kBase &&
+              DeclSpace<arm64::Option>::kBase != DeclSpace<Option>::kBase &&
+              DeclSpace<arm64::Option>::kBase != DeclSpace<x86::Option>::kBase &&
+              DeclSpace<arm64::Option>::kBase != DeclSpace<powerpc::Option>::kBase);
 static_assert(DeclSpace<Mutation>::kBase != DeclSpace<x86::Mutation>::kBase &&
               DeclSpace<Mutation>::kBase != DeclSpace<powerpc::Mutation>::kBase &&
-              DeclSpace<x86::Mutation>::kBase != DeclSpace<powerpc::Mutation>::kBase);
+              DeclSpace<x86::Mutation>::kBase != DeclSpace<powerpc::Mutation>::kBase &&
+              DeclSpace<arm64::Mutation>::kBase != DeclSpace<Mutation>::kBase &&
+              DeclSpace<arm64::Mutation>::kBase != DeclSpace<x86::Mutation>::kBase &&
+              DeclSpace<arm64::Mutation>::kBase != DeclSpace<powerpc::Mutation>::kBase);
 
 template <class Info>
 const Info& named(std::span<const Info> all, std::string_view kind, std::string_view name, std::string_view where) {
@@ -78,6 +85,7 @@ std::span<const OptionInfo> all_options() {
     add_options<Option>(v);
     add_options<x86::Option>(v);
     add_options<powerpc::Option>(v);
+    add_options<arm64::Option>(v);
     return sorted(std::move(v));
   }();
   return all;
@@ -89,6 +97,7 @@ std::span<const MutationInfo> all_mutations() {
     add_mutations<Mutation>(v);
     add_mutations<x86::Mutation>(v);
     add_mutations<powerpc::Mutation>(v);
+    add_mutations<arm64::Mutation>(v);
     return sorted(std::move(v));
   }();
   return all;
@@ -98,12 +107,21 @@ const OptionInfo& option_named(std::string_view name, std::string_view where) {
   return named(all_options(), "option", name, where);
 }
 
+const OptionInfo& option_named(std::string_view name, Arch arch, std::string_view where) {
+  // One Kconfig symbol may be modeled for several architectures (ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH: powerpc's seed
+  // 001 and arm64's v6.6): the kernel's own architecture's declaration first.
+  for (const OptionInfo& i : all_options()) {
+    if (i.name == name && arch_matches(i.arch, arch)) return i;
+  }
+  return option_named(name, where);
+}
+
 const MutationInfo& mutation_named(std::string_view name, std::string_view where) {
   return named(all_mutations(), "mutation", name, where);
 }
 
 void set_option(KernelConfig& cfg, std::string_view name, bool value, std::string_view where) {
-  const OptionInfo& i = option_named(name, where);
+  const OptionInfo& i = option_named(name, cfg.arch, where);
   if (!arch_matches(i.arch, cfg.arch)) {
     throw InputError(fmt::format("{}: option '{}' exists only for {}, not for this kernel's arch {}", where, name,
                                  to_string(i.arch), to_string(cfg.arch)));
@@ -119,10 +137,10 @@ void set_option(KernelConfig& cfg, std::string_view name, bool value, std::strin
 void validate_options(const KernelConfig& cfg, std::string_view where) {
   for (const OptionInfo& i : all_options()) {
     if (!bit_set(cfg.option_bits, i.bit)) continue;
-    if (!i.depends_on.empty() && !bit_set(cfg.option_bits, option_named(i.depends_on, where).bit)) {
+    if (!i.depends_on.empty() && !bit_set(cfg.option_bits, option_named(i.depends_on, i.arch, where).bit)) {
       throw InputError(fmt::format("{}: option '{}' needs option '{}' on", where, i.name, i.depends_on));
     }
-    if (!i.conflicts_with.empty() && bit_set(cfg.option_bits, option_named(i.conflicts_with, where).bit)) {
+    if (!i.conflicts_with.empty() && bit_set(cfg.option_bits, option_named(i.conflicts_with, i.arch, where).bit)) {
       throw InputError(fmt::format("{}: options '{}' and '{}' are variants of one change; turn one off", where, i.name,
                                    i.conflicts_with));
     }

@@ -34,6 +34,8 @@ std::span<const OptionInfo> all_options();
 std::span<const MutationInfo> all_mutations();
 // The declaration named `name`; throws InputError naming `where` and the known names when there is none.
 const OptionInfo& option_named(std::string_view name, std::string_view where);
+// The same, preferring the declaration for `arch` where one name is declared for several architectures.
+const OptionInfo& option_named(std::string_view name, Arch arch, std::string_view where);
 const MutationInfo& mutation_named(std::string_view name, std::string_view where);
 
 // Sets option `name` to `value` in `cfg`. Throws InputError (naming `where`) for an unknown option, or one that does

@@ -20,7 +20,7 @@ KernelProfile parse_kernel_profile(std::string_view text, const std::string& nam
   p.origin = origin;
   ParamReader k = top.section("kernel");
   p.description = k.string("description");
-  p.config.arch = *parse_arch(k.choice("arch", {"x86", "powerpc"}));
+  p.config.arch = *parse_arch(k.choice("arch", {"x86", "powerpc", "arm64"}));
   p.config.version = KernelVersion::parse(k.string("version"), k.where_key("version"));
   if (find_arch_mmu(p.config.arch, p.config.version) == nullptr) {
     throw InputError(fmt::format("{}: no modeled {} code for Linux {} (modeled: {})", k.where_key("version"),
@@ -69,7 +69,9 @@ KernelProfile load_kernel_profile(std::string_view name_or_path) {
 }
 
 std::string default_kernel_for(std::string_view machine_arch) {
-  return machine_arch == "powerpc64" ? "linux-6.2-ppc" : "linux-5.17";
+  if (machine_arch == "powerpc64") return "linux-6.2-ppc";
+  if (machine_arch == "aarch64") return "linux-6.6-arm64";
+  return "linux-5.17";
 }
 
 void apply_option_override(KernelConfig& cfg, std::string_view assignment) {

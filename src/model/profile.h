@@ -27,7 +27,8 @@ KernelProfile parse_kernel_profile(std::string_view text, const std::string& nam
 // A built-in profile by name, or a profile file by path (anything containing '/' or ending in ".toml").
 KernelProfile load_kernel_profile(std::string_view name_or_path);
 // The profile a command runs when --kernel is not given: a kernel of the machine's architecture ("x86_64":
-// linux-5.17, the release seed 000 measured; "powerpc64": linux-6.2-ppc, the newest radix release modeled).
+// linux-5.17, the release seed 000 measured; "powerpc64": linux-6.2-ppc, the newest radix release modeled; "aarch64":
+// linux-6.6-arm64, the release of the arm64 batched reclaim flush).
 std::string default_kernel_for(std::string_view machine_arch);
 // Applies "NAME=on|off" (also true/false, 1/0). Throws InputError naming the --option argument.
 void apply_option_override(KernelConfig& cfg, std::string_view assignment);

@@ -41,7 +41,7 @@ TEST(Cli, UnderSequentialConsistencyTheCheckerFindsWhatItFoundBefore) {
            "--memory-model", "sc"});
   EXPECT_EQ(r.status, 0) << r.err;
   expect_golden("check_madvise_exhaustive_sc.txt", r.out);
-  r = run({"check", "--scenario", "madvise_vs_access", "--memory-model", "arm"});
+  r = run({"check", "--scenario", "madvise_vs_access", "--memory-model", "rvwmo"});
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.err.find("--memory-model"), std::string::npos) << r.err;
 }

@@ -173,7 +173,8 @@ TEST(StoreBuffer, StoresCommitInProgramOrderAndDrainThroughStopsAtTheNewestToThe
   EXPECT_EQ(b.newest_for(CpuId{0}, &a), nullptr);
   EXPECT_EQ(memory_model_from_string("tso"), MemoryModel::kTso);
   EXPECT_EQ(memory_model_from_string("power"), MemoryModel::kPower);
-  EXPECT_EQ(memory_model_from_string("arm"), std::nullopt);
+  EXPECT_EQ(memory_model_from_string("arm"), MemoryModel::kArm);
+  EXPECT_EQ(memory_model_from_string("riscv"), std::nullopt);
 }
 
 }  // namespace

@@ -78,7 +78,10 @@ TEST(Profile, MalformedProfilesSayWhereAndWhat) {
   EXPECT_NE(error_of("[kernel]\ndescription = \"d\"\narch = \"x86\"\nversion = \"4.9\"\n")
                 .find("no modeled x86 code for Linux 4.9"),
             std::string::npos);
-  EXPECT_NE(error_of("[kernel]\ndescription = \"d\"\narch = \"arm64\"\nversion = \"5.17\"\n").find("arch"),
+  EXPECT_NE(error_of("[kernel]\ndescription = \"d\"\narch = \"riscv\"\nversion = \"5.17\"\n").find("arch"),
+            std::string::npos);
+  EXPECT_NE(error_of("[kernel]\ndescription = \"d\"\narch = \"arm64\"\nversion = \"5.17\"\n")
+                .find("no modeled arm64 code for Linux 5.17"),
             std::string::npos);
   EXPECT_NE(error_of(head + "role = \"sideways\"\n").find("'sideways' is not one of"), std::string::npos);
   EXPECT_NE(error_of("[kernel\n").find("t.toml:1"), std::string::npos);
@@ -97,8 +100,9 @@ namespace {
 TEST(Profile, EveryProfileRunsTheCoreWorkloadsClean) {
   for (const std::string& name : builtin_kernel_names()) {
     const KernelProfile p = load_kernel_profile(name);
-    const hw::Machine m =
-        hw::load_machine(p.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c");
+    const hw::Machine m = hw::load_machine(p.config.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4"
+                                           : p.config.arch == kernel::Arch::kArm64 ? "rpi4-a72-4c"
+                                                                                   : "small-2s2c");
     for (const char* w : {"tlb_flush1", "context_switch1", "proc_churn"}) {
       workloads::RunSpec spec;
       spec.kernel = name;

@@ -146,6 +146,8 @@ sim::Task<void> Spinlock::queued_spin_lock_slowpath(hw::Memory& mem, sim::Cpu& c
         co_await mem.wait_for_write(cpu, v_.line);
         val = co_await mem.read(cpu, v_);
       }
+      // smp_cond_load_acquire(&lock->locked, !VAL): the critical section's loads follow the owner's release.
+      smp_load_acquire_fence(mem, cpu);
       co_await mem.store_part(cpu, v_, [](std::uint64_t v) { return (v & kQTailMask) | kQLocked; });
       co_return;
     }
@@ -183,6 +185,7 @@ sim::Task<void> Spinlock::queue_and_lock(hw::Memory& mem, sim::Cpu& cpu, std::ui
       if (handed != 0) break;
       co_await mem.wait_for_write(cpu, node.locked.line);
     }
+    smp_load_acquire_fence(mem, cpu);  // arch_mcs_spin_lock_contended: smp_cond_load_acquire
     next = co_await mem.read(cpu, node.next);
   }
   // The queue head: wait until neither an owner nor a pending waiter remains (atomic_cond_read_acquire).
@@ -191,6 +194,7 @@ sim::Task<void> Spinlock::queue_and_lock(hw::Memory& mem, sim::Cpu& cpu, std::ui
     if ((val & kQLockedPending) == 0) break;
     co_await mem.wait_for_write(cpu, v_.line);
   }
+  smp_load_acquire_fence(mem, cpu);
   if ((val & kQTailMask) == tail) {
     // Last in the queue: take the lock and clear the tail in one cmpxchg.
     const std::uint64_t seen = val;

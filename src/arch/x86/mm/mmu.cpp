@@ -65,7 +65,8 @@ class X86TlbGenMmu final : public X86Mmu {
   }
   // x86 selects ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH since Linux 4.3.
   bool batched_unmap(const kernel::KernelConfig&) const override { return true; }
-  sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, kernel::ArchTlbflushUnmapBatch& batch, MmStruct& mm) override {
+  sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, kernel::ArchTlbflushUnmapBatch& batch, MmStruct& mm,
+                                       std::uint64_t /*uaddr*/) override {
     co_await x86::arch_tlbbatch_add_mm(self, batch, mm);
   }
   sim::Task<void> arch_tlbbatch_flush(PerCpu& self, kernel::ArchTlbflushUnmapBatch& batch) override {

@@ -56,7 +56,8 @@ class X86LazyTlbMmu final : public X86Mmu {
   // ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH arrived in v4.3: reclaim flushes page by page.
   bool batched_unmap(const kernel::KernelConfig&) const override { return false; }
   // Unreachable while batched_unmap() is false; kept safe: remember each mm and flush it whole.
-  sim::Task<void> arch_tlbbatch_add_mm(PerCpu&, kernel::ArchTlbflushUnmapBatch& batch, MmStruct& mm) override {
+  sim::Task<void> arch_tlbbatch_add_mm(PerCpu&, kernel::ArchTlbflushUnmapBatch& batch, MmStruct& mm,
+                                       std::uint64_t /*uaddr*/) override {
     bool listed = false;
     for (MmStruct* m : batch.mms) listed = listed || m == &mm;
     if (!listed) batch.mms.push_back(&mm);

@@ -77,7 +77,8 @@ class RadixMmu : public kernel::ArchMmu {
   sim::Task<void> tlb_flush(PerCpu& self, kernel::MmuGather& tlb) override;
   bool batched_unmap(const kernel::KernelConfig& cfg) const override;
   sim::Task<bool> arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm) override;
-  sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm) override;
+  sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm,
+                                       std::uint64_t uaddr) override;
   sim::Task<void> arch_tlbbatch_flush(PerCpu& self, ArchTlbflushUnmapBatch& batch) override;
 
   // radix__init_new_context's PID allocation: the lowest free PID from mmu_base_pid (1) up; destroy_context frees

@@ -21,7 +21,8 @@ sim::Task<bool> RadixMmu::arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm)
   co_return !local;
 }
 
-sim::Task<void> RadixMmu::arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm) {
+sim::Task<void> RadixMmu::arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm,
+                                               std::uint64_t /*uaddr*/) {
   // struct arch_tlbflush_unmap_batch lives in task_struct (zeroed at fork): mm[MAX_BATCHED_MM], never cleared.
   if (batch.mms.size() < MAX_BATCHED_MM) batch.mms.resize(MAX_BATCHED_MM, nullptr);
   // As posted: pre-increment, then store at the new count (index 1 for the first add; mm[0] stays NULL).
