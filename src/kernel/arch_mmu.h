@@ -112,7 +112,9 @@ class ArchMmu {
   // powerpc; v6.5's arch_flush_tlb_batched_pending, which arm64 makes a dsb(ish)).
   virtual sim::Task<void> arch_flush_tlb_batched_pending(PerCpu& self, MmStruct& mm);
 
-  // __switch_to's architecture work that matters to the TLB, at every task switch (arm64: dsb(ish)).
+  // __switch_to's architecture work that matters to the TLB, at every task switch (arm64: dsb(ish)), where
+  // has_switch_to() says there is any (so that the other architectures' context switches start no coroutine).
+  virtual bool has_switch_to() const { return false; }
   virtual sim::Task<void> switch_to(PerCpu& self);
   // destroy_context(mm), from __mmdrop before the mm is freed (x86 v6.15: mm_free_global_asid).
   virtual sim::Task<void> destroy_context(PerCpu& self, MmStruct& mm);

@@ -216,6 +216,33 @@ TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   f9.target = make_target("linux-4.14-ppc", {"radix_flush_smp_mb=on"}, {}, f9.target.scenario, "");
   f9.target.memory_model = hw::MemoryModel::kPower;
   EXPECT_FALSE(replay(f9).violation) << "radix_flush_smp_mb fixes F9 on the same schedule";
+  // F10: the later fix's flush_tlb_mm, and v6.5 (no batching), pass the same schedule.
+  Counterexample f10 = parse_counterexample(read_file(dir + "f10-arm64-batched-pending-local-dsb.json"), "f10");
+  EXPECT_EQ(f10.target.memory_model, hw::MemoryModel::kArm);
+  const Replay posted = replay(f10);
+  EXPECT_TRUE(posted.violation);
+  EXPECT_EQ(posted.what, f10.violation);
+  f10.target = make_target("linux-6.6-arm64", {"batched_pending_flush_tlb_mm=on"}, {}, f10.target.scenario, "");
+  f10.target.memory_model = hw::MemoryModel::kArm;
+  EXPECT_FALSE(replay(f10).violation) << "batched_pending_flush_tlb_mm fixes F10 on the same schedule";
+  f10.target = make_target("linux-6.5-arm64", {}, {}, f10.target.scenario, "");
+  f10.target.memory_model = hw::MemoryModel::kArm;
+  EXPECT_FALSE(replay(f10).violation) << "v6.5 flushes each page before the PTE lock is released";
+}
+
+// F10 is the TLBI's completion rule, not a memory ordering: PCT finds it under sequential consistency too, and not
+// with the later fix.
+TEST(Counterexample, F10IsFoundUnderScAndNotWithTheFix) {
+  ExploreSpec spec;
+  spec.strategy = "pct";
+  spec.budget = 3000;
+  CheckTarget t = make_target("linux-6.6-arm64", {}, {}, "mprotect_vs_reclaim", "");
+  t.memory_model = hw::MemoryModel::kSc;
+  EXPECT_TRUE(explore(t, spec).found.has_value());
+  CheckTarget fixed = make_target("linux-6.6-arm64-fixed", {}, {}, "mprotect_vs_reclaim", "");
+  fixed.memory_model = arch_memory_model(fixed.config.arch);
+  EXPECT_EQ(fixed.memory_model, hw::MemoryModel::kArm);
+  EXPECT_FALSE(explore(fixed, spec).found.has_value());
 }
 
 // POWER finds v4.14's radix flush without a barrier (F9) when a CPU joins the mm; the option with the later

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace tlbsim::hw {
@@ -74,6 +75,35 @@ TEST(Machine, InvlpgbKeysComeTogetherOnX86Only) {
       replace(with(lat + "invlpgb_count_max = 8\n"), "tag = \"pcid\"\ntag_bits = 12", "tag = \"none\"\ntag_bits = 0"),
       {"invlpgb", "pcid"});
   EXPECT_EQ(load_machine("milan-36c").tlb.invlpgb_count_max, 8u);  // CPUID Fn8000_0008 EDX[15:0] = 7 on EPYC 7713/7763
+}
+
+// aarch64: ASID tags of 8 or 16 bits, and the broadcast TLBI's issue and DSB ISH costs, which only aarch64 has.
+TEST(Machine, Aarch64NeedsAsidTagsAndTheBroadcastCosts) {
+  const std::string rpi = read_file(std::string(TLBSIM_SOURCE_DIR) + "/configs/machines/rpi4-a72-4c.toml");
+  const Machine m = parse_machine(rpi, "test.toml");
+  EXPECT_EQ(m.tlb.tag, TlbTag::kAsid);
+  ASSERT_TRUE(m.tlb.tlbi_is.has_value());
+  ASSERT_TRUE(m.tlb.dsb_ish.has_value());
+  EXPECT_GT(*m.tlb.dsb_ish, *m.tlb.tlbi_is);
+  expect_error(replace(rpi, "tag_bits = 16", "tag_bits = 12"), {"test.toml", "tag_bits", "8 or 16"});
+  expect_error(replace(rpi, "tag = \"asid\"", "tag = \"pcid\""), {"tag", "ASID", "pcid"});
+  const auto pos = rpi.find("dsb_ish = {");
+  ASSERT_NE(pos, std::string::npos);
+  const std::string dsb = rpi.substr(pos, rpi.find('\n', pos) - pos);
+  expect_error(replace(rpi, dsb, ""), {"dsb_ish", "required", "aarch64"});
+  expect_error(replace(rpi, "[tlb]\n", "[barrier]\nmfence = { ns = 1.0, source = \"s\" }\n\n[tlb]\n"),
+               {"mfence", "x86_64"});
+  // x86_64 and powerpc64 machines have neither key nor ASID tags.
+  const std::string small = small_text();
+  expect_error(replace(small, "tag_bits = 12\n", "tag_bits = 12\n" + dsb + "\n"), {"dsb_ish", "aarch64"});
+  expect_error(replace(small, "tag = \"pcid\"", "tag = \"asid\""), {"tag", "aarch64"});
+  const std::string lat =
+      "dmb_ish = { ns = 5.0, source = \"s\" }\ndmb_ishld = { ns = 2.0, source = \"s\" }\n"
+      "dmb_ishst = { ns = 2.0, source = \"s\" }\n";
+  const Machine with = parse_machine(replace(rpi, "[tlb]\n", "[barrier]\n" + lat + "\n[tlb]\n"), "test.toml");
+  EXPECT_EQ(with.barrier.dmb_ish, sim::picoseconds(5000));
+  expect_error(replace(rpi, "[tlb]\n", "[barrier]\ndmb_ish = { ns = 5.0, source = \"s\" }\n\n[tlb]\n"), {"dmb_ishld"});
+  EXPECT_EQ(load_machine("kunpeng920-2s64c").cpu_count(), 128u);
 }
 
 TEST(Machine, UnknownNameListsTheKnownOnes) {

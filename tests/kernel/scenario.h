@@ -27,6 +27,7 @@ struct Scenario {
 
   // The small built-in machine of the profile's architecture.
   static const char* machine_for(const kernel::KernelConfig& cfg) {
+    if (cfg.arch == kernel::Arch::kArm64) return "rpi4-a72-4c";
     return cfg.arch == kernel::Arch::kPowerpc ? "power9-2s16c-smt4" : "small-2s2c";
   }
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "arch/arm64/options.h"
+#include "arch/powerpc/options.h"
 #include "kernel/arch_mmu.h"
 #include "model/options.h"
 #include "util/error.h"
@@ -58,6 +60,26 @@ TEST(Profile, OptionsSetTheirOwnFieldOnly) {
     std::sort(expect.begin(), expect.end());
     EXPECT_EQ(enabled_options(c), expect) << i.name;
   }
+}
+
+// One Kconfig symbol modeled for two architectures resolves to the kernel's own architecture's declaration.
+TEST(Profile, AnOptionNamedForTwoArchesIsTheKernelsArchs) {
+  KernelConfig ppc;
+  ppc.arch = Arch::kPowerpc;
+  ppc.version = {4, 14};
+  set_option(ppc, "ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH", true, "test");
+  EXPECT_TRUE(ppc.on(powerpc::Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH));
+  EXPECT_FALSE(ppc.on(arm64::Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH));
+  KernelConfig a64;
+  a64.arch = Arch::kArm64;
+  a64.version = {6, 6};
+  set_option(a64, "ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH", true, "test");
+  EXPECT_TRUE(a64.on(arm64::Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH));
+  EXPECT_FALSE(a64.on(powerpc::Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH));
+  a64.version = {6, 5};
+  EXPECT_THROW(set_option(a64, "ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH", true, "test"), InputError);
+  KernelConfig x86;
+  EXPECT_THROW(set_option(x86, "ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH", true, "test"), InputError);
 }
 
 TEST(Profile, MalformedProfilesSayWhereAndWhat) {

@@ -259,7 +259,7 @@ sim::Task<void> Sched::context_switch(Rq& r, TaskStruct& prev, TaskStruct& next)
   k.events().set_user_context(pc.id, next.mm != nullptr ? next.mm->id() : 0);
   // switch_to -> __switch_to: the architecture's part (arm64: dsb(ish), completing this CPU's TLBIs in case prev
   // migrates).
-  co_await k.arch().switch_to(pc);
+  if (k.arch().has_switch_to()) co_await k.arch().switch_to(pc);
   if (k.tracer() != nullptr) k.tracer()->end(pc.cpu);
   co_await SwitchTo{prev, next};
   // prev runs again here, switched back in (perhaps much later) by some CPU's schedule().

@@ -84,6 +84,7 @@ class Arm64Mmu final : public kernel::ArchMmu {
   sim::Task<void> enter_lazy_tlb(PerCpu& self, MmStruct& mm) override;
   sim::Task<void> leave_mm(PerCpu& self) override;
   // __switch_to: dsb(ish), so that the TLBIs a task issued complete before it can run on another CPU.
+  bool has_switch_to() const override { return true; }
   sim::Task<void> switch_to(PerCpu& self) override;
 
   sim::Task<void> flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
