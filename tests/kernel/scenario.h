@@ -8,6 +8,8 @@
 #include "hw/machine.h"
 #include "hw/system.h"
 #include "kernel/kernel.h"
+#include "mm/memory.h"
+#include "mm/rmap.h"
 #include "sim/timed_scheduler.h"
 
 namespace tlbsim::testing {
@@ -46,5 +48,32 @@ struct Scenario {
  private:
   std::unique_ptr<check::Oracle> oracle_;
 };
+
+// Scripted steps for Scenario::run_on: a context switch to `mm` (interrupts off around switch_mm_irqs_off, as the
+// scheduler does), an anonymous mmap, a user access, a madvise(DONTNEED), and reclaim's unmap of one page with the
+// batched flush and the batch's flush.
+inline sim::Task<void> switch_to_mm(kernel::PerCpu& self, kernel::MmStruct& mm) {
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+  self.k.events().set_user_context(self.id, mm.id());
+}
+inline sim::Task<void> mmap_anon(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t len, std::uint64_t& addr) {
+  addr = co_await kernel::sys_mmap(self, mm, len, false, nullptr, 0);
+}
+inline sim::Task<void> access(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t addr, bool write) {
+  co_await kernel::user_access(self, mm, addr, write);
+}
+inline sim::Task<void> madvise(kernel::PerCpu& self, kernel::MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await kernel::sys_madvise_dontneed(self, mm, addr, len);
+}
+inline sim::Task<void> unmap_batched(kernel::PerCpu& self, kernel::TlbflushUnmapBatch& ubc, kernel::MmStruct& mm,
+                                     std::uint64_t addr) {
+  const auto pte = mm.pgd.lookup(kernel::vpn_of(addr));
+  co_await kernel::try_to_unmap_one(self, ubc, mm, kernel::vpn_of(addr), pte ? pte->pfn : Pfn{0}, true);
+}
+inline sim::Task<void> flush_batch(kernel::PerCpu& self, kernel::TlbflushUnmapBatch& ubc) {
+  co_await kernel::try_to_unmap_flush(self, ubc);
+}
 
 }  // namespace tlbsim::testing

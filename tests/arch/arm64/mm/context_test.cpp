@@ -26,12 +26,6 @@ KernelConfig arm64(int minor) {
 
 Arm64Mmu& mmu(Scenario& s) { return static_cast<Arm64Mmu&>(s.k.arch()); }
 
-sim::Task<void> do_switch(PerCpu& self, MmStruct& mm) {
-  self.cpu.local_irq_disable();
-  co_await self.k.arch().switch_mm_irqs_off(self, mm);
-  co_await self.cpu.local_irq_enable();
-  self.k.events().set_user_context(self.id, mm.id());
-}
 sim::Task<void> do_touch_new_page(PerCpu& self, MmStruct& mm, std::uint64_t& addr) {
   addr = co_await kernel::sys_mmap(self, mm, kPageSize, false, nullptr, 0);
   co_await kernel::user_access(self, mm, addr, true);
@@ -50,8 +44,8 @@ TEST(Arm64Context, AnMmGetsItsAsidAtItsFirstSwitchFromOneUp) {
   MmStruct& a = s.k.new_mm();
   MmStruct& b = s.k.new_mm();
   EXPECT_EQ(context(a).id.value, 0u) << "init_new_context: 0 until the first switch";
-  s.run_on(0, do_switch(s.cpu(0), a));
-  s.run_on(1, do_switch(s.cpu(1), b));
+  s.run_on(0, testing::switch_to_mm(s.cpu(0), a));
+  s.run_on(1, testing::switch_to_mm(s.cpu(1), b));
   const std::uint64_t gen = std::uint64_t{1} << 16;
   EXPECT_EQ(context(a).id.value, gen | 1) << "the first generation is ASID_FIRST_VERSION; ASID 0 is reserved";
   EXPECT_EQ(context(b).id.value, gen | 2);
@@ -65,9 +59,9 @@ TEST(Arm64Context, ASecondSwitchToACurrentMmTakesTheFastPathWithoutTheLock) {
   Scenario s(arm64(6), "rpi4-a72-4c");
   MmStruct& a = s.k.new_mm();
   MmStruct& b = s.k.new_mm();
-  s.run_on(0, do_switch(s.cpu(0), a));
-  s.run_on(0, do_switch(s.cpu(0), b));
-  s.run_on(0, do_switch(s.cpu(0), a));
+  s.run_on(0, testing::switch_to_mm(s.cpu(0), a));
+  s.run_on(0, testing::switch_to_mm(s.cpu(0), b));
+  s.run_on(0, testing::switch_to_mm(s.cpu(0), a));
   EXPECT_EQ(mmu(s).stats.switch_slowpath, 2u);
   EXPECT_EQ(mmu(s).stats.switch_fastpath, 1u) << "active_asids was non-zero and A's generation current";
   EXPECT_EQ(mmu(s).asids().active_asids[0].value, context(a).id.value);
@@ -80,12 +74,12 @@ TEST(Arm64Context, RolloverKeepsTheRunningMmsAsidsAndFlushesEachCpuAtItsNextSlow
   MmStruct& c = s.k.new_mm();
   MmStruct& d = s.k.new_mm();
   std::uint64_t x = 0;
-  s.run_on(0, do_switch(s.cpu(0), a));
+  s.run_on(0, testing::switch_to_mm(s.cpu(0), a));
   s.run_on(0, do_touch_new_page(s.cpu(0), a, x));
-  s.run_on(1, do_switch(s.cpu(1), b));
-  s.run_on(1, do_switch(s.cpu(1), c));
+  s.run_on(1, testing::switch_to_mm(s.cpu(1), b));
+  s.run_on(1, testing::switch_to_mm(s.cpu(1), c));
   EXPECT_EQ(mmu(s).stats.asid_rollovers, 0u);
-  s.run_on(1, do_switch(s.cpu(1), d));  // no free ASID: a new generation
+  s.run_on(1, testing::switch_to_mm(s.cpu(1), d));  // no free ASID: a new generation
   EXPECT_EQ(mmu(s).stats.asid_rollovers, 1u);
   const AsidAllocator& al = mmu(s).asids();
   EXPECT_EQ(al.asid_generation.value, std::uint64_t{2} << 2);
@@ -97,7 +91,7 @@ TEST(Arm64Context, RolloverKeepsTheRunningMmsAsidsAndFlushesEachCpuAtItsNextSlow
   EXPECT_EQ(mmu(s).stats.local_flush_tlb_all, 1u);
   // cpu0's TLB keeps A's entry meanwhile: A keeps its ASID, in the new generation, when it next allocates.
   EXPECT_TRUE(s.cpu(0).tlb.peek(Asid{1}, vpn_of(x)).has_value());
-  s.run_on(1, do_switch(s.cpu(1), a));
+  s.run_on(1, testing::switch_to_mm(s.cpu(1), a));
   EXPECT_EQ(context(a).id.value, (std::uint64_t{2} << 2) | 1) << "check_update_reserved_asid: A keeps ASID 1";
   EXPECT_EQ(mmu(s).stats.local_flush_tlb_all, 1u) << "cpu1's pending flush was done";
   EXPECT_TRUE(s.oracle().violations().empty());
@@ -107,11 +101,11 @@ TEST(Arm64Context, AnExitedMmsAsidIsNotReusedBeforeARollover) {
   Scenario s(narrow(2), arm64(6));
   MmStruct& a = s.k.new_mm();
   MmStruct& b = s.k.new_mm();
-  s.run_on(0, do_switch(s.cpu(0), a));
-  s.run_on(0, do_switch(s.cpu(0), b));
+  s.run_on(0, testing::switch_to_mm(s.cpu(0), a));
+  s.run_on(0, testing::switch_to_mm(s.cpu(0), b));
   s.k.free_mm(a);  // no destroy_context on arm64: the ASID stays in asid_map until the next rollover
   MmStruct& c = s.k.new_mm();
-  s.run_on(0, do_switch(s.cpu(0), c));
+  s.run_on(0, testing::switch_to_mm(s.cpu(0), c));
   EXPECT_EQ(context(c).id.value & 3, 3u);
   EXPECT_EQ(mmu(s).stats.asid_rollovers, 0u);
 }

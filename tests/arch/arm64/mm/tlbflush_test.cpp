@@ -32,39 +32,19 @@ KernelConfig arm64(int minor, bool batched = false, bool fixed = false) {
 
 Arm64Stats& st(Scenario& s) { return static_cast<Arm64Mmu&>(s.k.arch()).stats; }
 
-sim::Task<void> do_switch(PerCpu& self, MmStruct& mm) {
-  self.cpu.local_irq_disable();
-  co_await self.k.arch().switch_mm_irqs_off(self, mm);
-  co_await self.cpu.local_irq_enable();
-  self.k.events().set_user_context(self.id, mm.id());
-}
-sim::Task<void> do_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len, std::uint64_t& addr) {
-  addr = co_await kernel::sys_mmap(self, mm, len, false, nullptr, 0);
-}
-sim::Task<void> do_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
-  co_await kernel::user_access(self, mm, addr, write);
-}
-sim::Task<void> do_madvise(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
-  co_await kernel::sys_madvise_dontneed(self, mm, addr, len);
-}
 sim::Task<void> do_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
   co_await kernel::sys_munmap(self, mm, addr, len);
 }
-sim::Task<void> do_unmap(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, std::uint64_t addr) {
-  const auto pte = mm.pgd.lookup(vpn_of(addr));
-  co_await kernel::try_to_unmap_one(self, ubc, mm, vpn_of(addr), pte ? pte->pfn : Pfn{0}, true);
-}
-sim::Task<void> do_flush(PerCpu& self, TlbflushUnmapBatch& ubc) { co_await kernel::try_to_unmap_flush(self, ubc); }
 sim::Task<void> do_batched_pending(PerCpu& self, MmStruct& mm) { co_await kernel::flush_tlb_batched_pending(self, mm); }
 
 // An mm of `pages` pages, all touched by cpu0, the first also by cpu1.
 struct Mapped {
   Mapped(Scenario& s, std::uint64_t pages) : mm(s.k.new_mm()) {
-    s.run_on(0, do_switch(s.cpu(0), mm));
-    s.run_on(1, do_switch(s.cpu(1), mm));
-    s.run_on(0, do_mmap(s.cpu(0), mm, pages * kPageSize, addr));
-    for (std::uint64_t i = 0; i < pages; ++i) s.run_on(0, do_access(s.cpu(0), mm, addr + i * kPageSize, true));
-    s.run_on(1, do_access(s.cpu(1), mm, addr, false));
+    s.run_on(0, testing::switch_to_mm(s.cpu(0), mm));
+    s.run_on(1, testing::switch_to_mm(s.cpu(1), mm));
+    s.run_on(0, testing::mmap_anon(s.cpu(0), mm, pages * kPageSize, addr));
+    for (std::uint64_t i = 0; i < pages; ++i) s.run_on(0, testing::access(s.cpu(0), mm, addr + i * kPageSize, true));
+    s.run_on(1, testing::access(s.cpu(1), mm, addr, false));
   }
   bool cached(Scenario& s, std::uint32_t cpu, std::uint64_t a) const {
     return s.cpu(cpu).tlb.peek(Asid{s.cpu(cpu).hw_tag}, vpn_of(a)).has_value();
@@ -77,7 +57,7 @@ TEST(Arm64Tlbflush, MadviseOfOnePageIsOneLeafTlbiAndOneDsbWithNoIpi) {
   Scenario s(arm64(6), "rpi4-a72-4c");
   Mapped a(s, 4);
   ASSERT_TRUE(a.cached(s, 1, a.addr));
-  s.run_on(0, do_madvise(s.cpu(0), a.mm, a.addr, kPageSize));
+  s.run_on(0, testing::madvise(s.cpu(0), a.mm, a.addr, kPageSize));
   EXPECT_EQ(st(s).tlbi_vale1is, 1u) << "tlb_flush: no table freed, so last_level";
   EXPECT_EQ(st(s).tlbi_vae1is + st(s).tlbi_aside1is, 0u);
   EXPECT_EQ(st(s).dsb_ish, 1u);
@@ -100,10 +80,10 @@ TEST(Arm64Tlbflush, ALazyCpuIsInvalidatedByTheBroadcastToo) {
 TEST(Arm64Tlbflush, FromMaxTlbiOpsPagesOnTheWholeAsidIsFlushed) {
   Scenario s(arm64(6), "rpi4-a72-4c");
   Mapped a(s, 1100);
-  s.run_on(0, do_madvise(s.cpu(0), a.mm, a.addr, 511 * kPageSize));
+  s.run_on(0, testing::madvise(s.cpu(0), a.mm, a.addr, 511 * kPageSize));
   EXPECT_EQ(st(s).tlbi_vale1is, 511u);
   EXPECT_EQ(st(s).tlbi_aside1is, 0u);
-  s.run_on(0, do_madvise(s.cpu(0), a.mm, a.addr + 511 * kPageSize, 512 * kPageSize));
+  s.run_on(0, testing::madvise(s.cpu(0), a.mm, a.addr + 511 * kPageSize, 512 * kPageSize));
   EXPECT_EQ(st(s).tlbi_aside1is, 1u) << "MAX_TLBI_OPS (512) strides: flush_tlb_mm";
   EXPECT_EQ(st(s).tlbi_vale1is, 511u);
 }
@@ -122,7 +102,8 @@ TEST(Arm64Tlbflush, ABroadcastTlbiCompletesOnlyAtTheIssuersDsb) {
 
 // Reclaim on cpu0 of the first `n` pages, then the batch flush.
 void reclaim(Scenario& s, Mapped& a, std::uint64_t n, TlbflushUnmapBatch& ubc) {
-  for (std::uint64_t i = 0; i < n; ++i) s.run_on(0, do_unmap(s.cpu(0), ubc, a.mm, a.addr + i * kPageSize));
+  for (std::uint64_t i = 0; i < n; ++i)
+    s.run_on(0, testing::unmap_batched(s.cpu(0), ubc, a.mm, a.addr + i * kPageSize));
 }
 
 TEST(Arm64Tlbflush, V65ReclaimWaitsForEachPagesTlbi) {
@@ -130,7 +111,7 @@ TEST(Arm64Tlbflush, V65ReclaimWaitsForEachPagesTlbi) {
   Mapped a(s, 8);
   TlbflushUnmapBatch ubc(s.k.ncpus());
   reclaim(s, a, 8, ubc);
-  s.run_on(0, do_flush(s.cpu(0), ubc));
+  s.run_on(0, testing::flush_batch(s.cpu(0), ubc));
   EXPECT_EQ(st(s).tlbi_vale1is, 8u);
   EXPECT_EQ(st(s).dsb_ish, 8u) << "ptep_clear_flush: flush_tlb_page per page";
 }
@@ -143,7 +124,7 @@ TEST(Arm64Tlbflush, V66ReclaimIssuesEachTlbiAndWaitsOncePerBatch) {
   EXPECT_EQ(st(s).tlbi_vale1is, 8u) << "arch_tlbbatch_add_pending: __flush_tlb_page_nosync";
   EXPECT_EQ(st(s).dsb_ish, 0u);
   EXPECT_TRUE(a.cached(s, 1, a.addr)) << "not complete before arch_tlbbatch_flush";
-  s.run_on(0, do_flush(s.cpu(0), ubc));
+  s.run_on(0, testing::flush_batch(s.cpu(0), ubc));
   EXPECT_EQ(st(s).dsb_ish, 1u);
   EXPECT_FALSE(a.cached(s, 1, a.addr));
   EXPECT_TRUE(s.oracle().violations().empty());
