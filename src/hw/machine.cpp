@@ -159,6 +159,9 @@ void parse_kernel_costs(MachineParse& p) {
   m.kernel.try_to_wake_up = lat.take(kern, "kernel", "try_to_wake_up");
   m.kernel.pipe_write = lat.take(kern, "kernel", "pipe_write");
   m.kernel.pipe_read = lat.take(kern, "kernel", "pipe_read");
+  for (auto [key, cost] : {std::pair{"swap_out", &m.kernel.swap_out}, std::pair{"swap_in", &m.kernel.swap_in}}) {
+    if (kern.optional_latency(key)) *cost = lat.take(kern, "kernel", key);
+  }
   kern.finish();
 }
 

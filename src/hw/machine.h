@@ -2,12 +2,12 @@
 // in which every latency carries its public source.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "hw/coherence.h"
 #include "hw/ipi.h"
@@ -57,6 +57,13 @@ struct KernelCosts {
   // vfs_write / vfs_read, the page (pipe->tmp_page or alloc_page) and its release, the copy, file_update_time.
   sim::Duration pipe_write{0};
   sim::Duration pipe_read{0};
+  // Optional (only runs that swap need them; a workload that swaps refuses a machine without them): the swap
+  // bookkeeping of one shmem page beyond what the costs above and the modeled TLB flushes charge. swap_out:
+  // shrink_folio_list's rmap walks, shmem_writepage (swap slot, swap cache, the shmem xarray), the synchronous bio
+  // to zram and its bookkeeping, __remove_mapping; swap_in: shmem_swapin_folio's swap-cache and xarray work, the
+  // synchronous bio from zram, swap_free. zram's scan and fill of a same-filled page are charged as page_zero.
+  std::optional<sim::Duration> swap_out;
+  std::optional<sim::Duration> swap_in;
 };
 
 // The barrier instructions the kernel's smp_*() compile to (machine-file section [barrier], optional: without it a

@@ -96,6 +96,9 @@ class ArchMmu {
                                              std::uint8_t stride_shift, bool freed_tables) = 0;
   virtual sim::Task<void> flush_tlb_page(PerCpu& self, MmStruct& mm, std::uint64_t addr) = 0;
   virtual sim::Task<void> flush_tlb_mm(PerCpu& self, MmStruct& mm) = 0;
+  // CONFIG_MMU_GATHER_MERGE_VMAS (x86 and powerpc select it from v6.0; their tlb_end_vma was empty before): whether
+  // tlb_end_vma leaves the gathered range for later. Where it is not set (arm64) tlb_end_vma flushes the VMA's range.
+  virtual bool mmu_gather_merge_vmas() const { return true; }
   // tlb_flush(struct mmu_gather *): the gathered range, or the whole mm when tlb->fullmm (exit).
   virtual sim::Task<void> tlb_flush(PerCpu& self, MmuGather& tlb) = 0;
 

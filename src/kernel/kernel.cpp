@@ -7,6 +7,7 @@
 #include "kernel/barrier.h"
 #include "kernel/sched/sched.h"
 #include "kernel/smp.h"
+#include "mm/shmem.h"
 #include "trace/tracer.h"
 #include "util/error.h"
 
@@ -103,6 +104,11 @@ MmStruct& Kernel::new_mm() {
                                             frames_, false, arch_->spinlock_kind()));
   mms_.back()->context = arch_->init_new_context(*this, *mms_.back());
   return *mms_.back();
+}
+
+ShmemSwap& Kernel::shmem_swap() {
+  if (!shmem_swap_) shmem_swap_ = std::make_unique<ShmemSwap>(*this);
+  return *shmem_swap_;
 }
 
 File& Kernel::new_file(std::uint64_t size) {

@@ -28,6 +28,7 @@ namespace tlbsim::kernel {
 
 class Kernel;
 class PerCpu;
+class ShmemSwap;
 
 // x86 IPI vectors used here (numbered for the model, named as in arch/x86/include/asm/irq_vectors.h).
 inline constexpr int CALL_FUNCTION_VECTOR = 1;
@@ -126,6 +127,8 @@ class Kernel final : public sim::IrqHandler {
   // mm_alloc + init_new_context: a fresh address space with a new ctx_id.
   MmStruct& new_mm();
   File& new_file(std::uint64_t size);
+  // The swap device and reclaim state of shmem swapping (mm/shmem.h), made on first use.
+  ShmemSwap& shmem_swap();
 
   sim::Task<void> handle_irq(sim::Cpu& cpu, int vector) override;
   // tlb:tlb_flush: counts the event and, when tracing, records it with its pages (-1: TLB_FLUSH_ALL).
@@ -152,6 +155,7 @@ class Kernel final : public sim::IrqHandler {
   std::unique_ptr<MmStruct> init_mm_;
   std::vector<std::unique_ptr<MmStruct>> mms_;
   std::vector<std::unique_ptr<File>> files_;
+  std::unique_ptr<ShmemSwap> shmem_swap_;  // last: it drops its statistics from stats_ when destroyed
 };
 
 }  // namespace tlbsim::kernel

@@ -14,6 +14,7 @@
 #include "mm/migrate.h"
 #include "mm/mmu_gather.h"
 #include "mm/rmap.h"
+#include "mm/shmem.h"
 
 namespace tlbsim::kernel {
 
@@ -41,6 +42,13 @@ Pfn page_cache_page(PerCpu& self, File& file, std::uint64_t pgoff, bool& allocat
   const Pfn p = self.k.frames().alloc(FrameUse::kPageCache);
   file.pages.emplace(pgoff, p);
   return p;
+}
+
+// shmem_fault -> shmem_get_folio_gfp (v6.5/v6.6 mm/shmem.c): where the file's slot holds a swap entry, the page is
+// read back first (shmem_swapin_folio); the fault then maps it as any page-cache page.
+sim::Task<void> shmem_get_folio(PerCpu& self, File& file, std::uint64_t pgoff) {
+  if (file.shmem && file.swap_entries.contains(pgoff))
+    co_await self.k.shmem_swap().shmem_swapin_folio(self, file, pgoff);
 }
 
 // do_read_fault with do_fault_around: map the faulting page and the cached pages of its aligned window
@@ -71,6 +79,7 @@ sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v)
     mm.pgd.set(Vpn{u}, Pte{*cached, true, false, false});
   }
   bool allocated = false;
+  co_await shmem_get_folio(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)));
   const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
   if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);  // a hole reads as zeros
   co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
@@ -80,6 +89,7 @@ sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v)
 // do_cow_fault: a write to an unmapped private file page gets a private copy at once.
 sim::Task<void> do_cow_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
   bool allocated = false;
+  co_await shmem_get_folio(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)));
   page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
   if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);
   const Pfn anon = self.k.frames().alloc(FrameUse::kAnon);
@@ -91,6 +101,7 @@ sim::Task<void> do_cow_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) 
 // writable (__do_fault, do_page_mkwrite, finish_fault; no fault-around for writes).
 sim::Task<void> do_shared_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
   bool allocated = false;
+  co_await shmem_get_folio(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)));
   const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
   if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);
   co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
@@ -455,7 +466,7 @@ sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t a
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
   co_await mm.mmap_lock.down_read(self);
   // zap_page_range (zap_page_range_single from v6.3; mm/memory.c): one VMA here, so unmap_page_range's
-  // tlb_start_vma / tlb_end_vma bracket it. tlb_end_vma flushes nothing on any modeled architecture, so the gathered
+  // tlb_start_vma / tlb_end_vma bracket it. tlb_end_vma flushes nothing on x86 and powerpc, so the gathered
   // range is flushed once, by tlb_finish_mmu (the whole mm when another gather runs on it, mm_tlb_flush_nested), or
   // earlier when the gather fills (zap_pte_range's force_flush):
   // - x86 up to v5.19: arch/x86/include/asm/tlb.h defines tlb_start_vma and tlb_end_vma as empty statements (read in
@@ -465,10 +476,11 @@ sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t a
   //   once when it is set (read in Kingxukai/linux @0291023e, v6.15+).
   // - powerpc: empty in v4.14's arch/powerpc/include/asm/tlb.h (Panchajanya1999/msm-4.14 @109b75b5), and
   //   MMU_GATHER_MERGE_VMAS by the same v6.0 patch.
-  // Architectures whose tlb_end_vma flushes (the generic default: arm64, riscv, ...) are not modeled.
+  // - arm64 does not select MMU_GATHER_MERGE_VMAS: the generic tlb_end_vma flushes the VMA's range there.
   MmuGather tlb(mm);
   co_await tlb_gather_mmu(self, tlb);
   co_await zap_page_range_in(self, tlb, mm, addr, addr + len);
+  co_await tlb_end_vma(self, tlb);
   co_await tlb_finish_mmu(self, tlb);
   co_await mm.mmap_lock.up_read(self);
   self.k.events().on_syscall_return(self.id);

@@ -37,6 +37,10 @@ struct File {
   std::uint32_t id = 0;
   std::uint64_t size = 0;
   PageCacheIndex pages;  // mapping->i_pages: page offset -> frame
+  // A shmem inode (mm/shmem.c; MAP_SHARED | MAP_ANONYMOUS memory, shmem_zero_setup): its pages are swap-backed, and
+  // where one was swapped out its i_pages slot holds the swap entry (xa_is_value) instead: page offset -> swap slot.
+  bool shmem = false;
+  std::unordered_map<std::uint64_t, std::uint64_t> swap_entries;
   // mapping->i_mmap, in the order an rmap walk visits it (vma_interval_tree_foreach): a VMA linked later is visited
   // later, which is the order mremap's move relies on when it takes no rmap lock (copy_vma's need_rmap_locks).
   // Contract: kept by MmStruct's VMA operations (vma_link, unlink_file_vma, __split_vma, vma_adjust).

@@ -44,6 +44,11 @@ sim::Task<void> tlb_flush_mmu_tlbonly(PerCpu& self, MmuGather& tlb) {
   tlb.reset_range();
 }
 
+sim::Task<void> tlb_end_vma(PerCpu& self, MmuGather& tlb) {
+  if (tlb.fullmm || self.k.arch().mmu_gather_merge_vmas()) co_return;
+  co_await tlb_flush_mmu_tlbonly(self, tlb);
+}
+
 sim::Task<void> tlb_flush_mmu(PerCpu& self, MmuGather& tlb) {
   co_await tlb_flush_mmu_tlbonly(self, tlb);
   // tlb_batch_pages_flush: the pages are freed only now that no TLB can still map them.

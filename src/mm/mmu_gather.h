@@ -40,6 +40,9 @@ sim::Task<void> tlb_gather_mmu(PerCpu& self, MmuGather& tlb);
 sim::Task<void> tlb_flush_mmu_tlbonly(PerCpu& self, MmuGather& tlb);
 // tlb_flush_mmu: flush, then free the gathered pages.
 sim::Task<void> tlb_flush_mmu(PerCpu& self, MmuGather& tlb);
+// tlb_end_vma (include/asm-generic/tlb.h, v6.0+): after a VMA's PTEs are gathered, flush their range unless the gather
+// is fullmm or the architecture merges VMAs (ArchMmu::mmu_gather_merge_vmas).
+sim::Task<void> tlb_end_vma(PerCpu& self, MmuGather& tlb);
 // tlb_finish_mmu: a full flush with freed_tables when another gather runs on the mm concurrently
 // (mm_tlb_flush_nested), then flush and free, then dec_tlb_flush_pending.
 sim::Task<void> tlb_finish_mmu(PerCpu& self, MmuGather& tlb);

@@ -52,6 +52,9 @@ sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct
     self.k.events().on_pte_removed(mm, v, *old, self.id, self.cpu.now());
     co_await self.cpu.delay(self.k.machine().kernel.pte_update);
     if (defer) {
+      // set_tlb_ubc_flush_pending(mm, pte_dirty(pteval)): the model's PTEs carry no dirty bit; a writable one was
+      // installed by a write fault, which the kernel maps dirty, and a read fault maps the model's PTE read-only
+      // where the kernel maps it writable and clean (docs/model.md, "Swap").
       co_await set_tlb_ubc_flush_pending(self, ubc, mm, old->writable, v.get() << kPageShift);
     } else {
       co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);

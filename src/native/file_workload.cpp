@@ -218,7 +218,10 @@ class Task {
         case FileOpKind::kMadvise: {
           const std::uint64_t off = o.offset ? v_(*o.offset) : 0;
           const std::uint64_t len = o.length ? v_(*o.length) : size(r) - off;
-          if (madvise(const_cast<char*>(base + off), len, o.hugepage ? MADV_HUGEPAGE : MADV_DONTNEED) != 0) {
+          const int advice = o.advice == workloads::FileAdvice::kHugepage  ? MADV_HUGEPAGE
+                             : o.advice == workloads::FileAdvice::kPageout ? MADV_PAGEOUT
+                                                                           : MADV_DONTNEED;
+          if (madvise(const_cast<char*>(base + off), len, advice) != 0) {
             fail(fmt::format("{}: madvise", o.where));
           }
           break;

@@ -12,6 +12,7 @@
 #include "kernel/sched/fair_numa.h"
 #include "kernel/sched/sched.h"
 #include "mm/huge_memory.h"
+#include "mm/madvise.h"
 #include "mm/memory.h"
 #include "mm/migrate.h"
 #include "mm/mprotect.h"
@@ -84,6 +85,12 @@ class FileWorkload final : public Workload {
 
   void start(kernel::Kernel& k, const WorkloadParams& p, std::vector<std::uint64_t>& ops) override {
     values_ = resolve_values(*f_, p.args);
+    if (pages_out() && (!k.machine().kernel.swap_out || !k.machine().kernel.swap_in)) {
+      throw InputError(fmt::format(
+          "workload {} swaps pages out (madvise advice \"pageout\"), and machine {} gives no [kernel] swap_out and "
+          "swap_in costs (docs/calibration.md, \"Swap costs\")",
+          f_->name, k.machine().name));
+    }
     size_.clear();
     for (const FileRegion& g : f_->regions) size_.push_back(values_(g.size));
     workload_files_.assign(f_->regions.size(), nullptr);
@@ -108,6 +115,13 @@ class FileWorkload final : public Workload {
   }
 
  private:
+  bool pages_out() const {
+    const auto has = [](const std::vector<FileOp>& ops) {
+      return std::ranges::any_of(
+          ops, [](const FileOp& o) { return o.kind == FileOpKind::kMadvise && o.advice == FileAdvice::kPageout; });
+    };
+    return has(f_->setup) || has(f_->loop);
+  }
   bool uses_barrier() const {
     const auto has = [](const std::vector<FileOp>& ops) {
       return std::ranges::any_of(ops, [](const FileOp& o) { return o.kind == FileOpKind::kBarrier; });
@@ -120,7 +134,7 @@ class FileWorkload final : public Workload {
     t.addr.assign(f_->regions.size(), 0);
     t.files = workload_files_;
     for (std::size_t r = 0; r < f_->regions.size(); ++r) {
-      if (f_->regions[r].file && f_->regions[r].per_task) t.files[r] = &new_file(k, r);
+      if ((f_->regions[r].file && f_->regions[r].per_task) || f_->regions[r].shmem) t.files[r] = &new_file(k, r);
     }
     return t;
   }
@@ -175,6 +189,7 @@ class FileWorkload final : public Workload {
   }
   kernel::File& new_file(kernel::Kernel& k, std::size_t r) {
     kernel::File& file = k.new_file(size_[r]);
+    file.shmem = f_->regions[r].shmem;  // shmem_zero_setup's file (shmem_kernel_file_setup)
     if (f_->regions[r].populated) {
       for (std::uint64_t pg = 0; pg < size_[r] / kernel::kPageSize; ++pg) {
         file.pages.emplace(pg, k.frames().alloc(kernel::FrameUse::kPageCache));
@@ -220,8 +235,10 @@ class FileWorkload final : public Workload {
         case FileOpKind::kMadvise: {
           const std::uint64_t off = o.offset ? values_(*o.offset) : 0;
           const std::uint64_t len = o.length ? values_(*o.length) : size_[r] - off;
-          if (o.hugepage) {
+          if (o.advice == FileAdvice::kHugepage) {
             co_await kernel::sys_madvise_hugepage(run.self(), mm, t.addr[r] + off, len);
+          } else if (o.advice == FileAdvice::kPageout) {
+            co_await kernel::sys_madvise_pageout(run.self(), mm, t.addr[r] + off, len);
           } else {
             co_await kernel::sys_madvise_dontneed(run.self(), mm, t.addr[r] + off, len);
           }

@@ -88,9 +88,14 @@ class Parser {
       for (const auto& other : f_.regions) {
         if (other.name == g.name) r.fail("name", fmt::format("region '{}' is declared twice", g.name));
       }
-      g.file = r.choice("backing", {"anonymous", "file"}) == "file";
-      g.shared = r.optional_string("sharing").value_or("private") == "shared";
+      const std::string backing = r.choice("backing", {"anonymous", "file", "shmem"});
+      g.file = backing == "file";
+      g.shmem = backing == "shmem";
+      g.shared = r.optional_string("sharing").value_or(g.shmem ? "shared" : "private") == "shared";
       if (r.is_string("sharing")) r.choice("sharing", {"private", "shared"});
+      if (g.shmem && !g.shared) r.fail("sharing", "a shmem region is MAP_SHARED | MAP_ANONYMOUS: it cannot be private");
+      if (backing == "anonymous" && g.shared)
+        r.fail("sharing", "MAP_SHARED | MAP_ANONYMOUS memory is a shmem file in the kernel: write backing = \"shmem\"");
       const bool by_size = has(r, "size");
       if (by_size == has(r, "pages"))
         r.fail("size", "give the region's size in bytes (size) or in pages (pages), once");
@@ -216,8 +221,19 @@ class Parser {
       o.write = r.choice("access", {"read", "write"}) == "write";
       if (!in_body && has(r, "stride")) o.stride = value(r, "stride");
     }
-    if (o.kind == FileOpKind::kMadvise) o.hugepage = r.choice("advice", {"dontneed", "hugepage"}) == "hugepage";
-    if (o.hugepage && in_body) r.fail("advice", "\"hugepage\" names a range: it cannot be inside for_each_page");
+    if (o.kind == FileOpKind::kMadvise) {
+      const std::string advice = r.choice("advice", {"dontneed", "hugepage", "pageout"});
+      o.advice = advice == "hugepage"  ? FileAdvice::kHugepage
+                 : advice == "pageout" ? FileAdvice::kPageout
+                                       : FileAdvice::kDontneed;
+      if (o.advice != FileAdvice::kDontneed && in_body)
+        r.fail("advice", fmt::format("\"{}\" names a range: it cannot be inside for_each_page", advice));
+      if (o.advice == FileAdvice::kPageout && !f_.regions[o.region].shmem) {
+        r.fail("advice", fmt::format("\"pageout\" is modeled for shmem regions only, and '{}' is not one (the swap-out "
+                                     "of private anonymous and file pages is not modeled)",
+                                     f_.regions[o.region].name));
+      }
+    }
     if (o.kind == FileOpKind::kMprotect) o.write = r.choice("prot", {"read", "read_write"}) == "read_write";
     if (o.kind == FileOpKind::kForEachPage) {
       for (ParamReader& b : r.table_array("body")) o.body.push_back(op(b, true));

@@ -44,7 +44,10 @@ struct FileParam {
 // (`per = "workload"`).
 struct FileRegion {
   std::string name;
-  bool file = false;       // backing = "file" (else "anonymous")
+  bool file = false;  // backing = "file" (else "anonymous" or "shmem")
+  // backing = "shmem": MAP_SHARED | MAP_ANONYMOUS, which the kernel backs by a shmem file of its own
+  // (shmem_zero_setup), one per task and mapping; its pages are swap-backed (madvise advice "pageout").
+  bool shmem = false;
   bool shared = false;     // sharing = "shared": MAP_SHARED (else MAP_PRIVATE)
   bool per_task = true;    // per = "task" | "workload" (file regions only)
   bool populated = false;  // page_cache = "populated": the file's pages are cached before the run (file only)
@@ -69,6 +72,9 @@ enum class FileOpKind {
   kMigratePages
 };
 
+// madvise's advice: MADV_DONTNEED, MADV_HUGEPAGE or MADV_PAGEOUT (v5.4+).
+enum class FileAdvice { kDontneed, kHugepage, kPageout };
+
 // The largest write or read one pipe operation makes: a pipe's default capacity (16 pages).
 inline constexpr std::uint64_t kMaxPipeBytes = 65536;
 // A socket's send and recv move one message of hackbench's size, the one whose sk_buff truesize the model derives
@@ -91,7 +97,7 @@ struct FileOp {
   std::uint64_t n = 1;      // count: operations done
   sim::Duration duration{0};  // sleep
   bool write = false;         // touch: access = "write" | "read"; mprotect: prot = "read_write" | "read"
-  bool hugepage = false;      // madvise: advice = "hugepage" (MADV_HUGEPAGE) instead of "dontneed"
+  FileAdvice advice = FileAdvice::kDontneed;  // madvise: advice = "dontneed" | "hugepage" | "pageout"
   std::optional<FileValue> offset, length;
   FileValue stride{kFilePageSize, std::nullopt};  // touch: bytes between touched addresses
   std::vector<FileOp> body;                       // for_each_page; spawn: what the child runs

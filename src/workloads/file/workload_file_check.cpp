@@ -22,9 +22,9 @@ void walk(const WorkloadFile& f, const std::vector<FileOp>& ops, std::vector<boo
       // The child execs into a fresh mm: its regions start unmapped, and exit unmaps what it leaves. It maps
       // anonymous memory only (the native child is a new program, which has none of the task's files).
       for (const FileOp& b : o.body) {
-        if (b.kind == FileOpKind::kMmap && f.regions[b.region].file) {
-          throw InputError(fmt::format("{}: a spawned child maps anonymous regions only; '{}' is a file", b.where,
-                                       f.regions[b.region].name));
+        if (b.kind == FileOpKind::kMmap && (f.regions[b.region].file || f.regions[b.region].shmem)) {
+          throw InputError(fmt::format("{}: a spawned child maps private anonymous regions only; '{}' is a {}", b.where,
+                                       f.regions[b.region].name, f.regions[b.region].file ? "file" : "shmem region"));
         }
       }
       std::vector<bool> child(f.regions.size(), false);

@@ -92,6 +92,8 @@ class Arm64Mmu final : public kernel::ArchMmu {
   sim::Task<void> flush_tlb_page(PerCpu& self, MmStruct& mm, std::uint64_t addr) override;
   sim::Task<void> flush_tlb_mm(PerCpu& self, MmStruct& mm) override;
   sim::Task<void> tlb_flush(PerCpu& self, kernel::MmuGather& tlb) override;
+  // arm64 does not select MMU_GATHER_MERGE_VMAS (v6.5, v6.6): the generic tlb_end_vma flushes each VMA's range.
+  bool mmu_gather_merge_vmas() const override { return false; }
 
   bool batched_unmap(const kernel::KernelConfig& cfg) const override;
   sim::Task<bool> arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm) override;
