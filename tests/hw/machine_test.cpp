@@ -106,6 +106,22 @@ TEST(Machine, Aarch64NeedsAsidTagsAndTheBroadcastCosts) {
   EXPECT_EQ(load_machine("kunpeng920-2s64c").cpu_count(), 128u);
 }
 
+TEST(Machine, SwapCostsAreOptionalAndCitedWhereGiven) {
+  const Machine kunpeng = load_machine("kunpeng920-2s64c");
+  ASSERT_TRUE(kunpeng.kernel.swap_out && kunpeng.kernel.swap_in);
+  EXPECT_GT(*kunpeng.kernel.swap_out, kunpeng.kernel.page_alloc);
+  bool cited = false;
+  for (const auto& l : kunpeng.latencies) cited = cited || (l.key == "kernel.swap_out" && !l.source.empty());
+  EXPECT_TRUE(cited);
+  const Machine small = load_machine("small-2s2c");
+  EXPECT_FALSE(small.kernel.swap_out || small.kernel.swap_in);
+  const std::string rpi = read_file(std::string(TLBSIM_SOURCE_DIR) + "/configs/machines/rpi4-a72-4c.toml");
+  const auto pos = rpi.find("swap_in = {");
+  ASSERT_NE(pos, std::string::npos);
+  expect_error(replace(rpi, rpi.substr(pos, rpi.find('}', pos) + 1 - pos), "swap_in = { ns = -1.0, source = \"s\" }"),
+               {"swap_in"});
+}
+
 TEST(Machine, UnknownNameListsTheKnownOnes) {
   try {
     load_machine("skylake");

@@ -216,6 +216,33 @@ TEST(FileWorkload, ListedCpusPlaceTheTasks) {
   EXPECT_THROW(run_text("cpus_bad", sleep_barrier("cpus", "cpus = [99]", 1), 2), InputError);
 }
 
+TEST(FileWorkload, SwapBenchSwapsEveryPageOutAndInEachRound) {
+  RunSpec spec;
+  spec.kernel = "linux-6.6-arm64";
+  spec.workload = "swap_bench.toml";
+  spec.threads = 1;
+  spec.params = {"pages=16"};
+  spec.duration = sim::milliseconds(2);
+  spec.warmup = sim::microseconds(100);
+  const RunOutput r = run_workload(hw::load_machine("rpi4-a72-4c"), spec);
+  const double ops = r.json["ops"].get<double>();
+  ASSERT_GT(ops, 10);
+  const auto& swap = r.json["counters"]["swap"];
+  // Every round reads each of the 16 pages back (a major fault each) and writes all 16 out again.
+  EXPECT_NEAR(swap["pswpin"].get<double>() / ops, 16, 1);
+  EXPECT_NEAR(swap["pswpout"].get<double>() / ops, 16, 1);
+  EXPECT_EQ(r.json["counters"]["arm64"]["tlbi_vale1is"].get<double>() > 0, true);
+  EXPECT_EQ(r.violations, 0u);
+  // A machine file without the swap costs is refused before the run, naming them.
+  spec.kernel = "linux-6.13";
+  try {
+    run_workload(hw::load_machine("small-2s2c"), spec);
+    ADD_FAILURE() << "swap_bench ran on a machine without swap costs";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("swap_out"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FileWorkload, UnknownParameterIsRefused) {
   EXPECT_THROW(run("madvise_own_pages.toml", 1, "linux-6.13", {"page=64"}), InputError);
   EXPECT_THROW(run("madvise_own_pages.toml", 1, "linux-6.13", {"pages=0"}), InputError);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "util/error.h"
@@ -69,6 +70,18 @@ TEST(WorkloadFile, BuiltInFilesParse) {
   }
 }
 
+TEST(WorkloadFile, SwapBenchMapsShmemAndPagesItOut) {
+  const auto files = builtin_workload_files();
+  const auto it = std::ranges::find_if(files, [](const auto& f) { return f.name == "swap_bench"; });
+  ASSERT_NE(it, files.end());
+  const WorkloadFile w = parse_workload_file(it->text, "swap_bench.toml");
+  ASSERT_EQ(w.regions.size(), 1u);
+  EXPECT_TRUE(w.regions[0].shmem && w.regions[0].shared && !w.regions[0].file);
+  ASSERT_EQ(w.loop.size(), 3u);
+  EXPECT_EQ(w.loop[1].kind, FileOpKind::kMadvise);
+  EXPECT_EQ(w.loop[1].advice, FileAdvice::kPageout);
+}
+
 TEST(WorkloadFile, AMinimalFileParsesToItsOperations) {
   const WorkloadFile f = parse_workload_file(kHead + kLoop, "t.toml");
   ASSERT_EQ(f.regions.size(), 1u);
@@ -97,6 +110,15 @@ TEST(WorkloadFile, MalformedFilesAreLocatedErrors) {
        "t.toml:11:6: workload file: loop[0].op: region 'r' is used before it is mapped"},
       {kHead + "[[setup]]\nop = \"mmap\"\nregion = \"r\"\n" + kLoop, "region 'r' is mapped already"},
       {kHead + "[[loop]]\nop = \"mmap\"\nregion = \"q\"\n", "no region 'q' is declared"},
+      // Shared anonymous memory is shmem; shmem is shared; pageout is modeled for shmem only.
+      {kHead.substr(0, kHead.find("size")) + "sharing = \"shared\"\nsize = \"64KiB\"\n" + kLoop,
+       "write backing = \"shmem\""},
+      {kHead.substr(0, kHead.find("backing")) + "backing = \"shmem\"\nsharing = \"private\"\nsize = \"64KiB\"\n" +
+           kLoop,
+       "a shmem region is MAP_SHARED | MAP_ANONYMOUS: it cannot be private"},
+      {kHead + "[[setup]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"madvise\"\nregion = \"r\"\nadvice = "
+               "\"pageout\"\n[[loop]]\nop = \"count\"\n",
+       "\"pageout\" is modeled for shmem regions only, and 'r' is not one"},
       // A loop that leaves a region mapped, and one that counts nothing.
       {kHead + "[[loop]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"count\"\n",
        "the loop leaves region 'r' mapped"},
