@@ -41,22 +41,21 @@ struct KernelConfig {
 
   // The options that are on and the mutations planted: one bit per declared id (model/declare.h). The declarations
   // are each owner's options.h (kernel/options.h, arch/x86/options.h, arch/powerpc/options.h).
-  std::uint64_t option_bits = 0;
-  std::uint64_t mutation_bits = 0;
+  DeclBits option_bits;
+  DeclBits mutation_bits;
 
   // Whether option `o` is on: `cfg.on(x86::Option::lazy_mm_cpumask)`.
   template <OptionId E>
   bool on(E o) const {
-    return (option_bits >> decl_bit(o)) & 1U;
+    return option_bits.test(decl_bit(o));
   }
   template <OptionId E>
   void set(E o, bool value) {
-    const std::uint64_t bit = std::uint64_t{1} << decl_bit(o);
-    option_bits = value ? (option_bits | bit) : (option_bits & ~bit);
+    option_bits.set(decl_bit(o), value);
   }
   template <MutationId E>
   void plant(E m) {
-    mutation_bits |= std::uint64_t{1} << decl_bit(m);
+    mutation_bits.set(decl_bit(m));
   }
 };
 
@@ -64,7 +63,7 @@ struct KernelConfig {
 // mutation point reads apart from the kernel's own logic; no profile ever turns one on.
 template <MutationId E>
 bool planted(const KernelConfig& cfg, E m) {
-  return (cfg.mutation_bits >> decl_bit(m)) & 1U;
+  return cfg.mutation_bits.test(decl_bit(m));
 }
 
 }  // namespace tlbsim::kernel

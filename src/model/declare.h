@@ -7,6 +7,7 @@
 // time); the spaces' bit ranges do not overlap (checked in model/options.cpp); names are the enum values' spellings.
 #pragma once
 
+#include <bitset>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -58,6 +59,11 @@ struct MutationDecl {
 // `.id = Enum::name, .name = "name"`: the first two designated fields of a declaration.
 #define TLBSIM_ID(Enum, NAME) .id = Enum::NAME, .name = #NAME
 
+// KernelConfig's option and mutation masks: kDeclOwnerBits bits for each of up to kDeclBits / kDeclOwnerBits owners.
+inline constexpr std::size_t kDeclBits = 128;
+inline constexpr std::size_t kDeclOwnerBits = 32;
+using DeclBits = std::bitset<kDeclBits>;
+
 // Where an owner's ids sit in KernelConfig's bit masks: specialized by TLBSIM_DECLARE_SPACE.
 template <class E>
 struct DeclSpace;
@@ -91,14 +97,16 @@ constexpr unsigned decl_bit(E e) {
 }  // namespace tlbsim::kernel
 
 // Declares where an owner's option enum or mutation enum (ENUM, declared by KIND = OptionDecl or MutationDecl in
-// TABLE) sits in KernelConfig's 64-bit masks: bits BASE..BASE+15. Owners: the generic kernel 0, x86 16, powerpc 32,
-// arm64 48 (the masks are full: a fifth owner needs wider masks).
+// TABLE) sits in KernelConfig's masks (DeclBits): bits BASE..BASE+31. Owners: the generic kernel 0, x86 32, powerpc 64,
+// arm64 96 (a fifth owner widens kDeclBits).
 #define TLBSIM_DECLARE_SPACE(ENUM, BASE, KIND, TABLE)                                         \
   template <>                                                                                 \
   struct tlbsim::kernel::DeclSpace<ENUM> {                                                    \
     static constexpr unsigned kBase = BASE;                                                   \
     static constexpr std::span<const ::tlbsim::kernel::KIND<ENUM>> k##KIND##Table{TABLE};     \
     static_assert(::tlbsim::kernel::ids_in_order(TABLE), #TABLE " lists " #ENUM " in order"); \
-    static_assert(BASE % 16 == 0 && BASE + std::size(TABLE) <= 64 && std::size(TABLE) <= 16,  \
-                  #TABLE ": 16 bits per owner");                                              \
+    static_assert(BASE % ::tlbsim::kernel::kDeclOwnerBits == 0 &&                             \
+                      BASE + std::size(TABLE) <= ::tlbsim::kernel::kDeclBits &&               \
+                      std::size(TABLE) <= ::tlbsim::kernel::kDeclOwnerBits,                   \
+                  #TABLE ": 32 bits per owner");                                              \
   }

@@ -50,8 +50,8 @@ std::vector<Info> sorted(std::vector<Info> v) {
   return v;
 }
 
-// The owners' spaces: each is 16 bits wide and starts at a multiple of 16 (TLBSIM_DECLARE_SPACE), so distinct bases
-// are disjoint.
+// The owners' spaces: each is kDeclOwnerBits wide and starts at a multiple of it (TLBSIM_DECLARE_SPACE), so distinct
+// bases are disjoint.
 static_assert(DeclSpace<Option>::kBase != DeclSpace<x86::Option>::kBase &&
               DeclSpace<Option>::kBase != DeclSpace<powerpc::Option>::kBase &&
               DeclSpace<x86::Option>::kBase != DeclSpace<powerpc::Option>::kBase &&
@@ -75,7 +75,7 @@ const Info& named(std::span<const Info> all, std::string_view kind, std::string_
   throw InputError(fmt::format("{}: unknown {} '{}' (known: {})", where, kind, name, known));
 }
 
-bool bit_set(std::uint64_t bits, unsigned bit) { return (bits >> bit) & 1U; }
+bool bit_set(const DeclBits& bits, unsigned bit) { return bits.test(bit); }
 
 }  // namespace
 
@@ -130,8 +130,7 @@ void set_option(KernelConfig& cfg, std::string_view name, bool value, std::strin
     throw InputError(fmt::format("{}: option '{}' is modeled for Linux {}..{}, not for this kernel's version {}", where,
                                  name, i.since.str(), i.until.str(), cfg.version.str()));
   }
-  const std::uint64_t bit = std::uint64_t{1} << i.bit;
-  cfg.option_bits = value ? (cfg.option_bits | bit) : (cfg.option_bits & ~bit);
+  cfg.option_bits.set(i.bit, value);
 }
 
 void validate_options(const KernelConfig& cfg, std::string_view where) {
@@ -176,7 +175,7 @@ void set_mutation(KernelConfig& cfg, std::string_view name, std::string_view whe
                                  to_string(m.arch), to_string(cfg.arch)));
   }
   if (bit_set(cfg.mutation_bits, m.bit)) throw InputError(fmt::format("{} {}: given twice", where, name));
-  cfg.mutation_bits |= std::uint64_t{1} << m.bit;
+  cfg.mutation_bits.set(m.bit);
 }
 
 }  // namespace tlbsim::kernel

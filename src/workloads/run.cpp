@@ -137,7 +137,7 @@ nlohmann::json run_json(const FinishedRun& f) {
   j["kernel_version"] = cfg.version.str();
   j["kernel_spinlock"] = kernel::to_string(f.k.arch().spinlock_kind());  // arch_spin_lock's algorithm in that release
   j["options"] = kernel::enabled_options(cfg);
-  if (cfg.mutation_bits != 0) j["mutations"] = kernel::planted_mutations(cfg);
+  if (cfg.mutation_bits.any()) j["mutations"] = kernel::planted_mutations(cfg);
   j["workload"] = spec.workload;
   j["threads"] = spec.threads;
   if (!f.args.given().empty()) j["params"] = f.args.given();

@@ -62,6 +62,32 @@ TEST(Profile, OptionsSetTheirOwnFieldOnly) {
   }
 }
 
+// The 128-bit masks: every declared option and mutation has a bit of its own below kDeclBits, and planting every
+// mutation of an architecture lists each of them (arm64's sit at bits 96 and up, above a 64-bit word).
+TEST(Profile, EveryOptionAndMutationHasItsOwnBit) {
+  std::set<std::pair<int, unsigned>> bits;
+  for (const OptionInfo& i : all_options()) {
+    EXPECT_LT(i.bit, kDeclBits) << i.name;
+    EXPECT_TRUE(bits.insert({0, i.bit}).second) << i.name;
+  }
+  for (const MutationInfo& m : all_mutations()) {
+    EXPECT_LT(m.bit, kDeclBits) << m.name;
+    EXPECT_TRUE(bits.insert({1, m.bit}).second) << m.name;
+  }
+  for (const Arch arch : {Arch::kX86, Arch::kPowerpc, Arch::kArm64}) {
+    KernelConfig c;
+    c.arch = arch;
+    std::vector<std::string> expect;
+    for (const MutationInfo& m : all_mutations()) {
+      if (m.arch != arch && m.arch != Arch::kAny) continue;
+      set_mutation(c, m.name, "test");
+      expect.emplace_back(m.name);
+    }
+    std::sort(expect.begin(), expect.end());
+    EXPECT_EQ(planted_mutations(c), expect) << to_string(arch);
+  }
+}
+
 // One Kconfig symbol modeled for two architectures resolves to the kernel's own architecture's declaration.
 TEST(Profile, AnOptionNamedForTwoArchesIsTheKernelsArchs) {
   KernelConfig ppc;

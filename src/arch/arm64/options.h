@@ -57,5 +57,5 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
 
 }  // namespace tlbsim::arm64
 
-TLBSIM_DECLARE_SPACE(tlbsim::arm64::Option, 48, OptionDecl, tlbsim::arm64::kOptions);
-TLBSIM_DECLARE_SPACE(tlbsim::arm64::Mutation, 48, MutationDecl, tlbsim::arm64::kMutations);
+TLBSIM_DECLARE_SPACE(tlbsim::arm64::Option, 96, OptionDecl, tlbsim::arm64::kOptions);
+TLBSIM_DECLARE_SPACE(tlbsim::arm64::Mutation, 96, MutationDecl, tlbsim::arm64::kMutations);

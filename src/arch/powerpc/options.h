@@ -64,5 +64,5 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
 
 }  // namespace tlbsim::powerpc
 
-TLBSIM_DECLARE_SPACE(tlbsim::powerpc::Option, 32, OptionDecl, tlbsim::powerpc::kOptions);
-TLBSIM_DECLARE_SPACE(tlbsim::powerpc::Mutation, 32, MutationDecl, tlbsim::powerpc::kMutations);
+TLBSIM_DECLARE_SPACE(tlbsim::powerpc::Option, 64, OptionDecl, tlbsim::powerpc::kOptions);
+TLBSIM_DECLARE_SPACE(tlbsim::powerpc::Mutation, 64, MutationDecl, tlbsim::powerpc::kMutations);

@@ -153,5 +153,5 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
 
 }  // namespace tlbsim::x86
 
-TLBSIM_DECLARE_SPACE(tlbsim::x86::Option, 16, OptionDecl, tlbsim::x86::kOptions);
-TLBSIM_DECLARE_SPACE(tlbsim::x86::Mutation, 16, MutationDecl, tlbsim::x86::kMutations);
+TLBSIM_DECLARE_SPACE(tlbsim::x86::Option, 32, OptionDecl, tlbsim::x86::kOptions);
+TLBSIM_DECLARE_SPACE(tlbsim::x86::Mutation, 32, MutationDecl, tlbsim::x86::kMutations);
