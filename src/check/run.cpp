@@ -53,6 +53,9 @@ CheckTarget make_target(const std::string& kernel, const std::vector<std::string
   // choice points equivalent to their neighbours', so the checker leaves it out (docs/model.md, "The checker").
   t.machine.kernel.context_switch = t.machine.kernel.try_to_wake_up = sim::Duration{0};
   t.machine.kernel.pipe_write = t.machine.kernel.pipe_read = sim::Duration{0};
+  // Swapping (madvise(MADV_PAGEOUT) scenarios) on a machine file without swap costs: its bookkeeping is compute too.
+  if (!t.machine.kernel.swap_out) t.machine.kernel.swap_out = sim::Duration{0};
+  if (!t.machine.kernel.swap_in) t.machine.kernel.swap_in = sim::Duration{0};
   return t;
 }
 

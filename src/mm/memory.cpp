@@ -51,6 +51,16 @@ sim::Task<void> shmem_get_folio(PerCpu& self, File& file, std::uint64_t pgoff) {
     co_await self.k.shmem_swap().shmem_swapin_folio(self, file, pgoff);
 }
 
+// __do_fault returns the page locked, and reclaim takes the page out of the cache only under that lock
+// (shrink_folio_list
+// -> shmem_writepage, __remove_mapping): a fault that finds the page gone once it holds the lock retries (the folio's
+// mapping no longer matches). The model has no page lock; a fault maps the page it found only if the cache still
+// holds it after the fault's own work, and otherwise returns for the access to fault again.
+bool still_cached(const File& file, std::uint64_t pgoff, Pfn p) {
+  const Pfn* cached = file.pages.find(pgoff);
+  return cached != nullptr && *cached == p;
+}
+
 // do_read_fault with do_fault_around: map the faulting page and the cached pages of its aligned window
 // whose PTEs are none, read-only. filemap_map_pages (v4.x-v6.x) visits every cached page of the window: it takes
 // the page's reference and lock (next_uptodate_page, or the radix-tree loop before v5.12) before it tests the PTE,
@@ -83,6 +93,7 @@ sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v)
   const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
   if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);  // a hole reads as zeros
   co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
+  if (!still_cached(*vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), p)) co_return;
   mm.pgd.set(v, Pte{p, true, false, false});
 }
 
@@ -105,6 +116,7 @@ sim::Task<void> do_shared_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn 
   const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
   if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);
   co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
+  if (!still_cached(*vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), p)) co_return;
   mm.pgd.set(v, Pte{p, true, true, false});
 }
 
