@@ -44,13 +44,6 @@ Pfn page_cache_page(PerCpu& self, File& file, std::uint64_t pgoff, bool& allocat
   return p;
 }
 
-// shmem_fault -> shmem_get_folio_gfp (v6.5/v6.6 mm/shmem.c): where the file's slot holds a swap entry, the page is
-// read back first (shmem_swapin_folio); the fault then maps it as any page-cache page.
-sim::Task<void> shmem_get_folio(PerCpu& self, File& file, std::uint64_t pgoff) {
-  if (file.shmem && file.swap_entries.contains(pgoff))
-    co_await self.k.shmem_swap().shmem_swapin_folio(self, file, pgoff);
-}
-
 // __do_fault returns the page locked, and reclaim takes the page out of the cache only under that lock
 // (shrink_folio_list
 // -> shmem_writepage, __remove_mapping): a fault that finds the page gone once it holds the lock retries (the folio's

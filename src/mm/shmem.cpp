@@ -83,4 +83,9 @@ sim::Task<Pfn> ShmemSwap::shmem_swapin_folio(PerCpu& self, File& file, std::uint
   co_return p;
 }
 
+sim::Task<void> shmem_get_folio(PerCpu& self, File& file, std::uint64_t pgoff) {
+  if (file.shmem && file.swap_entries.contains(pgoff))
+    co_await self.k.shmem_swap().shmem_swapin_folio(self, file, pgoff);
+}
+
 }  // namespace tlbsim::kernel

@@ -55,4 +55,9 @@ class ShmemSwap {
   std::vector<std::unique_ptr<TlbflushUnmapBatch>> ubc_;
 };
 
+// shmem_fault -> shmem_get_folio_gfp (v6.5/v6.6 mm/shmem.c) for the fault path: where the slot at `pgoff` of a shmem
+// file holds a swap entry, the page is read back first (ShmemSwap::shmem_swapin_folio); the fault then maps it as any
+// page-cache page. Nothing for other files.
+sim::Task<void> shmem_get_folio(PerCpu& self, File& file, std::uint64_t pgoff);
+
 }  // namespace tlbsim::kernel
