@@ -47,7 +47,7 @@ struct KernelConfig {
   // Whether option `o` is on: `cfg.on(x86::Option::lazy_mm_cpumask)`.
   template <OptionId E>
   bool on(E o) const {
-    return option_bits.test(decl_bit(o));
+    return option_bits[decl_bit(o)];  // in range by TLBSIM_DECLARE_SPACE's static_assert; no test()'s check
   }
   template <OptionId E>
   void set(E o, bool value) {
@@ -63,7 +63,7 @@ struct KernelConfig {
 // mutation point reads apart from the kernel's own logic; no profile ever turns one on.
 template <MutationId E>
 bool planted(const KernelConfig& cfg, E m) {
-  return cfg.mutation_bits.test(decl_bit(m));
+  return cfg.mutation_bits[decl_bit(m)];
 }
 
 }  // namespace tlbsim::kernel
