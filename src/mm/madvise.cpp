@@ -16,15 +16,16 @@ namespace {
 
 const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
 
-// folio_mapped: whether a PTE of any mapping of the file maps the page at `index`.
-bool mapped(const File& file, std::uint64_t index, Pfn pfn) {
+// folio_mapcount: the PTEs of the file's mappings that map the page at `index`.
+std::uint32_t mapcount(const File& file, std::uint64_t index, Pfn pfn) {
+  std::uint32_t n = 0;
   for (const FileMapping& fm : file.i_mmap) {
     const auto v = fm.vpn_of_index(index);
     if (!v) continue;
     const auto pte = fm.mm->pgd.lookup(*v);
-    if (pte && pte->pfn == pfn) return true;
+    if (pte && pte->pfn == pfn) ++n;
   }
-  return false;
+  return n;
 }
 
 // A folio isolated from the LRU for reclaim: its shmem file and page offset (folio->mapping, folio->index).
@@ -62,7 +63,7 @@ sim::Task<std::uint64_t> shrink_folio_list(PerCpu& self, std::vector<IsolatedFol
     // folio_mapped after try_to_unmap: a fault that mapped the page again keeps it (activate_locked). The kernel's
     // folio lock keeps faults off the page from here to the swap-out; the model takes the page out of the cache
     // without yielding between this test and shmem_writepage's first step.
-    if (mapped(*f.mapping, f.index, f.pfn)) continue;
+    if (mapcount(*f.mapping, f.index, f.pfn) != 0) continue;
     co_await swap.shmem_writepage(self, *f.mapping, f.index);
     free_folios.push_back(f.pfn);
   }
@@ -87,6 +88,7 @@ sim::Task<void> madvise_pageout_pte_range(PerCpu& self, MmuGather& tlb, MmStruct
     const auto pte = mm.pgd.lookup(v);
     if (!pte || pte->huge || pte->migration || pte->protnone) continue;
     const std::uint64_t index = vma.pgoff + (v.get() - (vma.start >> kPageShift));
+    if (mapcount(*vma.file, index, pte->pfn) != 1) continue;  // a page other processes map too is left alone
     // pte_young: the model's PTEs are young while mapped (a fault installs the entry for an access; see
     // docs/model.md): ptep_get_and_clear_full, pte_mkold, set_pte_at, and tlb_remove_tlb_entry grows the gather's
     // range. Then folio_clear_referenced, folio_test_clear_young and folio_isolate_lru (lru_lock once a folio; its

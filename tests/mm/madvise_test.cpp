@@ -72,6 +72,23 @@ TEST(Madvise, PageoutSwapsEveryShmemPageOutAndAReadBringsItBack) {
   EXPECT_TRUE(s.oracle().violations().empty());
 }
 
+TEST(Madvise, PageoutLeavesAPageThatAnotherProcessMapsToo) {
+  Scenario s(profile("linux-6.6-arm64"), "rpi4-a72-4c");
+  Shmem m(s, 2);
+  // A second process maps the same shmem file and reads its first page; the fault maps the second page around it
+  // (do_fault_around): folio_mapcount is 2 for both.
+  MmStruct& other = s.k.new_mm();
+  std::uint64_t addr = 0;
+  s.run_on(1, testing::switch_to_mm(s.cpu(1), other));
+  s.run_on(1, mmap_shmem(s.cpu(1), other, m.file, addr));
+  s.run_on(1, touch_all(s.cpu(1), other, addr, 1, false));
+  s.run_on(0, pageout(s.cpu(0), m.mm, m.addr, 2 * kPageSize));
+  EXPECT_EQ(other.pgd.lookup(vpn_of(addr + kPageSize)).has_value(), true);
+  EXPECT_EQ(s.k.shmem_swap().stats.pswpout, 0u);
+  EXPECT_EQ(m.mapped(), 2u);
+  EXPECT_TRUE(s.oracle().violations().empty());
+}
+
 TEST(Madvise, V65FlushesEachPageAndV66OnceAtTheEndOfShrinkFolioList) {
   for (const char* kernel : {"linux-6.5-arm64", "linux-6.6-arm64"}) {
     SCOPED_TRACE(kernel);
