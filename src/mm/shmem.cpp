@@ -64,8 +64,7 @@ sim::Task<void> ShmemSwap::shmem_writepage(PerCpu& self, File& file, std::uint64
 }
 
 sim::Task<Pfn> ShmemSwap::shmem_swapin_folio(PerCpu& self, File& file, std::uint64_t index) {
-  const auto it = file.swap_entries.find(index);
-  if (it == file.swap_entries.end()) throw std::logic_error("shmem_swapin_folio: no swap entry at the index");
+  if (!file.swap_entries.contains(index)) throw std::logic_error("shmem_swapin_folio: no swap entry at the index");
   // swap_cache_get_folio misses; shmem_swapin (swap_cluster_readahead) -> __read_swap_cache_async: a new folio,
   // charged (mem_cgroup_swapin_charge_folio), added to the swap cache and the LRU, swap_readpage ->
   // swap_readpage_bdev_sync: zram_read_page fills the same-filled page (zram_fill_page, a store of every word).
@@ -74,6 +73,14 @@ sim::Task<Pfn> ShmemSwap::shmem_swapin_folio(PerCpu& self, File& file, std::uint
   const hw::KernelCosts& c = costs(self);
   co_await self.cpu.delay(c.page_alloc + c.memcg_charge + c.lru_update + c.page_zero +
                           swap_cost(self, c.swap_in, "swap_in"));
+  // Another fault on the same page may have read it in meanwhile (the kernel's second fault finds the folio in the
+  // swap cache, swapcache_prepare having failed for it): this one's folio goes back and the cached page is used.
+  const auto it = file.swap_entries.find(index);
+  if (it == file.swap_entries.end()) {
+    self.k.frames().free(p);
+    const Pfn* cached = file.pages.find(index);
+    co_return cached != nullptr ? *cached : Pfn{0};
+  }
   // shmem_add_to_page_cache in place of the swap entry, delete_from_swap_cache, folio_mark_dirty, swap_free: the
   // slot goes back to the device.
   free_slots_.push_back(it->second);
@@ -84,8 +91,10 @@ sim::Task<Pfn> ShmemSwap::shmem_swapin_folio(PerCpu& self, File& file, std::uint
 }
 
 sim::Task<void> shmem_get_folio(PerCpu& self, File& file, std::uint64_t pgoff) {
-  if (file.shmem && file.swap_entries.contains(pgoff))
+  // (Again if the page went back to swap while this fault read it in.)
+  while (file.shmem && file.swap_entries.contains(pgoff)) {
     co_await self.k.shmem_swap().shmem_swapin_folio(self, file, pgoff);
+  }
 }
 
 }  // namespace tlbsim::kernel

@@ -72,6 +72,26 @@ TEST(Madvise, PageoutSwapsEveryShmemPageOutAndAReadBringsItBack) {
   EXPECT_TRUE(s.oracle().violations().empty());
 }
 
+TEST(Madvise, TwoFaultsOnOneSwappedPageReadItInOnce) {
+  Scenario s(profile("linux-6.6-arm64"), "rpi4-a72-4c");
+  Shmem m(s, 1);
+  s.run_on(1, testing::switch_to_mm(s.cpu(1), m.mm));
+  s.run_on(0, pageout(s.cpu(0), m.mm, m.addr, kPageSize));
+  const std::uint64_t frees = s.k.frames().frees();
+  // Both CPUs fault on the page at once: the page is read in once and mapped once (the model's faults hold the PTE
+  // lock across the swap-in, so the second finds the PTE set; shmem_swapin_folio would give back a frame it read
+  // in second).
+  s.cpu(0).cpu.start(touch_all(s.cpu(0), m.mm, m.addr, 1, false));
+  s.cpu(1).cpu.start(touch_all(s.cpu(1), m.mm, m.addr, 1, false));
+  s.sys.scheduler().run(s.sys.scheduler().now() + sim::milliseconds(50));
+  EXPECT_EQ(s.k.shmem_swap().stats.pswpin, 1u);
+  EXPECT_TRUE(m.file.swap_entries.empty());
+  EXPECT_EQ(m.file.pages.size(), 1u);
+  EXPECT_EQ(m.mapped(), 1u);
+  EXPECT_LE(s.k.frames().frees(), frees + 1);
+  EXPECT_TRUE(s.oracle().violations().empty());
+}
+
 TEST(Madvise, PageoutLeavesAPageThatAnotherProcessMapsToo) {
   Scenario s(profile("linux-6.6-arm64"), "rpi4-a72-4c");
   Shmem m(s, 2);
