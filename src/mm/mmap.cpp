@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <utility>
+#include <vector>
 
 #include "mm/memory.h"
 #include "mm/mmu_gather.h"
@@ -81,10 +82,12 @@ sim::Task<bool> do_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::u
     co_await vma_start_write(self, mm, *last);
     mm.split_vma(*last, end);
   }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> detached;  // each detached VMA's [start, end)
   for (;;) {
     Vma* v = mm.vma_above(addr);
     if (v == nullptr || v->start >= end) break;
     co_await vma_start_write(self, mm, *v);
+    detached.emplace_back(v->start, v->end);
     mm.remove_vma(v->start);
   }
   // The neighbours bound free_pgtables.
@@ -94,10 +97,15 @@ sim::Task<bool> do_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::u
   const std::uint64_t ceiling = next != nullptr ? next->start : 0;  // USER_PGTABLES_CEILING
   co_await self.cpu.delay(self.k.machine().kernel.munmap_vmas);
   if (downgrade) co_await mmap_write_downgrade(self, mm);
-  // unmap_region: zap everything, then free_pgtables (the range's leaf tables are now empty), then finish.
+  // unmap_region: unmap_vmas zaps each VMA (unmap_single_vma -> unmap_page_range, which ends with tlb_end_vma: a
+  // flush of that VMA's range where the architecture does not merge VMAs, arm64), then free_pgtables (the range's
+  // leaf tables are now empty), then finish.
   MmuGather tlb(mm);
   co_await tlb_gather_mmu(self, tlb);
-  co_await zap_page_range_in(self, tlb, mm, addr, end);
+  for (const auto& [vma_start, vma_end] : detached) {
+    co_await zap_page_range_in(self, tlb, mm, vma_start, vma_end);
+    co_await tlb_end_vma(self, tlb);
+  }
   free_pgtables(tlb, mm, addr, end, floor, ceiling);
   co_await tlb_finish_mmu(self, tlb);
   co_return downgrade;

@@ -144,19 +144,22 @@ sim::Task<void> sys_mremap(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, s
     const Vma* v = mm.find_vma(old_addr);
     return v != nullptr && v->end >= old_addr + len;
   };
-  const auto dest_free = [&] {
+  const auto dest_mapped = [&] {
     const Vma* v = mm.vma_above(new_addr);
     const Vma* below = mm.vma_below(new_addr);
-    return (v == nullptr || v->start >= new_addr + len) && (below == nullptr || below->end <= new_addr);
+    return (v != nullptr && v->start < new_addr + len) || (below != nullptr && below->end > new_addr);
   };
   if (!covered()) throw std::invalid_argument(what() + ": the old range is not one mapping");
-  if (!dest_free()) throw std::invalid_argument(what() + ": the new range is mapped");
   const MremapEra era = mremap_era(self.k.config());
   const bool skip_flush = planted(self.k.config(), Mutation::mremap_flush_skipped);
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
   co_await mm.mmap_lock.down_write(self);
-  // Changed while we waited for the lock (another thread's munmap or mmap): the call fails, nothing moved.
-  if (covered() && dest_free()) {
+  // mremap_to, MREMAP_FIXED: do_munmap(mm, new_addr, new_len) first, under the write lock, in every modeled era
+  // (v3.3 mm/mremap.c; v5.17 and v6.13 the same, with uf_unmap_early); do_vmi_munmap of a range without a VMA does
+  // nothing, so an unmapped destination costs nothing here.
+  if (dest_mapped()) co_await do_munmap(self, mm, new_addr, len, false);
+  // Changed while we waited for the lock (another thread's munmap): the call fails, nothing moved.
+  if (covered()) {
     Vma& vma = *mm.find_vma(old_addr);
     // move_vma: the old VMA is write-locked (v6.4+, a no-op before), then copy_vma links a new VMA for the
     // destination (vma_link, into the file's i_mmap after the old one); a fresh VMA needs no rmap locks

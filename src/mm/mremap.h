@@ -38,9 +38,9 @@ struct MremapEra {
 MremapEra mremap_era(const KernelConfig& config);
 
 // mremap(old_addr, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, new_addr) of page-aligned ranges: moves the pages of
-// [old_addr, old_addr + len), which one VMA must cover, to [new_addr, new_addr + len), which must be unmapped and
-// apart from the old range (otherwise throws std::invalid_argument, a caller's error in the model: the kernel's
-// EFAULT and EINVAL; mremap_to's do_munmap of a mapped destination is not modeled).
+// [old_addr, old_addr + len), which one VMA must cover, to [new_addr, new_addr + len), which must lie apart from the
+// old range (otherwise throws std::invalid_argument, a caller's error in the model: the kernel's EFAULT and EINVAL).
+// Whatever is mapped at the destination is unmapped first (mremap_to's do_munmap), as MREMAP_FIXED does.
 sim::Task<void> sys_mremap(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, std::uint64_t len,
                            std::uint64_t new_addr);
 

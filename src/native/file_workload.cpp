@@ -234,6 +234,12 @@ class Task {
           }
           break;
         }
+        case FileOpKind::kMremap:
+          if (mremap(addr_[r], size(r), size(r), MREMAP_MAYMOVE | MREMAP_FIXED, addr_[o.to]) != addr_[o.to]) {
+            fail(fmt::format("{}: mremap", o.where));
+          }
+          addr_[r] = nullptr;
+          break;
         case FileOpKind::kNumaScan:
         case FileOpKind::kMigratePages:
           fail(fmt::format("{}: not runnable natively", o.where));  // refused before the run (kernel_only_op)

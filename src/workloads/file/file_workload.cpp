@@ -16,6 +16,7 @@
 #include "mm/memory.h"
 #include "mm/migrate.h"
 #include "mm/mprotect.h"
+#include "mm/mremap.h"
 #include "net/unix/af_unix.h"
 #include "util/error.h"
 #include "workloads/file/workload_file.h"
@@ -260,6 +261,9 @@ class FileWorkload final : public Workload {
           (void)migrated;
           break;
         }
+        case FileOpKind::kMremap:
+          co_await kernel::sys_mremap(run.self(), mm, t.addr[r], size_[r], t.addr[o.to]);
+          break;
         case FileOpKind::kForEachPage:
           for (std::uint64_t pg = 0; pg < size_[r]; pg += kernel::kPageSize) {
             const std::uint64_t addr = t.addr[r] + pg;

@@ -25,9 +25,9 @@ namespace {
 constexpr std::int64_t kMaxValue = std::int64_t{1} << 40;  // bounds every literal: no sum of two overflows
 
 // In FileOpKind's order, then the socket spellings of pipe_write and pipe_read.
-const std::vector<std::string> kOps = {"mmap",       "munmap",        "touch", "madvise", "for_each_page", "count",
-                                       "pipe_write", "pipe_read",     "sleep", "barrier", "spawn",         "mprotect",
-                                       "numa_scan",  "migrate_pages", "send",  "recv"};
+const std::vector<std::string> kOps = {"mmap",       "munmap",        "touch",  "madvise", "for_each_page", "count",
+                                       "pipe_write", "pipe_read",     "sleep",  "barrier", "spawn",         "mprotect",
+                                       "numa_scan",  "migrate_pages", "mremap", "send",    "recv"};
 
 class Parser {
  public:
@@ -148,15 +148,15 @@ class Parser {
                             known.empty() ? "none" : known));
   }
 
-  std::size_t region(ParamReader& r) {
-    const std::string name = r.string("region");
+  std::size_t region(ParamReader& r, const char* key = "region") {
+    const std::string name = r.string(key);
     for (std::size_t i = 0; i < f_.regions.size(); ++i) {
       if (f_.regions[i].name == name) return i;
     }
     std::string known;
     for (const auto& g : f_.regions) known += (known.empty() ? "" : ", ") + g.name;
-    r.fail("region", fmt::format("no region '{}' is declared with [[regions]] (declared: {})", name,
-                                 known.empty() ? "none" : known));
+    r.fail(key, fmt::format("no region '{}' is declared with [[regions]] (declared: {})", name,
+                            known.empty() ? "none" : known));
   }
 
   FileOp op(ParamReader& r, bool in_body, bool partner_side = false, bool in_child = false) {
@@ -235,12 +235,28 @@ class Parser {
       }
     }
     if (o.kind == FileOpKind::kMprotect) o.write = r.choice("prot", {"read", "read_write"}) == "read_write";
+    if (o.kind == FileOpKind::kMremap) mremap_destination(r, o);
     if (o.kind == FileOpKind::kForEachPage) {
       for (ParamReader& b : r.table_array("body")) o.body.push_back(op(b, true));
       if (o.body.empty()) r.fail("body", "for_each_page needs a body: an array of operations");
     }
     r.finish();
     return o;
+  }
+
+  // mremap's `to`: another private anonymous region, as the source must be (a file's or shmem's VMA moves with its
+  // pgoff, which the file executors do not follow).
+  void mremap_destination(ParamReader& r, FileOp& o) {
+    o.to = region(r, "to");
+    if (o.to == o.region) r.fail("to", "names the region being moved: mremap's ranges may not overlap");
+    for (const std::size_t g : {o.region, o.to}) {
+      const FileRegion& reg = f_.regions[g];
+      if (reg.file || reg.shmem) {
+        r.fail(g == o.region ? "region" : "to",
+               fmt::format("mremap is modeled for private anonymous regions only, and '{}' is a {}", reg.name,
+                           reg.file ? "file region" : "shmem region"));
+      }
+    }
   }
 
   std::vector<FileOp> ops(ParamReader& root, std::string_view key, bool partner_side = false) {

@@ -49,6 +49,16 @@ void walk(const WorkloadFile& f, const std::vector<FileOp>& ops, std::vector<boo
           fmt::format("{}: region '{}' is used before it is mapped (an mmap of it must come first)", o.where, g.name));
     }
     if (o.kind == FileOpKind::kMunmap) mapped[o.region] = false;
+    if (o.kind == FileOpKind::kMremap) {
+      // MREMAP_FIXED onto the destination the task mapped: it ends mapped (holding the pages), the source unmapped.
+      if (!mapped[o.to]) {
+        throw InputError(
+            fmt::format("{}: mremap's destination '{}' is not mapped (an mmap of it must come first: the "
+                        "file moves a region onto another it mapped)",
+                        o.where, f.regions[o.to].name));
+      }
+      mapped[o.region] = false;
+    }
     if (o.kind == FileOpKind::kForEachPage) walk(f, o.body, mapped, counts, true);
   }
 }
@@ -175,6 +185,19 @@ void walk_protections(const WorkloadFile& f, const ResolvedValues& v, const std:
       continue;
     }
     if (o.kind == FileOpKind::kMmap || o.kind == FileOpKind::kMunmap) ro[o.region].clear();
+    if (o.kind == FileOpKind::kMremap) {
+      // One VMA moves (vma_to_resize's EFAULT otherwise): the source is all read-write or all read-only.
+      const std::uint64_t pages = size[o.region] / kFilePageSize;
+      if (!ro[o.region].empty() && ro[o.region] != std::map<std::uint64_t, std::uint64_t>{{0, pages}}) {
+        throw InputError(
+            fmt::format("{}: region '{}' has pages of both protections here, so it is more than one "
+                        "mapping, and mremap moves one (the kernel's EFAULT)",
+                        o.where, f.regions[o.region].name));
+      }
+      ro[o.to] = std::move(ro[o.region]);
+      ro[o.region].clear();
+      continue;
+    }
     if (o.kind != FileOpKind::kTouch && o.kind != FileOpKind::kMprotect && o.kind != FileOpKind::kForEachPage) continue;
     const std::uint64_t off = o.offset ? v(*o.offset) : 0;
     const std::uint64_t len = o.length ? v(*o.length) : size[o.region] - std::min(off, size[o.region]);
@@ -240,6 +263,19 @@ void check_ranges(const WorkloadFile& f, const ResolvedValues& v, const std::vec
   };
   check_ops(f.setup);
   check_ops(f.loop);
+  const auto check_moves = [&](const std::vector<FileOp>& ops, const auto& self) -> void {
+    for (const FileOp& o : ops) {
+      if (o.kind == FileOpKind::kSpawn) self(o.body, self);
+      if (o.kind == FileOpKind::kMremap && size[o.region] != size[o.to]) {
+        throw InputError(
+            fmt::format("{}: mremap moves region '{}' ({} bytes) onto '{}' ({} bytes): they must be of "
+                        "one size (the file's mremap neither grows nor shrinks)",
+                        o.where, f.regions[o.region].name, size[o.region], f.regions[o.to].name, size[o.to]));
+      }
+    }
+  };
+  check_moves(f.setup, check_moves);
+  check_moves(f.loop, check_moves);
   check_protections(f, v, size);
 }
 

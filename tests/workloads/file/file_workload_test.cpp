@@ -243,6 +243,31 @@ TEST(FileWorkload, SwapBenchSwapsEveryPageOutAndInEachRound) {
   }
 }
 
+// mremap_move (2c91bd4a4e2e's test) with 1,536 pages, three PMDs' worth: one mremap per op. linux-6.13 moves each
+// whole PMD by its table and flushes it with the PMD locks held, a full flush each (512 pages are above the 33-page
+// ceiling), and the old range then has no table left to free; linux-3.3 moves the PTEs in LATENCY_LIMIT extents of
+// 64 pages and flushes the whole range once after, and the old range's do_munmap frees its emptied tables and
+// flushes again.
+TEST(FileWorkload, MremapMoveFlushesOncePerPmdFromV51AndOncePerCallInV33) {
+  for (const auto& [kernel, full_flushes_per_op] : {std::pair{"linux-6.13", 3.0}, std::pair{"linux-3.3", 2.0}}) {
+    RunSpec spec;
+    spec.kernel = kernel;
+    spec.workload = "mremap_move.toml";
+    spec.threads = 1;
+    spec.params = {"pages=1536"};
+    spec.duration = sim::milliseconds(2);
+    spec.warmup = sim::milliseconds(4);  // the setup writes all 1,536 pages
+    spec.seed = 7;
+    const RunOutput r = run_workload(hw::load_machine("small-2s2c"), spec);
+    const double ops = r.json["ops"].get<double>();
+    ASSERT_GT(ops, 4) << kernel;
+    const auto& c = r.json["counters"];
+    EXPECT_NEAR(c["nr_tlb_local_flush_all"].get<double>() / ops, full_flushes_per_op, 0.3) << kernel;
+    EXPECT_EQ(c["page_faults"].get<double>(), 0) << kernel << ": the pages move, none is faulted in again";
+    EXPECT_EQ(r.violations, 0u) << kernel;
+  }
+}
+
 TEST(FileWorkload, UnknownParameterIsRefused) {
   EXPECT_THROW(run("madvise_own_pages.toml", 1, "linux-6.13", {"page=64"}), InputError);
   EXPECT_THROW(run("madvise_own_pages.toml", 1, "linux-6.13", {"pages=0"}), InputError);
