@@ -98,6 +98,15 @@ void Oracle::on_range_synced(CpuId, const kernel::MmStruct& mm, std::uint64_t st
                 [&](const auto& e) { return e.second.mm == mm.id() && e.second.vpn >= first && e.second.vpn < last; });
 }
 
+void Oracle::on_page_replaced(const kernel::MmStruct& mm, Vpn v, Pfn page, CpuId by, sim::SimTime now) {
+  if (frames_.pins(page) == 0) return;
+  const CpuId pinner = frames_.pinned_by(page);
+  report(now, pinner, mm.id(), v,
+         fmt::format("cpu{} replaced pfn {} by a copy while cpu{} holds a GUP pin on it (taken after the reference "
+                     "count check): what is written through the pin is lost",
+                     by.get(), page.get(), pinner.get()));
+}
+
 void Oracle::on_frame_free(Pfn pfn, sim::SimTime now) {
   in_flight_.erase(in_flight_.lower_bound(RemovalKey{pfn.get(), 0, 0}),
                    in_flight_.lower_bound(RemovalKey{pfn.get() + 1, 0, 0}));

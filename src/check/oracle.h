@@ -57,6 +57,7 @@ class Oracle final : public kernel::KernelEvents {
   void on_range_synced(CpuId cpu, const kernel::MmStruct& mm, std::uint64_t start, std::uint64_t end) override;
   // A frame is being freed: removals that mapped it are complete; a page-table frame must not be cached in the
   // paging-structure cache of a CPU that has its address space loaded.
+  void on_page_replaced(const kernel::MmStruct& mm, Vpn v, Pfn page, CpuId by, sim::SimTime now) override;
   void on_frame_free(Pfn pfn, sim::SimTime now) override;
   // A freed frame is being allocated again: no CPU running a user context may still map it in its TLB under the
   // address space it has loaded.

@@ -1,8 +1,10 @@
 // Checker scenarios for transparent huge pages: khugepaged collapsing small pages that another CPU writes, and a
 // THP split or zapped while another CPU reads it through its 2 MiB TLB entry.
 #include <memory>
+#include <optional>
 
 #include "check/scenario.h"
+#include "mm/gup.h"
 #include "mm/huge_memory.h"
 #include "mm/khugepaged.h"
 #include "mm/memory.h"
@@ -35,10 +37,9 @@ struct ThpRange {
 };
 
 // cpu0 and cpu1 have written the first page of X, cpu0 the second too, as small pages; then X is marked
-// MADV_HUGEPAGE. cpu0, as khugepaged (a kernel thread, the mm lazily loaded), collapses X into a THP; cpu1 keeps
-// writing the first page: a write must reach the old page before the copy, or fault and wait for the collapse and
-// then use the THP, never go through the old translation once the old page is freed.
-class ThpCollapseVsAccess final : public CheckScenario {
+// MADV_HUGEPAGE. cpu0, as khugepaged (a kernel thread, the mm lazily loaded), collapses X into a THP while cpu1 runs
+// what the scenario races it with (`racer`) on X's first page.
+class ThpCollapseRace : public CheckScenario {
  public:
   void start(ScenarioRun& run) override {
     r_.prepare(run, false);
@@ -48,8 +49,11 @@ class ThpCollapseVsAccess final : public CheckScenario {
     run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, 1, true));
     r_.vma->hugepage = true;
     run.race(0, khugepaged(k.percpu(CpuId{0}), *r_.mm, r_.x));
-    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x, 3, true));
+    run.race(1, racer(k.percpu(CpuId{1}), *r_.mm, r_.x));
   }
+
+ protected:
+  virtual sim::Task<void> racer(PerCpu& self, MmStruct& mm, std::uint64_t addr) = 0;
 
  private:
   static sim::Task<void> khugepaged(PerCpu& self, MmStruct& mm, std::uint64_t haddr) {
@@ -59,8 +63,29 @@ class ThpCollapseVsAccess final : public CheckScenario {
   }
   ThpRange r_;
 };
+
+// cpu1 keeps writing the first page: a write must reach the old page before the copy, or fault and wait for the
+// collapse and then use the THP, never go through the old translation once the old page is freed.
+class ThpCollapseVsAccess final : public ThpCollapseRace {
+  sim::Task<void> racer(PerCpu& self, MmStruct& mm, std::uint64_t addr) override {
+    co_await touch_n(self, mm, addr, 3, true);
+  }
+};
 TLBSIM_SCENARIO(ThpCollapseVsAccess, "thp_collapse_vs_access",
                 "cpu0 (khugepaged) collapses 2 MiB of small pages into a THP while cpu1 keeps writing one of them");
+
+// cpu1, in the mm's task, pins the first page with GUP-fast for writing (as an O_DIRECT read into it would) and holds
+// the pin while the I/O runs, past the collapse. GUP-fast runs with interrupts off and without mmap_lock: the
+// collapse must see the pin (its reference count check fails) or make GUP-fast give up (the PMD gone, or a recheck),
+// never copy and release a page that stays pinned: the pin's writes would be lost.
+class ThpCollapseVsGupFast final : public ThpCollapseRace {
+  sim::Task<void> racer(PerCpu& self, MmStruct& mm, std::uint64_t addr) override {
+    const std::optional<Pfn> page = co_await kernel::pin_user_pages_fast(self, mm, addr, true);
+    (void)page;  // never unpinned here: the I/O is still in flight when the scenario ends
+  }
+};
+TLBSIM_SCENARIO(ThpCollapseVsGupFast, "thp_collapse_vs_gup_fast",
+                "cpu0 (khugepaged) collapses 2 MiB while cpu1 pins one of its small pages with GUP-fast");
 
 // cpu1 has written the first page of X (its walk cached X's PTE table in its paging-structure cache) and then
 // switched to a kernel thread, the mm still loaded (lazy TLB). cpu0, as khugepaged, collapses X into a THP (the old

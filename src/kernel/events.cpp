@@ -5,6 +5,7 @@ namespace tlbsim::kernel {
 void KernelEvents::on_pte_removed(const MmStruct&, Vpn, const Pte&, CpuId, sim::SimTime) {}
 void KernelEvents::on_syscall_return(CpuId) {}
 void KernelEvents::on_range_synced(CpuId, const MmStruct&, std::uint64_t, std::uint64_t) {}
+void KernelEvents::on_page_replaced(const MmStruct&, Vpn, Pfn, CpuId, sim::SimTime) {}
 void KernelEvents::on_frame_free(Pfn, sim::SimTime) {}
 void KernelEvents::on_frame_reuse(Pfn, sim::SimTime) {}
 void KernelEvents::set_user_context(CpuId, std::uint32_t) {}

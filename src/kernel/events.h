@@ -32,6 +32,10 @@ class KernelEvents {
   // after it must not hit a translation those removals took away (what flush_tlb_batched_pending provides against
   // reclaim's deferred flush). Reported just before on_syscall_return.
   virtual void on_range_synced(CpuId cpu, const MmStruct& mm, std::uint64_t start, std::uint64_t end);
+  // The kernel replaced `page`, which mapped `v` of `mm`, by a copy, and drops its mapping's reference
+  // (khugepaged's release_pte_pages): a GUP pin still held on it now points at a page no longer mapped, and what is
+  // written through it is lost (the collapse's reference count check must have seen every pin).
+  virtual void on_page_replaced(const MmStruct& mm, Vpn v, Pfn page, CpuId by, sim::SimTime now);
   // A frame is being freed (free_pages), or a freed frame allocated again.
   virtual void on_frame_free(Pfn pfn, sim::SimTime now);
   virtual void on_frame_reuse(Pfn pfn, sim::SimTime now);
@@ -62,6 +66,9 @@ class KernelEventFanout final : public KernelEvents {
   }
   void on_range_synced(CpuId cpu, const MmStruct& mm, std::uint64_t start, std::uint64_t end) override {
     for (KernelEvents* s : subs_) s->on_range_synced(cpu, mm, start, end);
+  }
+  void on_page_replaced(const MmStruct& mm, Vpn v, Pfn page, CpuId by, sim::SimTime now) override {
+    for (KernelEvents* s : subs_) s->on_page_replaced(mm, v, page, by, now);
   }
   void on_frame_free(Pfn pfn, sim::SimTime now) override {
     for (KernelEvents* s : subs_) s->on_frame_free(pfn, now);

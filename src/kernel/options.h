@@ -46,6 +46,7 @@ enum class Mutation : std::uint8_t {
   migrate_flush_skipped,
   numa_flush_pending_late,
   collapse_flush_skipped,
+  collapse_skips_gup_fast_sync,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -84,6 +85,11 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
      .kernel = "linux-6.13",
      .doc = "pmdp_collapse_flush unlinks the PTE table but never flushes it: the old pages are copied and freed "
             "while CPUs still cache them"},
+    {TLBSIM_ID(Mutation, collapse_skips_gup_fast_sync), .area = "thp", .scenarios = "thp_collapse_vs_gup_fast",
+     .kernel = "linux-6.6-arm64",
+     .doc = "collapse_huge_page without tlb_remove_table_sync_one and GUP-fast without its PMD recheck (the pair "
+            "before 2ba99c5e0881 and 70cbc3cc78a9): where the flush sends no IPI, a pin can follow the reference "
+            "count check"},
 };
 
 }  // namespace tlbsim::kernel

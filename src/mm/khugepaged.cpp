@@ -43,7 +43,8 @@ sim::Task<void> pmdp_collapse_flush(PerCpu& self, MmStruct& mm, std::uint64_t ha
 }  // namespace
 
 bool collapse_sync_ipi(KernelVersion version, Arch arch) {
-  return version >= KernelVersion{6, 1} && arch == Arch::kPowerpc;
+  if (version < KernelVersion{6, 1}) return false;
+  return arch == Arch::kPowerpc || arch == Arch::kArm64 || version >= KernelVersion{6, 15};
 }
 
 sim::Task<bool> collapse_huge_page(PerCpu& self, MmStruct& mm, std::uint64_t haddr) {
@@ -85,7 +86,8 @@ sim::Task<bool> collapse_huge_page(PerCpu& self, MmStruct& mm, std::uint64_t had
   }
   co_await ptl.unlock(m, self.cpu);
   co_await pmdp_collapse_flush(self, mm, haddr);
-  if (collapse_sync_ipi(self.k.config().version, self.k.arch().arch())) {
+  if (collapse_sync_ipi(self.k.config().version, self.k.arch().arch()) &&
+      !planted(self.k.config(), Mutation::collapse_skips_gup_fast_sync)) {
     Cpumask all(self.k.ncpus());
     for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
       if (c != self.id.get()) all.set(CpuId{c});  // smp_call_function: every online CPU but this one
@@ -104,6 +106,8 @@ sim::Task<bool> collapse_huge_page(PerCpu& self, MmStruct& mm, std::uint64_t had
       ++none;  // the zero page counts as none
     } else if (p.migration || !p.anon || p.protnone) {
       ok = false;  // not a present anonymous page (a migration entry, a page-cache page, a hinting PTE)
+    } else if (frames.pins(p.pfn) > 0) {
+      ok = false;  // page_count beyond the mapping's reference: a GUP pin (SCAN_PAGE_COUNT), in every era
     }
   }
   // The table's PTEs, read and checked: private to this CPU (the table is unlinked), so one step for all of them.
@@ -124,8 +128,11 @@ sim::Task<bool> collapse_huge_page(PerCpu& self, MmStruct& mm, std::uint64_t had
   for (const Pte& p : table->ptes) copied += p.present && p.pfn.get() != 0 ? 1 : 0;
   co_await self.cpu.delay(costs(self).page_copy * copied +
                           costs(self).page_zero * (static_cast<std::int64_t>(kPtesPerTable) - copied));
-  for (const Pte& p : table->ptes) {
-    if (p.present && p.pfn.get() != 0) frames.free(p.pfn);  // release_pte_pages
+  for (std::uint64_t i = 0; i < kPtesPerTable; ++i) {
+    const Pte& p = table->ptes[i];
+    if (!p.present || p.pfn.get() == 0) continue;
+    self.k.events().on_page_replaced(mm, Vpn{first.get() + i}, p.pfn, self.id, self.cpu.now());
+    frames.free(p.pfn);  // release_pte_pages
   }
   // Under the PMD lock: the old table deposited, the THP mapped (set_pmd_at). The THP is writable as the VMA is
   // (maybe_pmd_mkwrite).

@@ -14,9 +14,10 @@ namespace tlbsim::kernel {
 inline constexpr std::uint64_t kKhugepagedMaxPtesNone = kPtesPerTable - 1;
 
 // Whether the era's collapse calls tlb_remove_table_sync_one after pmdp_collapse_flush (v6.1, Jann Horn,
-// "mm/khugepaged: fix GUP-fast interaction by sending IPI"): an IPI to every online CPU, a real one where the
-// architecture frees page tables by RCU (MMU_GATHER_RCU_TABLE_FREE: always on powerpc, with PARAVIRT on x86; the
-// model's x86 is bare metal without it).
+// 2ba99c5e0881 "mm/khugepaged: fix GUP-fast interaction by sending IPI"): an IPI to every online CPU, a real one
+// where the architecture frees page tables by RCU (MMU_GATHER_RCU_TABLE_FREE: always on powerpc and arm64; on x86
+// only with PARAVIRT before v6.15, whose a37259732a7d "x86/mm: Make MMU_GATHER_RCU_TABLE_FREE unconditional" came
+// with INVLPGB; the model's x86 is bare metal).
 bool collapse_sync_ipi(KernelVersion version, Arch arch);
 
 // collapse_huge_page of the 2 MiB at `haddr` of `mm` by khugepaged, running on `self` (a kernel thread: `mm` need

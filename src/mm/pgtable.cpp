@@ -27,6 +27,28 @@ Pfn FrameAllocator::alloc_huge(FrameUse use, std::uint16_t nid) {
   return first;
 }
 
+void FrameAllocator::pin(Pfn pfn, CpuId by) {
+  auto& [count, cpu] = pins_[pfn.get()];
+  ++count;
+  cpu = by;
+}
+
+void FrameAllocator::unpin(Pfn pfn) {
+  const auto it = pins_.find(pfn.get());
+  if (it == pins_.end()) throw std::logic_error("BUG: unpinning frame " + std::to_string(pfn.get()) + ", not pinned");
+  if (--it->second.first == 0) pins_.erase(it);
+}
+
+std::uint32_t FrameAllocator::pins(Pfn pfn) const {
+  const auto it = pins_.find(pfn.get());
+  return it == pins_.end() ? 0 : it->second.first;
+}
+
+CpuId FrameAllocator::pinned_by(Pfn pfn) const {
+  const auto it = pins_.find(pfn.get());
+  return it == pins_.end() ? CpuId{0} : it->second.second;
+}
+
 std::int32_t FrameAllocator::xchg_last_nid(Pfn pfn, std::int32_t nid) {
   const std::int32_t old = page_[pfn.get()].last_nid;
   page_[pfn.get()].last_nid = nid;

@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/ids.h"
@@ -65,6 +67,12 @@ class FrameAllocator {
   std::int32_t xchg_last_nid(Pfn pfn, std::int32_t nid);
   void set_last_nid(Pfn pfn, std::int32_t nid) { page_[pfn.get()].last_nid = nid; }
   std::int32_t last_nid(Pfn pfn) const { return page_[pfn.get()].last_nid; }
+  // GUP pins (the reference get_user_pages_fast takes with FOLL_PIN, try_grab_folio): the count and the CPU that
+  // took the last one, for the oracle. Few pages are ever pinned, so they are kept apart from the per-frame state.
+  void pin(Pfn pfn, CpuId by);
+  void unpin(Pfn pfn);
+  std::uint32_t pins(Pfn pfn) const;
+  CpuId pinned_by(Pfn pfn) const;
   std::uint64_t allocated() const { return allocated_; }
   std::uint64_t frees() const { return frees_; }
   void set_free_observer(std::function<void(Pfn)> f) { on_free_ = std::move(f); }
@@ -82,6 +90,7 @@ class FrameAllocator {
   };
   std::vector<PageNuma> page_{PageNuma{}};  // by frame, as use_
   std::vector<std::uint64_t> free_list_;
+  std::map<std::uint64_t, std::pair<std::uint32_t, CpuId>> pins_;  // by frame: count, last pinner
   std::uint64_t allocated_ = 0;
   std::uint64_t frees_ = 0;
   std::function<void(Pfn)> on_free_;

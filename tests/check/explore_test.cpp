@@ -60,6 +60,26 @@ TEST(Explore, PageoutRacingAFaultOnItsPageFindsNothingOnEveryArchitecture) {
   }
 }
 
+TEST(Explore, GupFastRacingACollapseNeverKeepsAPinOnTheReplacedPageInAnyEra) {
+  // Each era keeps GUP-fast's pin visible to the collapse's reference count check or makes it give up: x86 by the
+  // flush IPI that waits for interrupts to come back on, powerpc v4.14 by serialize_against_pte_lookup's IPI, v6.1+
+  // by tlb_remove_table_sync_one where the architecture frees tables by RCU and by the PMD recheck.
+  for (const char* kernel : {"linux-3.3", "linux-5.17", "linux-6.13", "linux-4.14-ppc", "linux-6.2-ppc",
+                             "linux-6.5-arm64", "linux-6.6-arm64"}) {
+    expect_clean(kernel, "thp_collapse_vs_gup_fast", "pct", 2000,
+                 arch_memory_model(kernel::load_kernel_profile(kernel).config.arch));
+  }
+  // arm64's flush is a broadcast TLBI that waits for no one: without both fixes the pin follows the check.
+  CheckTarget t = make_target("linux-6.6-arm64", {}, {"collapse_skips_gup_fast_sync"}, "thp_collapse_vs_gup_fast", "");
+  t.memory_model = hw::MemoryModel::kArm;
+  ExploreSpec spec;
+  spec.strategy = "pct";
+  spec.budget = 3000;
+  const ExploreResult r = explore(t, spec);
+  ASSERT_TRUE(r.found.has_value());
+  EXPECT_NE(r.found->what.find("GUP pin"), std::string::npos) << r.found->what;
+}
+
 TEST(Explore, EveryStrategyFindsAFlushThatSendsNoIpi) {
   const CheckTarget t = make_target("linux-5.17", {}, {"flush_sends_no_ipis"}, "madvise_vs_access", "");
   for (const char* strategy : {"random", "pct", "exhaustive"}) {
