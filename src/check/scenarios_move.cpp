@@ -74,6 +74,28 @@ class MremapVsAccess final : public CheckScenario {
 TLBSIM_SCENARIO(MremapVsAccess, "mremap_vs_access",
                 "cpu0 mremaps a page that cpu1, running the same mm, keeps reading at its old address");
 
+// cpu0 has written X and the page after it, Y; cpu1 has written X and read Y. cpu0 mremaps X onto Y with
+// MREMAP_FIXED, which unmaps Y first (mremap_to's do_munmap: Y's page is zapped, flushed and freed) and then moves X's
+// PTE there. cpu1 keeps reading Y: the old page until the unmap's flush reaches it, then a fault or X's page, never
+// Y's old page once it is freed.
+class MremapFixedVsAccess final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, true);
+    kernel::Kernel& k = run.kernel();
+    const std::uint64_t y = s_.x + kPageSize;
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *s_.mm, y, 1));
+    run.race(0, mremap(k.percpu(CpuId{0}), *s_.mm, s_.x, kPageSize, y));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *s_.mm, y, 3));
+  }
+
+ private:
+  TwoWriters s_;
+};
+TLBSIM_SCENARIO(
+    MremapFixedVsAccess, "mremap_fixed_vs_access",
+    "cpu0 mremaps a page onto the next one (MREMAP_FIXED unmaps it first) while cpu1 keeps reading that one");
+
 // cpu0 and cpu1 run one mm and have written X, the first page of a 2 MiB-aligned 2 MiB anonymous mapping; cpu0
 // mremaps all of it to another 2 MiB-aligned address, where the eras that have move_normal_pmd (x86 v5.1+, powerpc
 // v5.14+) move the PTE table itself. cpu1 keeps writing X, which must fault (SIGSEGV) once mremap has returned.

@@ -80,6 +80,23 @@ TEST(Explore, GupFastRacingACollapseNeverKeepsAPinOnTheReplacedPageInAnyEra) {
   EXPECT_NE(r.found->what.find("GUP pin"), std::string::npos) << r.found->what;
 }
 
+TEST(Explore, MremapOntoAMappedPageFlushesItsOldPageBeforeFreeingIt) {
+  // MREMAP_FIXED's do_munmap of the destination: cpu1, reading the destination, never hits its freed page; a flush
+  // that returns before the IPI's handler ran (smp_call_skips_wait) lets it.
+  for (const char* kernel : {"linux-3.3", "linux-5.17", "linux-6.18", "linux-6.2-ppc", "linux-6.6-arm64"}) {
+    expect_clean(kernel, "mremap_fixed_vs_access", "pct", 2000,
+                 arch_memory_model(kernel::load_kernel_profile(kernel).config.arch));
+  }
+  CheckTarget t = make_target("linux-5.17", {}, {"smp_call_skips_wait"}, "mremap_fixed_vs_access", "");
+  t.memory_model = hw::MemoryModel::kTso;
+  ExploreSpec spec;
+  spec.strategy = "pct";
+  spec.budget = 3000;
+  const ExploreResult r = explore(t, spec);
+  ASSERT_TRUE(r.found.has_value());
+  EXPECT_NE(r.found->what.find("stale translation"), std::string::npos) << r.found->what;
+}
+
 TEST(Explore, EveryStrategyFindsAFlushThatSendsNoIpi) {
   const CheckTarget t = make_target("linux-5.17", {}, {"flush_sends_no_ipis"}, "madvise_vs_access", "");
   for (const char* strategy : {"random", "pct", "exhaustive"}) {
