@@ -40,6 +40,19 @@ void expect_clean(const char* kernel, const char* scenario, const char* strategy
   EXPECT_FALSE(r.found.has_value()) << kernel << ": " << r.found->what;
 }
 
+// 3,000 PCT schedules of `scenario` on `kernel` with `mutation` planted, under the arch's memory model, find a
+// violation whose description contains `what`.
+void expect_caught(const char* kernel, const char* mutation, const char* scenario, const char* what) {
+  CheckTarget t = make_target(kernel, {}, {mutation}, scenario, "");
+  t.memory_model = arch_memory_model(kernel::load_kernel_profile(kernel).config.arch);
+  ExploreSpec spec;
+  spec.strategy = "pct";
+  spec.budget = 3000;
+  const ExploreResult r = explore(t, spec);
+  ASSERT_TRUE(r.found.has_value()) << kernel << " " << mutation;
+  EXPECT_NE(r.found->what.find(what), std::string::npos) << r.found->what;
+}
+
 TEST(Explore, RandomSchedulesOfReclaimAgainstFaultAroundFindNothingOnEveryReclaimingKernel) {
   // Random walks that let reclaim remove a page from the cache while a fault maps it around (do_read_fault's
   // fault-around re-looks the page up after its work; until it did, these schedules read a freed hash-map node,
@@ -70,14 +83,7 @@ TEST(Explore, GupFastRacingACollapseNeverKeepsAPinOnTheReplacedPageInAnyEra) {
                  arch_memory_model(kernel::load_kernel_profile(kernel).config.arch));
   }
   // arm64's flush is a broadcast TLBI that waits for no one: without both fixes the pin follows the check.
-  CheckTarget t = make_target("linux-6.6-arm64", {}, {"collapse_skips_gup_fast_sync"}, "thp_collapse_vs_gup_fast", "");
-  t.memory_model = hw::MemoryModel::kArm;
-  ExploreSpec spec;
-  spec.strategy = "pct";
-  spec.budget = 3000;
-  const ExploreResult r = explore(t, spec);
-  ASSERT_TRUE(r.found.has_value());
-  EXPECT_NE(r.found->what.find("GUP pin"), std::string::npos) << r.found->what;
+  expect_caught("linux-6.6-arm64", "collapse_skips_gup_fast_sync", "thp_collapse_vs_gup_fast", "GUP pin");
 }
 
 TEST(Explore, MremapOntoAMappedPageFlushesItsOldPageBeforeFreeingIt) {
@@ -87,14 +93,7 @@ TEST(Explore, MremapOntoAMappedPageFlushesItsOldPageBeforeFreeingIt) {
     expect_clean(kernel, "mremap_fixed_vs_access", "pct", 2000,
                  arch_memory_model(kernel::load_kernel_profile(kernel).config.arch));
   }
-  CheckTarget t = make_target("linux-5.17", {}, {"smp_call_skips_wait"}, "mremap_fixed_vs_access", "");
-  t.memory_model = hw::MemoryModel::kTso;
-  ExploreSpec spec;
-  spec.strategy = "pct";
-  spec.budget = 3000;
-  const ExploreResult r = explore(t, spec);
-  ASSERT_TRUE(r.found.has_value());
-  EXPECT_NE(r.found->what.find("stale translation"), std::string::npos) << r.found->what;
+  expect_caught("linux-5.17", "smp_call_skips_wait", "mremap_fixed_vs_access", "stale translation");
 }
 
 TEST(Explore, EveryStrategyFindsAFlushThatSendsNoIpi) {
