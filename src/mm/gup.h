@@ -14,7 +14,8 @@ namespace tlbsim::kernel {
 // What an era's gup_pte_range checks after taking its reference (each field names the change that brought it).
 struct GupFastEra {
   // pte_val(pte) != pte_val(*ptep): the PTE read again after the reference is taken, and the reference dropped if
-  // it changed. In the generic fast GUP from its start (2667f50e8b81, v3.19), which x86 uses from v4.13; v3.3's
+  // it changed. In the generic fast GUP from its start (2667f50e8b81, v3.19), which replaced x86's own in 2017
+  // (Kirill Shutemov's switch, v4.13 or v4.14: the boundary falls between the modeled v3.3 and v5.17); v3.3's
   // arch/x86/mm/gup.c takes the reference and returns.
   bool pte_recheck = false;
   // pmd_val(pmd) != pmd_val(*pmdp): the PMD read again too, so that a PTE table khugepaged unlinked in between is
