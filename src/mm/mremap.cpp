@@ -38,6 +38,16 @@ sim::Task<bool> move_ptes(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, st
   bool force_flush = false;
   for (std::uint64_t a = old_addr, n = new_addr; a < old_end; a += kPageSize, n += kPageSize) {
     const Vpn v = vpn_of(a);
+    // A migration entry moves too (move_ptes moves every non-none entry; move_pte and set_pte_at of a non-present
+    // one): no CPU caches it, so it asks for no flush, and the migration's remove_migration_ptes finds it at its new
+    // address through the rmap. No modeled path migrates a page while mremap runs (each holds mmap_lock or the VMA
+    // lock), so nothing reaches this yet.
+    if (const auto entry = mm.pgd.migration_entry(v)) {
+      mm.pgd.clear_migration_entry(v);
+      mm.pgd.set(vpn_of(n), *entry);
+      co_await self.cpu.delay(self.k.machine().kernel.pte_update);
+      continue;
+    }
     const auto pte = mm.pgd.clear(v);  // ptep_get_and_clear
     if (!pte) continue;                // pte_none
     // move_pte, set_pte_at (pte_alloc made the new table: PageTables::set here). Set in the same step as the clear:

@@ -183,6 +183,23 @@ TEST(Mremap, AMappedDestinationIsUnmappedAndFlushedFirstInEveryEra) {
   }
 }
 
+// move_ptes moves every non-none entry: a migration entry arrives at the new address, beside the present page.
+TEST(Mremap, AMigrationEntryMovesToTheNewAddress) {
+  for (const char* kernel : {"linux-3.3", "linux-6.13"}) {
+    Moved t(kernel, 2);
+    const Vpn second = vpn_of(t.addr + kPageSize);
+    const Pte migrating = *t.mm.pgd.lookup(second);
+    t.mm.pgd.clear(second);
+    t.mm.pgd.set(second, Pte{migrating.pfn, false, migrating.writable, true, true});  // make_migration_entry
+    t.run();
+    const auto moved = t.mm.pgd.migration_entry(vpn_of(t.to + kPageSize));
+    ASSERT_TRUE(moved.has_value()) << kernel;
+    EXPECT_EQ(moved->pfn, migrating.pfn) << kernel;
+    EXPECT_FALSE(t.mm.pgd.migration_entry(second).has_value()) << kernel;
+    EXPECT_TRUE(t.mm.pgd.lookup(vpn_of(t.to)).has_value()) << kernel << ": the present page moved as well";
+  }
+}
+
 // move_normal_pmd: a whole aligned 2 MiB moves by its PTE table (the same table page now at the new address) on x86
 // from v5.1 and powerpc from v5.14; v3.3 and v4.14 move the PTEs one by one into a new table.
 TEST(Mremap, AWholeAlignedPmdMovesByItsTableWhereTheEraHasMoveNormalPmd) {
