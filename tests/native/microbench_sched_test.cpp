@@ -39,10 +39,12 @@ TEST(MicrobenchSched, YieldsOfTwoThreadsOnOneCpuSwitch) {
 TEST(MicrobenchSched, PingPongOnOneCpuCostsMoreThanItsCalls) {
   if (!native_supported()) GTEST_SKIP() << "microbenchmarks need Linux";
   const std::uint32_t cpu = first_cpu();
-  const PipeCalls c = pipe_calls_ns(cpu, {3, 0.05});
+  // Load from other tests only adds time to a sample: the lowest decile of five repetitions on each side is the
+  // figure least disturbed by it (a median of three was not, on a loaded two-core CI machine).
+  const PipeCalls c = pipe_calls_ns(cpu, {5, 0.05});
   for (bool processes : {false, true}) {
-    const Spread half = pipe_pingpong_ns(cpu, processes, {3, 0.05});
-    EXPECT_GT(half.median, c.write.median + c.read.median) << (processes ? "processes" : "threads");
+    const Spread half = pipe_pingpong_ns(cpu, processes, {5, 0.05});
+    EXPECT_GT(half.p10, c.write.p10 + c.read.p10) << (processes ? "processes" : "threads");
   }
 }
 
