@@ -1,6 +1,6 @@
-// Models do_huge_pmd_anonymous_page, __split_huge_pmd_locked and zap_huge_pmd (mm/huge_memory.c), pmdp_invalidate and
-// pmdp_huge_get_and_clear_full (mm/pgtable-generic.c; arch/powerpc/mm/book3s64/pgtable.c). Read (helper report
-// /work/tmp/thp_eras.md): 4.14.177, 5.15.0, 6.1.20 and 6.13.7 trees.
+// Models do_huge_pmd_anonymous_page, __split_huge_pmd_locked, move_huge_pmd and zap_huge_pmd (mm/huge_memory.c),
+// pmdp_invalidate and pmdp_huge_get_and_clear_full (mm/pgtable-generic.c; arch/powerpc/mm/book3s64/pgtable.c). Read
+// (helper report /work/tmp/thp_eras.md): 4.14.177, 5.15.0, 6.1.20 and 6.13.7 trees.
 #include "mm/huge_memory.h"
 
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 
 #include "mm/memory.h"
 #include "mm/mmu_gather.h"
+#include "mm/mremap.h"
 
 namespace tlbsim::kernel {
 
@@ -16,12 +17,56 @@ namespace {
 
 const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
 
+// move_huge_pmd's flush of the old 2 MiB: flush_tlb_range at PAGE_SIZE stride, or flush_pmd_tlb_range from v6.0.
+sim::Task<void> flush_moved_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, const MremapEra& era) {
+  if (era.move_huge_pmd_flush_pmd_range) {
+    co_await flush_pmd_tlb_range(self, mm, old_addr);
+  } else {
+    co_await self.k.arch().flush_tlb_mm_range(self, mm, old_addr, old_addr + kHpagePmdSize, kPageShift, false);
+  }
+}
+
 }  // namespace
 
 sim::Task<void> flush_pmd_tlb_range(PerCpu& self, MmStruct& mm, std::uint64_t haddr) {
-  const bool radix = self.k.arch().arch() == Arch::kPowerpc;
+  const bool pmd_stride = self.k.arch().arch() != Arch::kX86;  // powerpc radix and arm64 override it
   co_await self.k.arch().flush_tlb_mm_range(self, mm, haddr, haddr + kHpagePmdSize,
-                                            static_cast<std::uint8_t>(radix ? kPmdShift : kPageShift), false);
+                                            static_cast<std::uint8_t>(pmd_stride ? kPmdShift : kPageShift), false);
+}
+
+sim::Task<MovedHugePmd> move_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, std::uint64_t new_addr,
+                                      const MremapEra& era, bool skip_flush) {
+  const Vpn old_v = vpn_of(old_addr);
+  const Vpn new_v = vpn_of(new_addr);
+  // WARN_ON(!pmd_none(*new_pmd)): free_pgtables should have released it; the caller splits.
+  if (mm.pgd.table(new_v) != nullptr || mm.pgd.huge_pmd(new_v) != nullptr) co_return MovedHugePmd{};
+  hw::Memory& m = self.k.mem();
+  // __pmd_trans_huge_lock, then pmd_lockptr of the new PMD (the lock order does not matter: mmap_lock is held for
+  // write). v3.3 takes mm->page_table_lock once; the model's per-table locks stand for it (docs/model.md).
+  Spinlock& old_ptl = mm.ptl(old_v);
+  Spinlock& new_ptl = mm.ptl(new_v);
+  co_await old_ptl.lock(m, self.cpu);
+  if (mm.pgd.huge_pmd(old_v) == nullptr) {
+    co_await old_ptl.unlock(m, self.cpu);
+    co_return MovedHugePmd{};
+  }
+  if (&new_ptl != &old_ptl) co_await new_ptl.lock(m, self.cpu);
+  const HugePmd pmd = *mm.pgd.clear_huge_pmd(old_v);  // pmdp_huge_get_and_clear
+  for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
+    const Pte pte{Pfn{pmd.page.get() + i}, true, pmd.writable, true};
+    self.k.events().on_pte_removed(mm, Vpn{old_v.get() + i}, pte, self.id, self.cpu.now());
+  }
+  // A writable THP is dirty in the model (docs/model.md), as a writable PTE is for move_ptes.
+  const bool force_flush = era.flush_present_under_ptl || (era.flush_dirty_under_ptl && pmd.writable);
+  // pmd_move_must_withdraw: the deposited table follows the PMD (HugePmd carries it); set_pmd_at.
+  mm.pgd.set_huge_pmd(new_v, pmd);
+  co_await self.cpu.delay(costs(self).pte_update);
+  const bool flush = force_flush && !skip_flush;
+  if (flush && era.flush_present_under_ptl) co_await flush_moved_huge_pmd(self, mm, old_addr, era);
+  if (&new_ptl != &old_ptl) co_await new_ptl.unlock(m, self.cpu);
+  if (flush && !era.flush_present_under_ptl) co_await flush_moved_huge_pmd(self, mm, old_addr, era);
+  co_await old_ptl.unlock(m, self.cpu);
+  co_return MovedHugePmd{true, !force_flush};
 }
 
 sim::Task<void> do_huge_pmd_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr) {

@@ -10,6 +10,7 @@
 namespace tlbsim::kernel {
 
 struct MmuGather;
+struct MremapEra;
 
 // Whether a fault at `addr` may map a THP: the VMA asked for them (VM_HUGEPAGE), is anonymous, and holds the whole
 // PMD-aligned 2 MiB around addr (transhuge_vma_suitable / thp_vma_suitable_order).
@@ -33,8 +34,23 @@ sim::Task<void> do_huge_pmd_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, 
 
 // flush_pmd_tlb_range(vma, haddr, haddr + HPAGE_PMD_SIZE): x86 has no override, so the generic flush_tlb_range at
 // PAGE_SIZE stride (512 pages, above tlb_single_page_flush_ceiling: the whole mm); powerpc radix:
-// radix__flush_pmd_tlb_range, a flush of 2 MiB pages over the range.
+// radix__flush_pmd_tlb_range, a flush of 2 MiB pages over the range; arm64 (from v5.9, "arm64: tlb: Set the TTL
+// field in flush_*_tlb_range"): __flush_tlb_range at PMD_SIZE stride, one TLBI.
 sim::Task<void> flush_pmd_tlb_range(PerCpu& self, MmStruct& mm, std::uint64_t haddr);
+
+// move_huge_pmd(vma, old_addr, new_addr, old_pmd, new_pmd) for mremap's move_page_tables, the 2 MiB at the
+// PMD-aligned `old_addr` to the PMD-aligned `new_addr`: refused (moved false, the caller splits) when the new PMD is
+// not none or the old one is no longer huge under its lock (__pmd_trans_huge_lock). Otherwise, under the old PMD lock
+// and the new one (spin_lock_nested), pmdp_huge_get_and_clear, the deposit moved with it (pmd_move_must_withdraw),
+// set_pmd_at at the new address; then each era's flush of the old 2 MiB, as move_ptes flushes (MremapEra): v3.3
+// none (need_flush: the caller's flush at the end), v4.9 a dirty (writable) THP's after the new lock drops, v4.19 a
+// present one's with both locks held. need_flush says the caller must still flush.
+struct MovedHugePmd {
+  bool moved = false;
+  bool need_flush = false;
+};
+sim::Task<MovedHugePmd> move_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, std::uint64_t new_addr,
+                                      const MremapEra& era, bool skip_flush);
 
 // zap_huge_pmd of the THP covering the 2 MiB at `haddr`, under the PMD lock: pmdp_huge_get_and_clear_full (powerpc
 // also flushes the 2 MiB at once unless the gather is fullmm), tlb_remove_pmd_tlb_entry (the gather's range, PMD

@@ -111,8 +111,19 @@ sim::Task<void> move_page_tables(PerCpu& self, MmStruct& mm, std::uint64_t old_a
   bool need_flush = false;
   for (std::uint64_t extent = 0; old_addr < old_end; old_addr += extent, new_addr += extent) {
     extent = std::min((old_addr + kPmdSize) / kPmdSize * kPmdSize, old_end) - old_addr;
-    // A THP's PMD is split (move_huge_pmd, which moves a whole aligned one, is not modeled: docs/model.md).
-    if (mm.pgd.huge_pmd(vpn_of(old_addr)) != nullptr) co_await split_huge_pmd(self, mm, old_addr);
+    // A THP's PMD moves whole (move_huge_pmd) when the extent is the whole PMD at both addresses: before v5.9
+    // move_huge_pmd checks new_addr's alignment itself, from v5.9 the extent does (both ends the same test).
+    // Otherwise, or when the destination PMD is not none, it is split and its PTEs move.
+    if (mm.pgd.huge_pmd(vpn_of(old_addr)) != nullptr) {
+      if (extent == kPmdSize && new_addr % kPmdSize == 0) {
+        const MovedHugePmd r = co_await move_huge_pmd(self, mm, old_addr, new_addr, era, skip_flush);
+        if (r.moved) {
+          need_flush = need_flush || r.need_flush;
+          continue;
+        }
+      }
+      co_await split_huge_pmd(self, mm, old_addr);
+    }
     if (mm.pgd.table(vpn_of(old_addr)) == nullptr) continue;
     extent = std::min(extent, (new_addr + kPmdSize) / kPmdSize * kPmdSize - new_addr);
     if (era.latency_limit) extent = std::min(extent, kLatencyLimit);
@@ -125,7 +136,9 @@ sim::Task<void> move_page_tables(PerCpu& self, MmStruct& mm, std::uint64_t old_a
     const bool deferred = co_await move_ptes(self, mm, old_addr, old_addr + extent, new_addr, era, skip_flush);
     need_flush = need_flush || deferred;
   }
-  if (need_flush && !skip_flush) {
+  // From v4.19 (flush_present_under_ptl) every flush happens under the page-table locks and move_page_tables has
+  // none of its own: a range that held no present PTE is not flushed at all.
+  if (need_flush && !skip_flush && !era.flush_present_under_ptl) {
     co_await self.k.arch().flush_tlb_mm_range(self, mm, start, old_end, kPageShift, false);
   }
 }
@@ -139,6 +152,7 @@ MremapEra mremap_era(const KernelConfig& config) {
   e.flush_present_under_ptl = config.version >= KernelVersion{4, 19} || config.on(Option::move_ptes_flush_present);
   e.latency_limit = config.version < KernelVersion{4, 18};
   e.move_normal_pmd = config.version >= (config.arch == Arch::kX86 ? KernelVersion{5, 1} : KernelVersion{5, 14});
+  e.move_huge_pmd_flush_pmd_range = config.version >= KernelVersion{6, 0};
   return e;
 }
 

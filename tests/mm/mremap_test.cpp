@@ -8,6 +8,7 @@
 
 #include "kernel/options.h"
 #include "kernel/scenario.h"
+#include "mm/huge_memory.h"
 #include "mm/memory.h"
 #include "model/profile.h"
 
@@ -50,6 +51,9 @@ sim::Task<void> map_pages(PerCpu& self, MmStruct& mm, std::uint64_t pages, std::
 }
 sim::Task<void> move(PerCpu& self, MmStruct& mm, std::uint64_t from, std::uint64_t len, std::uint64_t to) {
   co_await sys_mremap(self, mm, from, len, to);
+}
+sim::Task<void> hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await sys_madvise_hugepage(self, mm, addr, len);
 }
 sim::Task<void> read_or_segv(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool& segv) {
   try {
@@ -227,6 +231,89 @@ TEST(Mremap, AWholeAlignedPmdMovesByItsTableWhereTheEraHasMoveNormalPmd) {
     EXPECT_FALSE(s.cpu(1).tlb.peek(Asid{s.cpu(1).hw_tag}, vpn_of(x)).has_value())
         << kernel << ": the old range flushed";
     EXPECT_TRUE(s.oracle().violations().empty()) << kernel;
+  }
+}
+
+// From v4.19 every flush of a move happens under the page-table locks (eb66ae030829) and move_page_tables has none
+// of its own; before, its flush at the end covers every extent that move_ptes was called on. A page that was never
+// touched, beside one that was (so its page table exists), moves with no flush on v5.17 and v6.13, one on v3.3.
+TEST(Mremap, ARangeWithNothingPresentIsFlushedOnlyBeforeV419) {
+  for (const auto& [kernel, requests] :
+       {std::pair{"linux-3.3", 1U}, std::pair{"linux-5.17", 0U}, std::pair{"linux-6.13", 0U}}) {
+    Moved t(kernel, 1);  // two pages mapped, the first written on both CPUs
+    const std::uint64_t before = t.remote_flushes();
+    t.s.run_on(0, move(t.s.cpu(0), t.mm, t.addr + kPageSize, kPageSize, t.to));
+    EXPECT_EQ(t.remote_flushes() - before, requests) << kernel;
+    EXPECT_TRUE(t.mm.pgd.lookup(vpn_of(t.addr)).has_value()) << kernel;
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
+  }
+}
+
+// A 2 MiB-aligned MADV_HUGEPAGE mapping whose THP cpu0 wrote and cpu1 read (a 2 MiB TLB entry), and a destination
+// `to` (2 MiB-aligned, or one page past that).
+struct MovedThp {
+  MovedThp(const char* kernel, bool aligned)
+      : s(profile(kernel), Scenario::machine_for(profile(kernel))), mm(s.k.new_mm()) {
+    x = mm.get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
+    mm.insert_vma(Vma{x, x + kHpagePmdSize, true, false, nullptr, 0, nullptr});
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    s.oracle().set_user_context(CpuId{1}, mm.id());
+    mm.mm_users.value = 2;  // two threads: powerpc v6.2 would otherwise trim cpu1 from a single-threaded mm's mask
+    s.run_on(0, hugepage(s.cpu(0), mm, x, kHpagePmdSize));
+    s.run_on(0, enter_and_touch(s.cpu(0), mm, x, 1, true));
+    s.run_on(1, enter_and_touch(s.cpu(1), mm, x + kPageSize, 1, false));
+    to = mm.get_unmapped_area(2 * kHpagePmdSize, kHpagePmdSize) + (aligned ? 0 : kPageSize);
+  }
+  bool cpu1_caches_old() { return s.cpu(1).tlb.peek(Asid{s.cpu(1).hw_tag}, vpn_of(x + kPageSize)).has_value(); }
+  Scenario s;
+  MmStruct& mm;
+  std::uint64_t x = 0, to = 0;
+};
+
+// move_huge_pmd: an aligned THP moves by its PMD (the same THP and deposit at the new address, no split); the old
+// 2 MiB is flushed from cpu1 by each era's flush: the whole mm on x86 (flush_tlb_range of 512 pages, above the
+// ceiling), a 2 MiB invalidation on powerpc v6.2 and arm64 (flush_pmd_tlb_range, v6.0). (do_munmap of the old range
+// afterwards frees the emptied page tables, which on powerpc flushes the whole PID as well.)
+TEST(Mremap, AnAlignedThpMovesWholeByItsPmd) {
+  struct Case {
+    const char* kernel;
+    bool full_flush;
+  };
+  for (const Case c : {Case{"linux-3.3", true}, Case{"linux-5.17", true}, Case{"linux-6.13", true},
+                       Case{"linux-6.2-ppc", false}, Case{"linux-6.6-arm64", false}}) {
+    MovedThp t(c.kernel, true);
+    const HugePmd before = *t.mm.pgd.huge_pmd(vpn_of(t.x));
+    ASSERT_TRUE(t.cpu1_caches_old()) << c.kernel;
+    const hw::TlbCounters tlb0 = t.s.cpu(1).tlb.counters();
+    t.s.run_on(0, move(t.s.cpu(0), t.mm, t.x, kHpagePmdSize, t.to));
+    const HugePmd* moved = t.mm.pgd.huge_pmd(vpn_of(t.to));
+    ASSERT_NE(moved, nullptr) << c.kernel << ": the THP was split";
+    EXPECT_EQ(moved->page, before.page) << c.kernel;
+    EXPECT_EQ(moved->deposit, before.deposit) << c.kernel << ": the deposited table moves with the PMD";
+    EXPECT_EQ(t.mm.pgd.table(vpn_of(t.to)), nullptr) << c.kernel;
+    EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x)), nullptr) << c.kernel;
+    EXPECT_FALSE(t.cpu1_caches_old()) << c.kernel << ": the old 2 MiB is flushed from cpu1";
+    const hw::TlbCounters& tlb1 = t.s.cpu(1).tlb.counters();
+    if (c.full_flush) {
+      EXPECT_GT(tlb1.flush_tag + tlb1.flush_all, tlb0.flush_tag + tlb0.flush_all) << c.kernel;
+    } else {
+      EXPECT_GT(tlb1.invlpg, tlb0.invlpg) << c.kernel << ": one 2 MiB invalidation reached cpu1";
+    }
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << c.kernel;
+  }
+}
+
+// A THP whose destination is not 2 MiB-aligned is split, and its 512 PTEs move one by one.
+TEST(Mremap, AThpMovedToAnUnalignedAddressIsSplitFirst) {
+  for (const char* kernel : {"linux-3.3", "linux-6.13"}) {
+    MovedThp t(kernel, false);
+    const Pfn page = t.mm.pgd.huge_pmd(vpn_of(t.x))->page;
+    t.s.run_on(0, move(t.s.cpu(0), t.mm, t.x, kHpagePmdSize, t.to));
+    EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.to)), nullptr) << kernel;
+    ASSERT_TRUE(t.mm.pgd.lookup(vpn_of(t.to + 7 * kPageSize)).has_value()) << kernel;
+    EXPECT_EQ(t.mm.pgd.lookup(vpn_of(t.to + 7 * kPageSize))->pfn, Pfn{page.get() + 7}) << kernel;
+    EXPECT_FALSE(t.cpu1_caches_old()) << kernel;
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
   }
 }
 

@@ -154,25 +154,27 @@ sim::Task<void> RadixMmu::_tlbie_va(PerCpu& self, std::uint64_t va, std::uint32_
   ptesync(self);
 }
 
-sim::Task<void> RadixMmu::_tlbie_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid) {
+sim::Task<void> RadixMmu::_tlbie_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid,
+                                          std::uint8_t page_shift) {
   const trace::TraceSpan span(self.k.tracer(), self.cpu, "_tlbie_va_range", "tlb");
   // ptesync; one tlbie per page; eieio; tlbsync; ptesync: one round trip, each further tlbie charged as a local
   // single-VA invalidation (no public figure for the issue cost of a tlbie; docs/calibration.md).
-  const std::uint64_t pages = (end - start) >> kernel::kPageShift;
+  const std::uint64_t page = std::uint64_t{1} << page_shift;
+  const std::uint64_t pages = (end - start) >> page_shift;
   stats.tlbie_va += pages;
   ptesync(self, true);
   co_await self.cpu.delay(*tlbp(self).tlbie + tlbp(self).invlpg * static_cast<std::int64_t>(pages > 0 ? pages - 1 : 0));
   for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
-    for (std::uint64_t a = start; a < end; a += kernel::kPageSize) {
+    for (std::uint64_t a = start; a < end; a += page)
       self.k.percpu(CpuId{c}).tlb.invlpg(tag_of(pid), kernel::vpn_of(a));
-    }
     invalidated(self, CpuId{c});
   }
   ptesync(self);
 }
 
-sim::Task<void> RadixMmu::_tlbiel_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid) {
-  for (std::uint64_t a = start; a < end; a += kernel::kPageSize) co_await _tlbiel_va(self, a, pid);
+sim::Task<void> RadixMmu::_tlbiel_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid,
+                                           std::uint8_t page_shift) {
+  for (std::uint64_t a = start; a < end; a += std::uint64_t{1} << page_shift) co_await _tlbiel_va(self, a, pid);
 }
 
 sim::Task<void> RadixMmu::flush_tlb_power9_lpid(PerCpu& self) {

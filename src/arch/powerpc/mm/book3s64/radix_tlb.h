@@ -94,9 +94,12 @@ class RadixMmu : public kernel::ArchMmu {
   sim::Task<void> _tlbiel_va(PerCpu& self, std::uint64_t va, std::uint32_t pid);
   sim::Task<void> _tlbie_pid(PerCpu& self, std::uint32_t pid, Ric ric);
   sim::Task<void> _tlbie_va(PerCpu& self, std::uint64_t va, std::uint32_t pid);
-  // v4.15+ __tlbie_va_range + one tlbsync, and __tlbiel_va_range + one ptesync.
-  sim::Task<void> _tlbie_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid);
-  sim::Task<void> _tlbiel_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid);
+  // v4.15+ __tlbie_va_range + one tlbsync, and __tlbiel_va_range + one ptesync; one invalidation per page of
+  // 1 << page_shift bytes (PAGE_SHIFT, or PMD_SHIFT for MMU_PAGE_2M).
+  sim::Task<void> _tlbie_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid,
+                                  std::uint8_t page_shift = kernel::kPageShift);
+  sim::Task<void> _tlbiel_va_range(PerCpu& self, std::uint64_t start, std::uint64_t end, std::uint32_t pid,
+                                   std::uint8_t page_shift = kernel::kPageShift);
   // flush_tlb_300(POWER9_TLB_SETS_RADIX, TLB_INVAL_SCOPE_LPID): every entry of the partition on this CPU.
   sim::Task<void> flush_tlb_power9_lpid(PerCpu& self);
 

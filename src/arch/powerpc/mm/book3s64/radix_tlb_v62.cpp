@@ -50,8 +50,9 @@ class RadixMmu62 final : public RadixMmu {
 
   sim::Task<void> __flush_all_mm(PerCpu& self, MmStruct& mm, bool fullmm);
   // Traced under the name of its v6.2 wrapper (and of v4.14's function), radix__flush_tlb_range_psize.
+  // page_shift: the psize's (PAGE_SHIFT for mmu_virtual_psize, PMD_SHIFT for MMU_PAGE_2M).
   sim::Task<void> __radix__flush_tlb_range_psize(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
-                                                 bool also_pwc);
+                                                 bool also_pwc, std::uint8_t page_shift = kernel::kPageShift);
   bool tick_and_test_trim_clock(PerCpu& self);
   sim::Task<FlushType> flush_type_needed(PerCpu& self, MmStruct& mm, bool fullmm);
   sim::Task<void> exit_lazy_flush_tlb(PerCpu& self, MmStruct& mm, bool always_flush);
@@ -108,14 +109,14 @@ sim::Task<void> RadixMmu62::radix__flush_tlb_page_psize(PerCpu& self, MmStruct& 
 
 // Ceilings of 33 pages (global) and 256 (local); below them one tlbsync (or ptesync) per range.
 sim::Task<void> RadixMmu62::__radix__flush_tlb_range_psize(PerCpu& self, MmStruct& mm, std::uint64_t start,
-                                                           std::uint64_t end, bool also_pwc) {
+                                                           std::uint64_t end, bool also_pwc, std::uint8_t page_shift) {
   const trace::TraceSpan span(self.k.tracer(), self.cpu, "radix__flush_tlb_range_psize", "tlb");
   const std::uint32_t pid = context(mm).id;
   if (pid == MMU_NO_CONTEXT) co_return;
   flush_side_smp_mb(self);
   const FlushType type = co_await flush_type_needed(self, mm, false);
   if (type == FlushType::FLUSH_TYPE_NONE) co_return;
-  const std::uint64_t nr_pages = (end - start) >> kernel::kPageShift;
+  const std::uint64_t nr_pages = (end - start) >> page_shift;
   const bool global = type == FlushType::FLUSH_TYPE_GLOBAL;
   const bool flush_pid = nr_pages > (global ? tlb_single_page_flush_ceiling : tlb_local_single_page_flush_ceiling);
   const Ric ric = also_pwc ? Ric::RIC_FLUSH_ALL : Ric::RIC_FLUSH_TLB;
@@ -126,9 +127,9 @@ sim::Task<void> RadixMmu62::__radix__flush_tlb_range_psize(PerCpu& self, MmStruc
       co_await _tlbiel_pid(self, pid, ric);
   } else if (global) {
     // also_pwc: one __tlbie_pid(RIC_FLUSH_PWC) first; the modeled per-VA invalidation drops the PWC entries too.
-    co_await _tlbie_va_range(self, start, end, pid);
+    co_await _tlbie_va_range(self, start, end, pid, page_shift);
   } else {
-    co_await _tlbiel_va_range(self, start, end, pid);
+    co_await _tlbiel_va_range(self, start, end, pid, page_shift);
   }
 }
 
@@ -152,11 +153,14 @@ sim::Task<void> RadixMmu62::radix__tlb_flush(PerCpu& self, kernel::MmuGather& tl
 }
 
 // flush_tlb_range(vma, start, end): radix__flush_tlb_range -> __radix__flush_tlb_range flushes the range, with the
-// PWC from PMD_SIZE up.
+// PWC from PMD_SIZE up. At PMD stride it is flush_pmd_tlb_range: radix__flush_pmd_tlb_range ->
+// radix__flush_tlb_range_psize(mm, start, end, MMU_PAGE_2M), one invalidation per 2 MiB page and no PWC flush.
 sim::Task<void> RadixMmu62::flush_tlb_mm_range(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end,
-                                               std::uint8_t, bool) {
+                                               std::uint8_t stride_shift, bool) {
   if (end == TLB_FLUSH_ALL) {
     co_await radix__flush_tlb_mm(self, mm);
+  } else if (stride_shift == kernel::kPmdShift) {
+    co_await __radix__flush_tlb_range_psize(self, mm, start, end, false, kernel::kPmdShift);
   } else {
     co_await __radix__flush_tlb_range_psize(self, mm, start, end, end - start >= kPmdSize);
   }
