@@ -1,5 +1,5 @@
 // Checker scenarios for transparent huge pages: khugepaged collapsing small pages that another CPU writes, and a
-// THP split or zapped while another CPU reads it through its 2 MiB TLB entry.
+// THP split, zapped, mprotected or moved while another CPU uses it through its 2 MiB TLB entry.
 #include <memory>
 #include <optional>
 
@@ -9,6 +9,7 @@
 #include "mm/khugepaged.h"
 #include "mm/memory.h"
 #include "mm/mprotect.h"
+#include "mm/mremap.h"
 
 namespace tlbsim::check {
 
@@ -178,6 +179,30 @@ class ThpMprotectVsWrite final : public CheckScenario {
 };
 TLBSIM_SCENARIO(ThpMprotectVsWrite, "thp_mprotect_vs_write",
                 "cpu0 mprotects a whole THP read-only while cpu1 keeps writing it through its 2 MiB entry");
+
+// cpu0 has faulted X in as a THP and cpu1 has written it (a writable 2 MiB entry). cpu0 mremaps all of X to a
+// 2 MiB-aligned Y (move_huge_pmd: the PMD moves whole); cpu1 keeps writing X, which must fault (SIGSEGV: X is unmapped)
+// once mremap has returned, never write the THP through its old address.
+class ThpMremapVsWrite final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    r_.prepare(run, true);
+    kernel::Kernel& k = run.kernel();
+    const std::uint64_t y = r_.mm->get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, 1, true));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 1, true));
+    run.race(0, mremap(k.percpu(CpuId{0}), *r_.mm, r_.x, y));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 3, true));
+  }
+
+ private:
+  static sim::Task<void> mremap(PerCpu& self, MmStruct& mm, std::uint64_t x, std::uint64_t y) {
+    co_await kernel::sys_mremap(self, mm, x, kHpagePmdSize, y);
+  }
+  ThpRange r_;
+};
+TLBSIM_SCENARIO(ThpMremapVsWrite, "thp_mremap_vs_write",
+                "cpu0 mremaps a whole THP to an aligned address (move_huge_pmd) while cpu1 keeps writing it");
 
 }  // namespace
 

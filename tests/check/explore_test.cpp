@@ -96,6 +96,18 @@ TEST(Explore, MremapOntoAMappedPageFlushesItsOldPageBeforeFreeingIt) {
   expect_caught("linux-5.17", "smp_call_skips_wait", "mremap_fixed_vs_access", "stale translation");
 }
 
+TEST(Explore, MremapOfAWholeThpFlushesItsOldAddressInEveryEra) {
+  // move_huge_pmd: cpu1, writing the THP through its old 2 MiB entry, faults once mremap has returned, whichever era's
+  // flush placement (v3.3 at the end, v4.14 after the new lock, v4.19+ under both locks; PMD stride from v6.0);
+  // without the flush (mremap_flush_skipped) it writes through the old address.
+  for (const char* kernel :
+       {"linux-3.3", "linux-4.14-ppc", "linux-5.17", "linux-6.13", "linux-6.2-ppc", "linux-6.6-arm64"}) {
+    expect_clean(kernel, "thp_mremap_vs_write", "pct", 1000,
+                 arch_memory_model(kernel::load_kernel_profile(kernel).config.arch));
+    expect_caught(kernel, "mremap_flush_skipped", "thp_mremap_vs_write", "stale translation");
+  }
+}
+
 TEST(Explore, EveryStrategyFindsAFlushThatSendsNoIpi) {
   const CheckTarget t = make_target("linux-5.17", {}, {"flush_sends_no_ipis"}, "madvise_vs_access", "");
   for (const char* strategy : {"random", "pct", "exhaustive"}) {
