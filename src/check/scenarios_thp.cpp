@@ -204,6 +204,37 @@ class ThpMremapVsWrite final : public CheckScenario {
 TLBSIM_SCENARIO(ThpMremapVsWrite, "thp_mremap_vs_write",
                 "cpu0 mremaps a whole THP to an aligned address (move_huge_pmd) while cpu1 keeps writing it");
 
+// cpu0 and cpu1 have read X, a MADV_HUGEPAGE range whose read fault mapped the huge zero page (both cache its
+// read-only 2 MiB entry). cpu0 writes X's second page (the write fault replaces the huge zero PMD: a new THP before
+// v5.8, a split and a copied page from it); cpu1 keeps reading that page and the third. Once the write fault has
+// returned, neither may be read through the old 2 MiB entry: the second is cpu0's page, the third a new THP's page
+// or the small zero page (from v5.8 the copy's flush_tlb_page of the second page also drops the 2 MiB entry on an
+// architecture whose invalidation by address drops an entry of any size: the third page is what shows a skipped
+// flush of the PMD).
+class ThpZeroWpVsRead final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    r_.prepare(run, true);
+    kernel::Kernel& k = run.kernel();
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, 1, false));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 1, false));
+    run.race(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x + kPageSize, 1, true));
+    run.race(1, reader(k.percpu(CpuId{1}), *r_.mm, r_.x));
+  }
+
+ private:
+  static sim::Task<void> reader(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    for (int i = 0; i < 2; ++i) {
+      co_await touch_n(self, mm, x + kPageSize, 1, false);
+      co_await touch_n(self, mm, x + 2 * kPageSize, 1, false);
+    }
+  }
+  ThpRange r_;
+};
+TLBSIM_SCENARIO(
+    ThpZeroWpVsRead, "thp_zero_wp_vs_read",
+    "cpu0 writes the huge zero page (its PMD replaced) while cpu1 keeps reading it through its 2 MiB entry");
+
 }  // namespace
 
 }  // namespace tlbsim::check

@@ -47,6 +47,7 @@ enum class Mutation : std::uint8_t {
   numa_flush_pending_late,
   collapse_flush_skipped,
   collapse_skips_gup_fast_sync,
+  huge_zero_wp_flush_skipped,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -90,6 +91,10 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
      .doc = "collapse_huge_page without tlb_remove_table_sync_one and GUP-fast without its PMD recheck (the pair "
             "before 2ba99c5e0881 and 70cbc3cc78a9): where the flush sends no IPI, a pin can follow the reference "
             "count check"},
+    {TLBSIM_ID(Mutation, huge_zero_wp_flush_skipped), .area = "thp", .scenarios = "thp_zero_wp_vs_read",
+     .kernel = "linux-4.14-ppc",
+     .doc = "the huge zero page's PMD is replaced without its flush (pmdp_huge_clear_flush_notify of the write fault "
+            "before v5.8, __split_huge_zero_page_pmd's pmdp_huge_clear_flush from it): CPUs keep reading zeros"},
 };
 
 }  // namespace tlbsim::kernel

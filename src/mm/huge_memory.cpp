@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "kernel/options.h"
 #include "mm/memory.h"
 #include "mm/mmu_gather.h"
 #include "mm/mremap.h"
@@ -53,7 +54,7 @@ sim::Task<MovedHugePmd> move_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t 
   if (&new_ptl != &old_ptl) co_await new_ptl.lock(m, self.cpu);
   const HugePmd pmd = *mm.pgd.clear_huge_pmd(old_v);  // pmdp_huge_get_and_clear
   for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
-    const Pte pte{Pfn{pmd.page.get() + i}, true, pmd.writable, true};
+    const Pte pte{Pfn{pmd.page.get() + i}, true, pmd.writable, !pmd.zero};
     self.k.events().on_pte_removed(mm, Vpn{old_v.get() + i}, pte, self.id, self.cpu.now());
   }
   // A writable THP is dirty in the model (docs/model.md), as a writable PTE is for move_ptes.
@@ -69,11 +70,59 @@ sim::Task<MovedHugePmd> move_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t 
   co_return MovedHugePmd{true, !force_flush};
 }
 
-sim::Task<void> do_huge_pmd_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr) {
+HugeZeroEra huge_zero_era(const KernelConfig& config) {
+  HugeZeroEra e;
+  e.huge_zero_page = config.version >= KernelVersion{3, 8};
+  e.wp_splits = config.version >= KernelVersion{5, 8};
+  return e;
+}
+
+namespace {
+
+// do_huge_pmd_wp_page's alloc path for the huge zero page before v5.8: a zeroed THP (clear_huge_page), then under the
+// PMD lock, if the PMD is still the zero one (pmd_same), pmdp_huge_clear_flush_notify and set_pmd_at of the new THP
+// (the deposited table stays). Otherwise the THP is freed.
+sim::Task<void> wp_huge_zero_alloc(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr) {
   const Vpn v = vpn_of(addr);
+  const std::uint64_t haddr = addr & ~(kHpagePmdSize - 1);
+  FrameAllocator& frames = self.k.frames();
+  const Pfn page = frames.alloc_huge(FrameUse::kAnon, self.k.cpu_to_node(self.id));
+  co_await self.cpu.delay(costs(self).page_alloc + costs(self).memcg_charge +
+                          costs(self).page_zero * static_cast<std::int64_t>(kHpagePmdNr));
   Spinlock& ptl = mm.ptl(v);
   co_await ptl.lock(self.k.mem(), self.cpu);
-  if (const HugePmd* h = mm.pgd.huge_pmd(v); h != nullptr && !h->writable && vma.writable) {
+  const HugePmd* h = mm.pgd.huge_pmd(v);
+  if (h == nullptr || !h->zero) {  // !pmd_same: another fault or a zap won
+    co_await ptl.unlock(self.k.mem(), self.cpu);
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{page.get() + i});
+    co_return;
+  }
+  const HugePmd zero = *mm.pgd.clear_huge_pmd(v);  // pmdp_huge_clear_flush_notify: cleared, then flushed
+  for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
+    const Pte old{Pfn{zero.page.get() + i}, true, false, false};
+    self.k.events().on_pte_removed(mm, Vpn{vpn_of(haddr).get() + i}, old, self.id, self.cpu.now());
+  }
+  if (!planted(self.k.config(), Mutation::huge_zero_wp_flush_skipped)) co_await flush_pmd_tlb_range(self, mm, haddr);
+  co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
+  mm.pgd.set_huge_pmd(v, HugePmd{page, vma.writable, zero.deposit});  // set_pmd_at, maybe_pmd_mkwrite
+  co_await ptl.unlock(self.k.mem(), self.cpu);
+}
+
+}  // namespace
+
+sim::Task<bool> do_huge_pmd_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr) {
+  const Vpn v = vpn_of(addr);
+  if (const HugePmd* h = mm.pgd.huge_pmd(v); h != nullptr && h->zero && vma.writable) {
+    if (huge_zero_era(self.k.config()).wp_splits) {
+      co_await split_huge_pmd(self, mm, addr);  // fallback: __split_huge_pmd, VM_FAULT_FALLBACK
+      co_return true;
+    }
+    co_await wp_huge_zero_alloc(self, mm, vma, addr);
+    co_return false;
+  }
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(self.k.mem(), self.cpu);
+  if (const HugePmd* h = mm.pgd.huge_pmd(v); h != nullptr && !h->zero && !h->writable && vma.writable) {
     HugePmd next = *h;
     next.writable = true;
     mm.pgd.clear_huge_pmd(v);
@@ -81,6 +130,7 @@ sim::Task<void> do_huge_pmd_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, 
     co_await self.cpu.delay(costs(self).pte_update);
   }
   co_await ptl.unlock(self.k.mem(), self.cpu);
+  co_return false;
 }
 
 bool thp_fault_eligible(const Vma& vma, std::uint64_t addr) {
@@ -92,10 +142,24 @@ bool thp_collapse_suitable(const Vma& vma, std::uint64_t haddr) {
   return haddr % kHpagePmdSize == 0 && thp_fault_eligible(vma, haddr);
 }
 
-sim::Task<void> do_huge_pmd_anonymous_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr) {
+sim::Task<void> do_huge_pmd_anonymous_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr, bool write) {
   const Vpn v = vpn_of(addr);
   FrameAllocator& frames = self.k.frames();
   const Pfn deposit = frames.alloc(FrameUse::kPageTable);  // pte_alloc_one, before the lock
+  if (!write) {
+    const Pfn zero = frames.huge_zero_page();  // mm_get_huge_zero_page
+    Spinlock& ptl = mm.ptl(v);                 // pmd_lock
+    co_await ptl.lock(self.k.mem(), self.cpu);
+    if (mm.pgd.table(v) != nullptr || mm.pgd.huge_pmd(v) != nullptr) {
+      co_await ptl.unlock(self.k.mem(), self.cpu);
+      frames.free(deposit);  // !pmd_none: pte_free
+      co_return;
+    }
+    co_await self.cpu.delay(costs(self).pte_update);
+    mm.pgd.set_huge_pmd(v, HugePmd{zero, false, deposit, true});  // set_huge_zero_page
+    co_await ptl.unlock(self.k.mem(), self.cpu);
+    co_return;
+  }
   const Pfn page = frames.alloc_huge(FrameUse::kAnon, self.k.cpu_to_node(self.id));
   // vma_alloc_folio + clear_huge_page (512 pages zeroed) + the memcg charge.
   co_await self.cpu.delay(costs(self).page_alloc + costs(self).memcg_charge +
@@ -120,7 +184,25 @@ sim::Task<void> split_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
   if (mm.pgd.huge_pmd(v) == nullptr) co_return;
   Spinlock& ptl = mm.ptl(v);
   co_await ptl.lock(self.k.mem(), self.cpu);
-  if (mm.pgd.huge_pmd(v) != nullptr) {  // still huge under the lock
+  if (const HugePmd* h = mm.pgd.huge_pmd(v); h != nullptr && h->zero) {
+    // __split_huge_zero_page_pmd: pmdp_huge_clear_flush (the PMD none while the flush runs), the deposit withdrawn,
+    // 512 PTEs of the small zero page, smp_wmb, pmd_populate.
+    const HugePmd zero = *mm.pgd.clear_huge_pmd(v);
+    const Vpn first = vpn_of(addr & ~(kHpagePmdSize - 1));
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
+      const Pte old{Pfn{zero.page.get() + i}, true, false, false};
+      self.k.events().on_pte_removed(mm, Vpn{first.get() + i}, old, self.id, self.cpu.now());
+    }
+    if (!planted(self.k.config(), Mutation::huge_zero_wp_flush_skipped)) {
+      co_await flush_pmd_tlb_range(self, mm, addr & ~(kHpagePmdSize - 1));
+    }
+    co_await self.cpu.delay(costs(self).pte_update * static_cast<std::int64_t>(kPtesPerTable));
+    PteTable t;
+    t.frame = zero.deposit;
+    for (Pte& p : t.ptes) p = Pte{Pfn{0}, true, false, false};
+    t.present = kPtesPerTable;
+    mm.pgd.relink_table(v, std::move(t));
+  } else if (mm.pgd.huge_pmd(v) != nullptr) {  // still huge under the lock
     // pmdp_invalidate: pmd_mkinvalid, then the flush; the PTE table is linked only after it (every era; v4.14
     // fills it first, unlinked). The hardware walks an invalid PMD to nothing: the model links the table after
     // the flush, and a walk meanwhile finds the THP (still the same pages and permissions).
@@ -138,7 +220,7 @@ sim::Task<void> zap_huge_pmd(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::ui
   const std::optional<HugePmd> old = mm.pgd.clear_huge_pmd(v);  // pmdp_huge_get_and_clear_full
   if (old) {
     for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
-      const Pte pte{Pfn{old->page.get() + i}, true, old->writable, true};
+      const Pte pte{Pfn{old->page.get() + i}, true, old->writable, !old->zero};
       self.k.events().on_pte_removed(mm, Vpn{v.get() + i}, pte, self.id, self.cpu.now());
     }
     co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
@@ -146,7 +228,10 @@ sim::Task<void> zap_huge_pmd(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::ui
     if (self.k.arch().arch() == Arch::kPowerpc && !tlb.fullmm) co_await flush_pmd_tlb_range(self, mm, haddr);
     tlb.adjust_pmd_range(haddr);         // tlb_remove_pmd_tlb_entry
     self.k.frames().free(old->deposit);  // zap_deposited_table: pte_free at once (the table was never linked)
-    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) tlb.pages.push_back(Pfn{old->page.get() + i});
+    // The huge zero page is not freed (tlb_remove_page_size drops a reference the huge zero page's own keeps).
+    if (!old->zero) {
+      for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) tlb.pages.push_back(Pfn{old->page.get() + i});
+    }
   }
   co_await ptl.unlock(self.k.mem(), self.cpu);
 }

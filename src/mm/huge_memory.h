@@ -18,19 +18,37 @@ bool thp_fault_eligible(const Vma& vma, std::uint64_t addr);
 // The same test for khugepaged's collapse of the 2 MiB at `haddr` (hugepage_vma_check / thp_vma_allowable_order).
 bool thp_collapse_suitable(const Vma& vma, std::uint64_t haddr);
 
-// do_huge_pmd_anonymous_page for a write fault at `addr` whose PMD is none: a PTE table preallocated for the
+// What an era does with the huge zero page (each field names the kernel change that brought it).
+struct HugeZeroEra {
+  // v3.8, Kirill A. Shutemov's "thp: setup huge zero page on non-write page fault" (transparent_hugepage_use_zero_page
+  // is on by default): a read fault in a THP range maps the huge zero page read-only by its PMD. v3.3 maps base pages.
+  bool huge_zero_page = false;
+  // v5.8, 3917c80280c9 ("thp: change CoW semantics for anon-THP"): a write to the huge zero page splits the PMD into
+  // 512 PTEs of the small zero page (__split_huge_zero_page_pmd: pmdp_huge_clear_flush, the PMD cleared before its
+  // flush) and the fault falls back to the PTE (do_wp_page copies one page). Before it, do_huge_pmd_wp_page allocates
+  // and zeroes a THP and replaces the PMD with pmdp_huge_clear_flush_notify (the 2 MiB flushed under the PMD lock).
+  bool wp_splits = false;
+};
+HugeZeroEra huge_zero_era(const KernelConfig& config);
+
+// do_huge_pmd_anonymous_page for a fault at `addr` whose PMD is none. A write: a PTE table preallocated for the
 // deposit (pte_alloc_one), a zeroed THP on the faulting CPU's node, then under the PMD lock the deposit and
-// set_pmd_at. No flush (nothing was mapped). Called with the VMA held (mmap_lock or its own lock).
-sim::Task<void> do_huge_pmd_anonymous_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr);
+// set_pmd_at. A read, where the era has the huge zero page: the table preallocated, mm_get_huge_zero_page, and under
+// the PMD lock set_huge_zero_page (deposit, a read-only PMD of the huge zero page). No flush (nothing was mapped).
+// Called with the VMA held (mmap_lock or its own lock).
+sim::Task<void> do_huge_pmd_anonymous_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr, bool write);
 
 // __split_huge_pmd of the THP covering `addr`, if one: under the PMD lock, pmdp_invalidate (the PMD made invalid
 // and flush_pmd_tlb_range: on x86 flush_tlb_range of the 2 MiB at PAGE_SIZE stride, on powerpc radix a 2 MiB-page
-// flush), then the deposited table gets 512 PTEs for the THP's pages and is linked (pmd_populate).
+// flush), then the deposited table gets 512 PTEs for the THP's pages and is linked (pmd_populate). The huge zero
+// page (__split_huge_zero_page_pmd): pmdp_huge_clear_flush (the PMD cleared, then flushed), then the deposited table
+// gets 512 PTEs of the small zero page.
 sim::Task<void> split_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t addr);
 
-// do_huge_pmd_wp_page for a write fault on a read-only THP of a writable VMA: the model's anonymous THPs are
-// exclusive, so it is reused (made writable under the PMD lock, pmdp_set_access_flags; an upgrade, no flush).
-sim::Task<void> do_huge_pmd_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr);
+// do_huge_pmd_wp_page for a write fault on a read-only PMD of a writable VMA. A THP: the model's anonymous THPs are
+// exclusive, so it is reused (made writable under the PMD lock, pmdp_set_access_flags; an upgrade, no flush). The
+// huge zero page: as HugeZeroEra says. Returns true for VM_FAULT_FALLBACK: the caller handles the fault at the PTE.
+sim::Task<bool> do_huge_pmd_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr);
 
 // flush_pmd_tlb_range(vma, haddr, haddr + HPAGE_PMD_SIZE): x86 has no override, so the generic flush_tlb_range at
 // PAGE_SIZE stride (512 pages, above tlb_single_page_flush_ceiling: the whole mm); powerpc radix:

@@ -210,14 +210,16 @@ sim::Task<bool> vma_start_read(PerCpu& self, MmStruct& mm, VmaLock& lock) {
 sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr, bool write) {
   hw::Memory& m = self.k.mem();
   const Vpn v = vpn_of(addr);
-  // __handle_mm_fault: a write to a none PMD of a THP range maps a THP (a read falls back to base pages: the huge
-  // zero page is not modeled); a PMD that maps a THP is already there (the access retries).
+  // __handle_mm_fault: a fault on a none PMD of a THP range maps a THP, or for a read the huge zero page where the
+  // era has it (a read falls back to base pages in v3.3); a write to a read-only PMD is wp_huge_pmd's, which may
+  // fall back to the PTEs it split (VM_FAULT_FALLBACK); otherwise the PMD is already there (the access retries).
   if (mm.pgd.huge_pmd(v) != nullptr) {
-    if (write) co_await do_huge_pmd_wp_page(self, mm, vma, addr);
-    co_return;
-  }
-  if (write && mm.pgd.table(v) == nullptr && thp_fault_eligible(vma, addr)) {
-    co_await do_huge_pmd_anonymous_page(self, mm, vma, addr);
+    if (!write) co_return;
+    const bool fallback = co_await do_huge_pmd_wp_page(self, mm, vma, addr);
+    if (!fallback) co_return;
+  } else if ((write || huge_zero_era(self.k.config()).huge_zero_page) && mm.pgd.table(v) == nullptr &&
+             thp_fault_eligible(vma, addr)) {
+    co_await do_huge_pmd_anonymous_page(self, mm, vma, addr, write);
     co_return;
   }
   Spinlock& ptl = mm.ptl(v);

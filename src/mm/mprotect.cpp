@@ -47,8 +47,8 @@ sim::Task<std::uint64_t> change_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64
   HugePmd next = *h;
   if (!cp.writable) {
     next.writable = false;
-  } else if (era.upgrade_exclusive_anon) {
-    next.writable = true;  // can_change_pmd_writable: an exclusive anonymous THP
+  } else if (era.upgrade_exclusive_anon && !h->zero) {
+    next.writable = true;  // can_change_pmd_writable: an exclusive anonymous THP (the huge zero page is neither)
   }
   const bool x86_ad = tlb != nullptr && self.k.arch().arch() == Arch::kX86;  // pmdp_invalidate_ad
   if (!x86_ad && !cp.skip_flush) co_await flush_pmd_tlb_range(self, mm, haddr);

@@ -27,6 +27,11 @@ Pfn FrameAllocator::alloc_huge(FrameUse use, std::uint16_t nid) {
   return first;
 }
 
+Pfn FrameAllocator::huge_zero_page() {
+  if (!huge_zero_) huge_zero_ = alloc_huge(FrameUse::kZeroPage, 0);
+  return *huge_zero_;
+}
+
 void FrameAllocator::pin(Pfn pfn, CpuId by) {
   auto& [count, cpu] = pins_[pfn.get()];
   ++count;
@@ -56,7 +61,7 @@ std::int32_t FrameAllocator::xchg_last_nid(Pfn pfn, std::int32_t nid) {
 }
 
 void FrameAllocator::free(Pfn pfn) {
-  if (pfn.get() == 0 || pfn.get() >= use_.size() || use_[pfn.get()] == FrameUse::kFree) {
+  if (pfn.get() >= use_.size() || use_[pfn.get()] == FrameUse::kFree || use_[pfn.get()] == FrameUse::kZeroPage) {
     throw std::logic_error("BUG: freeing frame " + std::to_string(pfn.get()) + " that is not allocated");
   }
   ++frees_;
@@ -75,7 +80,7 @@ std::optional<Pte> PageTables::lookup(Vpn v) const {
     if (huge_.empty()) return std::nullopt;
     const auto h = huge_.find(table_index(v));
     if (h == huge_.end()) return std::nullopt;
-    Pte p{Pfn{h->second.page.get() + v.get() % kPtesPerTable}, true, h->second.writable, true};
+    Pte p{Pfn{h->second.page.get() + v.get() % kPtesPerTable}, true, h->second.writable, !h->second.zero};
     p.huge = true;
     return p;
   }
@@ -174,7 +179,10 @@ void PageTables::split_huge_pmd(Vpn v) {
   huge_.erase(it);
   PteTable& t = tables_[table_index(v)];
   t.frame = h.deposit;
-  for (std::uint64_t i = 0; i < kPtesPerTable; ++i) t.ptes[i] = Pte{Pfn{h.page.get() + i}, true, h.writable, true};
+  for (std::uint64_t i = 0; i < kPtesPerTable; ++i) {
+    // __split_huge_zero_page_pmd: each PTE maps the small zero page (my_zero_pfn, pte_mkspecial), read-only.
+    t.ptes[i] = h.zero ? Pte{Pfn{0}, true, false, false} : Pte{Pfn{h.page.get() + i}, true, h.writable, true};
+  }
   t.present = kPtesPerTable;
 }
 

@@ -73,6 +73,9 @@ class FrameAllocator {
   void unpin(Pfn pfn);
   std::uint32_t pins(Pfn pfn) const;
   CpuId pinned_by(Pfn pfn) const;
+  // The huge zero page (mm_get_huge_zero_page): 512 frames of FrameUse::kZeroPage on node 0, allocated at the first
+  // call and never freed (the kernel's shrinker that frees it when no PMD maps it is not modeled).
+  Pfn huge_zero_page();
   std::uint64_t allocated() const { return allocated_; }
   std::uint64_t frees() const { return frees_; }
   void set_free_observer(std::function<void(Pfn)> f) { on_free_ = std::move(f); }
@@ -84,6 +87,7 @@ class FrameAllocator {
 
  private:
   std::vector<FrameUse> use_{FrameUse::kZeroPage};  // frame 0 is the shared zero page
+  std::optional<Pfn> huge_zero_;
   struct PageNuma {
     std::uint16_t nid = 0;
     std::int32_t last_nid = kNoLastNid;
@@ -120,6 +124,8 @@ struct HugePmd {
   Pfn page;
   bool writable = false;
   Pfn deposit;
+  // is_huge_zero_pmd: the PMD maps the huge zero page (read-only, shared by every such PMD, never freed).
+  bool zero = false;
 };
 
 // A leaf page-table page: 512 PTEs. Upper levels are not modeled as pages (see docs/model.md).

@@ -108,6 +108,18 @@ TEST(Explore, MremapOfAWholeThpFlushesItsOldAddressInEveryEra) {
   }
 }
 
+TEST(Explore, AWriteToTheHugeZeroPageFlushesItsPmdInEveryEra) {
+  // cpu1 reads through its 2 MiB entry of the huge zero page while cpu0's write replaces the PMD. Without the PMD's
+  // flush (huge_zero_wp_flush_skipped) v4.14 lets cpu1 read zeros from a page cpu0 has written; from v5.8 the copy's
+  // flush_tlb_page of the written address drops the 2 MiB entry too, so this scenario cannot tell.
+  for (const char* kernel :
+       {"linux-3.3", "linux-4.14-ppc", "linux-5.17", "linux-6.13", "linux-6.2-ppc", "linux-6.6-arm64"}) {
+    expect_clean(kernel, "thp_zero_wp_vs_read", "pct", 1000,
+                 arch_memory_model(kernel::load_kernel_profile(kernel).config.arch));
+  }
+  expect_caught("linux-4.14-ppc", "huge_zero_wp_flush_skipped", "thp_zero_wp_vs_read", "stale translation");
+}
+
 TEST(Explore, EveryStrategyFindsAFlushThatSendsNoIpi) {
   const CheckTarget t = make_target("linux-5.17", {}, {"flush_sends_no_ipis"}, "madvise_vs_access", "");
   for (const char* strategy : {"random", "pct", "exhaustive"}) {

@@ -31,6 +31,9 @@ sim::Task<void> madvise(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uin
 sim::Task<void> mprotect(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
   co_await sys_mprotect(self, mm, addr, len, false);
 }
+sim::Task<void> mprotect_rw(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  co_await sys_mprotect(self, mm, addr, len, true);
+}
 sim::Task<void> hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
   co_await sys_madvise_hugepage(self, mm, addr, len);
 }
@@ -75,16 +78,83 @@ TEST(Thp, AWriteFaultInAHugepageRangeMapsATwoMegabyteEntry) {
   EXPECT_TRUE(t.s.oracle().violations().empty());
 }
 
-TEST(Thp, AReadFaultOrARangeWithoutMadvHugepageMapsBasePages) {
-  Thp t("linux-6.13", false);
-  t.s.run_on(1, enter_and_touch(t.s.cpu(1), t.mm, t.x, false));  // a read: the zero page, no THP
-  EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x)), nullptr);
+TEST(Thp, ARangeWithoutMadvHugepageMapsBasePages) {
   Vma plain{0, kHpagePmdSize, true, false, nullptr, 0, nullptr};
   EXPECT_FALSE(thp_fault_eligible(plain, 0));
   plain.hugepage = true;
   EXPECT_TRUE(thp_fault_eligible(plain, 4096));
   plain.end = kHpagePmdSize - kPageSize;
   EXPECT_FALSE(thp_fault_eligible(plain, 4096)) << "the 2 MiB must lie inside the VMA";
+}
+
+// A read fault in a THP range maps the huge zero page by a read-only PMD (v3.8+), shared and never freed; v3.3 maps
+// the small zero page by a PTE.
+TEST(Thp, AReadFaultMapsTheHugeZeroPageExceptInV33) {
+  for (const char* kernel : {"linux-4.14-ppc", "linux-5.17", "linux-6.13", "linux-6.6-arm64"}) {
+    Thp t(kernel, false);
+    t.s.run_on(1, enter_and_touch(t.s.cpu(1), t.mm, t.x + kPageSize, false));
+    const HugePmd* h = t.mm.pgd.huge_pmd(vpn_of(t.x));
+    ASSERT_NE(h, nullptr) << kernel;
+    EXPECT_TRUE(h->zero && !h->writable) << kernel;
+    EXPECT_EQ(t.s.k.frames().use(h->page), FrameUse::kZeroPage) << kernel;
+    EXPECT_EQ(h->page, t.s.k.frames().huge_zero_page()) << kernel << ": one huge zero page for every PMD";
+    EXPECT_FALSE(t.mm.pgd.lookup(vpn_of(t.x))->anon) << kernel;
+    const auto e = t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.x + 100 * kPageSize));
+    ASSERT_TRUE(e.has_value()) << kernel << ": one read-only 2 MiB entry covers the range";
+    EXPECT_FALSE(e->writable) << kernel;
+  }
+  Thp old("linux-3.3", false);
+  old.s.run_on(1, enter_and_touch(old.s.cpu(1), old.mm, old.x, false));
+  EXPECT_EQ(old.mm.pgd.huge_pmd(vpn_of(old.x)), nullptr);
+  EXPECT_EQ(old.mm.pgd.lookup(vpn_of(old.x))->pfn, Pfn{0}) << "the small zero page";
+}
+
+// A write to the huge zero page, which cpu0 and cpu1 both cache: before v5.8 do_huge_pmd_wp_page allocates a THP and
+// replaces the PMD with its flush; from v5.8 (3917c80280c9) the PMD is split into small zero pages (flushed) and the
+// written page alone is copied. cpu1 caches neither the huge zero entry nor a stale page afterwards.
+TEST(Thp, AWriteToTheHugeZeroPageMakesATHPBeforeV58AndOnePageFrom) {
+  for (const auto& [kernel, splits] : {std::pair{"linux-4.14-ppc", false}, std::pair{"linux-5.17", true},
+                                       std::pair{"linux-6.13", true}, std::pair{"linux-6.2-ppc", true}}) {
+    Thp t(kernel, false);
+    t.mm.mm_users.value = 2;  // two threads (powerpc v6.2 would trim cpu1 from a single-threaded mm)
+    t.s.run_on(0, enter_and_touch(t.s.cpu(0), t.mm, t.x, false));
+    t.s.run_on(1, enter_and_touch(t.s.cpu(1), t.mm, t.x + kPageSize, false));
+    const Pfn zero = t.mm.pgd.huge_pmd(vpn_of(t.x))->page;
+    t.s.run_on(0, touch(t.s.cpu(0), t.mm, t.x + kPageSize, true));
+    EXPECT_EQ(huge_zero_era(profile(kernel)).wp_splits, splits) << kernel;
+    const auto written = t.mm.pgd.lookup(vpn_of(t.x + kPageSize));
+    ASSERT_TRUE(written.has_value()) << kernel;
+    EXPECT_TRUE(written->writable && written->anon) << kernel;
+    if (splits) {
+      EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x)), nullptr) << kernel;
+      ASSERT_NE(t.mm.pgd.table(vpn_of(t.x)), nullptr) << kernel;
+      EXPECT_EQ(t.mm.pgd.lookup(vpn_of(t.x + 2 * kPageSize))->pfn, Pfn{0}) << kernel << ": the rest is zero pages";
+    } else {
+      const HugePmd* h = t.mm.pgd.huge_pmd(vpn_of(t.x));
+      ASSERT_NE(h, nullptr) << kernel;
+      EXPECT_TRUE(!h->zero && h->writable) << kernel << ": a new THP";
+    }
+    const auto e = t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.x + kPageSize));
+    EXPECT_TRUE(!e || e->pfn != Pfn{zero.get() + 1}) << kernel << ": cpu1's huge zero entry was flushed";
+    EXPECT_EQ(t.s.k.frames().use(zero), FrameUse::kZeroPage) << kernel << ": the huge zero page stays";
+    t.s.run_on(1, touch(t.s.cpu(1), t.mm, t.x + kPageSize, false));
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
+  }
+}
+
+// The huge zero page zapped whole frees only its deposited table; mprotect(PROT_WRITE) leaves it read-only.
+TEST(Thp, ZappingTheHugeZeroPageFreesOnlyItsDepositedTable) {
+  Thp t("linux-6.13", false);
+  t.s.run_on(1, enter_and_touch(t.s.cpu(1), t.mm, t.x, false));
+  t.s.run_on(0, mprotect(t.s.cpu(0), t.mm, t.x, kHpagePmdSize));
+  t.s.run_on(0, mprotect_rw(t.s.cpu(0), t.mm, t.x, kHpagePmdSize));
+  ASSERT_NE(t.mm.pgd.huge_pmd(vpn_of(t.x)), nullptr);
+  EXPECT_FALSE(t.mm.pgd.huge_pmd(vpn_of(t.x))->writable) << "can_change_pmd_writable: not an anonymous page";
+  const std::uint64_t frees = t.s.k.frames().frees();
+  t.s.run_on(0, madvise(t.s.cpu(0), t.mm, t.x, kHpagePmdSize));
+  EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x)), nullptr);
+  EXPECT_EQ(t.s.k.frames().frees() - frees, 1U) << "the deposited table only";
+  EXPECT_TRUE(t.s.oracle().violations().empty());
 }
 
 // x86: the split's pmdp_invalidate is flush_tlb_range at PAGE_SIZE stride (the whole mm); the zap of the page
@@ -140,10 +210,6 @@ TEST(Thp, MprotectingAThpSplitsItAndWriteProtectsThePtes) {
   EXPECT_TRUE(t.mm.pgd.lookup(vpn_of(t.x + kPageSize))->writable);
   t.s.run_on(1, touch(t.s.cpu(1), t.mm, t.x + kPageSize, true));
   EXPECT_TRUE(t.s.oracle().violations().empty());
-}
-
-sim::Task<void> mprotect_rw(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
-  co_await sys_mprotect(self, mm, addr, len, true);
 }
 
 // change_huge_pmd: a THP the range covers whole stays a THP. Before v5.19 pmdp_invalidate flushes it at once (on x86
