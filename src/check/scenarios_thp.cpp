@@ -35,6 +35,13 @@ struct ThpRange {
     run.prepare(0, switch_to(k.percpu(CpuId{0}), *mm));
     run.prepare(1, switch_to(k.percpu(CpuId{1}), *mm));
   }
+  // Then cpu0 touches X's first page and cpu1 its second (each a read or a write): the first fault maps a THP or the
+  // huge zero page, which both CPUs then cache by a 2 MiB entry.
+  void touch_both(ScenarioRun& run, bool write0, bool write1) const {
+    kernel::Kernel& k = run.kernel();
+    run.prepare(0, touch_n(k.percpu(CpuId{0}), *mm, x, 1, write0));
+    run.prepare(1, touch_n(k.percpu(CpuId{1}), *mm, x + kPageSize, 1, write1));
+  }
 };
 
 // cpu0 and cpu1 have written the first page of X, cpu0 the second too, as small pages; then X is marked
@@ -127,9 +134,8 @@ class ThpZapRace : public CheckScenario {
   explicit ThpZapRace(bool whole) : whole_(whole) {}
   void start(ScenarioRun& run) override {
     r_.prepare(run, true);
+    r_.touch_both(run, true, false);
     kernel::Kernel& k = run.kernel();
-    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, 1, true));
-    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 1, false));
     const std::uint64_t len = whole_ ? kHpagePmdSize : kPageSize;
     run.race(0, madvise(k.percpu(CpuId{0}), *r_.mm, r_.x + (whole_ ? 0 : kPageSize), len));
     run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 3, false));
@@ -164,9 +170,8 @@ class ThpMprotectVsWrite final : public CheckScenario {
  public:
   void start(ScenarioRun& run) override {
     r_.prepare(run, true);
+    r_.touch_both(run, true, true);
     kernel::Kernel& k = run.kernel();
-    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, 1, true));
-    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 1, true));
     run.race(0, mprotect(k.percpu(CpuId{0}), *r_.mm, r_.x));
     run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 3, true));
   }
@@ -187,10 +192,9 @@ class ThpMremapVsWrite final : public CheckScenario {
  public:
   void start(ScenarioRun& run) override {
     r_.prepare(run, true);
+    r_.touch_both(run, true, true);
     kernel::Kernel& k = run.kernel();
     const std::uint64_t y = r_.mm->get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
-    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, 1, true));
-    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 1, true));
     run.race(0, mremap(k.percpu(CpuId{0}), *r_.mm, r_.x, y));
     run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 3, true));
   }
@@ -215,9 +219,8 @@ class ThpZeroWpVsRead final : public CheckScenario {
  public:
   void start(ScenarioRun& run) override {
     r_.prepare(run, true);
+    r_.touch_both(run, false, false);
     kernel::Kernel& k = run.kernel();
-    run.prepare(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x, 1, false));
-    run.prepare(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 1, false));
     run.race(0, touch_n(k.percpu(CpuId{0}), *r_.mm, r_.x + kPageSize, 1, true));
     run.race(1, reader(k.percpu(CpuId{1}), *r_.mm, r_.x));
   }
