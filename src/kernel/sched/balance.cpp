@@ -18,10 +18,10 @@ constexpr sim::Duration kSysctlSchedMigrationCost = sim::microseconds(500);
 
 }  // namespace
 
-const std::vector<std::vector<CpuId>>& Sched::sched_domains(CpuId c) {
-  // Built for a CPU when first asked: a 1,536-CPU machine's full table is 9 MB that a run visiting a few CPUs'
-  // domains never reads. Levels: 0 SMT siblings, 1 the rest of the LLC, 2 the rest of the socket, 3 the rest of
-  // the machine, each in ascending CPU order.
+SchedDomains Sched::sched_domains(CpuId c) {
+  // Built for a CPU when first asked: a run visits few CPUs' domains. Levels: 0 SMT siblings, 1 the rest of the
+  // LLC, 2 the rest of the socket, 3 the rest of the machine, each in ascending CPU order. The machine level is one
+  // list per socket, shared by its CPUs (a 1,536-CPU machine's copies of it were 9 MB and most of a short run).
   const hw::Topology& t = k.sys().topology();
   if (domains_.empty()) {
     domains_.resize(k.ncpus());
@@ -30,37 +30,34 @@ const std::vector<std::vector<CpuId>>& Sched::sched_domains(CpuId c) {
       if (s >= socket_cpus_.size()) socket_cpus_.resize(s + 1);
       socket_cpus_[s].push_back(CpuId{b});
     }
-    socket_built_.assign(socket_cpus_.size(), ~0u);
+    rest_of_machine_.resize(socket_cpus_.size());
   }
-  auto& levels = domains_[c.get()];
-  if (levels.empty()) {
-    levels.resize(kSchedDomainLevels);
-    const std::uint32_t s = t.socket_of(c);
+  OwnDomains& own = domains_[c.get()];
+  const std::uint32_t s = t.socket_of(c);
+  if (!own.built) {
+    own.built = true;
     for (const CpuId y : socket_cpus_[s]) {
       if (y == c) continue;
       std::size_t level = 2;
       if (t.llc_of(c) == t.llc_of(y)) level = 1;
       if (t.core_of(c) == t.core_of(y)) level = 0;
-      levels[level].push_back(y);
+      own.levels[level].push_back(y);
     }
-    // The rest of the machine is the same list for every CPU of a socket.
-    if (socket_built_[s] != ~0u) {
-      levels[3] = domains_[socket_built_[s]][3];
-    } else {
-      levels[3].reserve(k.ncpus() - socket_cpus_[s].size());
+    std::vector<CpuId>& rest = rest_of_machine_[s];
+    if (rest.empty() && socket_cpus_[s].size() < k.ncpus()) {
+      rest.reserve(k.ncpus() - socket_cpus_[s].size());
       for (std::uint32_t b = 0; b < k.ncpus(); ++b) {
-        if (t.socket_of(CpuId{b}) != s) levels[3].push_back(CpuId{b});
+        if (t.socket_of(CpuId{b}) != s) rest.push_back(CpuId{b});
       }
-      socket_built_[s] = c.get();
     }
   }
-  return levels;
+  return SchedDomains{own.levels[0], own.levels[1], own.levels[2], rest_of_machine_[s]};
 }
 
 sim::Task<void> Sched::newidle_balance(PerCpu& pc, Rq& r) {
   hw::Memory& mem = k.mem();
   r.idle_stamp = pc.cpu.now();  // this_rq->idle_stamp = rq_clock(this_rq): the balancing counts as idle time
-  const std::vector<std::vector<CpuId>>& domains = sched_domains(pc.id);
+  const SchedDomains domains = sched_domains(pc.id);
   // this_rq->sd: the lowest domain that is not degenerate (has CPUs besides this one).
   std::size_t lowest = 0;
   while (lowest < domains.size() && domains[lowest].empty()) ++lowest;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ enum class TaskState : std::uint8_t { TASK_RUNNING, TASK_INTERRUPTIBLE, TASK_UNI
 
 // Scheduling-domain levels around a CPU (Sched::sched_domains): SMT siblings, the LLC, the socket, the machine.
 inline constexpr std::size_t kSchedDomainLevels = 4;
+// The CPUs of each level around one CPU, that CPU excluded, ascending (Sched::sched_domains).
+using SchedDomains = std::array<std::span<const CpuId>, kSchedDomainLevels>;
 
 // Wake-up flags (kernel/sched/sched.h), a bitmask: WF_SYNC, the waker is about to sleep (the _sync wake-ups of
 // pipes, sockets and __wake_up_parent); WF_FORK, wake_up_new_task. Neither: a plain wake-up (WF_TTWU).
@@ -276,8 +279,9 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   // The profile's HZ, and jiffies at it (also when the checker runs without the tick).
   std::int64_t hz() const { return std::max<std::int64_t>(k.config().HZ, 1); }
   std::int64_t jiffies(sim::SimTime now) const;
-  // The CPUs of each scheduling-domain level around `c` (SMT, LLC, socket, machine), built on first use.
-  const std::vector<std::vector<CpuId>>& sched_domains(CpuId c);
+  // The CPUs of each scheduling-domain level around `c` (SMT, LLC, socket, machine), built on first use. Contract:
+  // the spans stay valid for the run (nothing built later moves them).
+  SchedDomains sched_domains(CpuId c);
   // A task's body is a root owned by its TaskStruct: a failure in it stops the run on the CPU it ran on.
   std::coroutine_handle<> on_root_done(std::coroutine_handle<> finished, std::exception_ptr error) noexcept override;
 
@@ -289,9 +293,15 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   std::vector<std::unique_ptr<Rq>> rqs_;
   std::vector<std::unique_ptr<TaskStruct>> tasks_;
   std::uint32_t next_pid_ = 1;
-  std::vector<std::vector<std::vector<CpuId>>> domains_;
+  // By CPU: its SMT, LLC and socket levels, built when first asked (`built`).
+  struct OwnDomains {
+    bool built = false;
+    std::array<std::vector<CpuId>, kSchedDomainLevels - 1> levels;
+  };
+  std::vector<OwnDomains> domains_;
   std::vector<std::vector<CpuId>> socket_cpus_;  // by socket, ascending: built with the first domains
-  std::vector<std::uint32_t> socket_built_;      // by socket: a CPU whose domains are built, or ~0u
+  // By socket: the machine level of its CPUs, the same list for each (built when one of them is first asked).
+  std::vector<std::vector<CpuId>> rest_of_machine_;
   hw::Shared<bool> rd_overload_;  // root_domain->overload, on its own line
   sim::Duration tick_period_{0};
   sim::SimTime nohz_next_balance_{};  // nohz.next_balance

@@ -107,7 +107,7 @@ sim::Task<void> Sched::nohz_balancer_kick(PerCpu& self, Rq& r) {
 
 sim::Task<Rq*> Sched::find_busiest_queue(PerCpu& pc, CpuId to) {
   hw::Memory& mem = k.mem();
-  for (const std::vector<CpuId>& level : sched_domains(to)) {
+  for (const std::span<const CpuId> level : sched_domains(to)) {
     Rq* busiest = nullptr;
     std::size_t most = 0;
     for (CpuId c : level) {
