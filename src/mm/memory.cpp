@@ -264,19 +264,30 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
   ++self.k.counters().page_faults;
   co_await self.cpu.delay(costs(self).page_fault);
   if (per_vma_lock(self.k.config().version, self.k.arch().arch())) {
-    if (const Vma* vma = mm.find_vma(addr)) {
+    // lock_vma_under_rcu: the VMA found without a lock is read-locked, then checked: one detached meanwhile (unmapped
+    // or replaced while vma_start_read waited; RCU keeps its memory) is unlocked and the lookup retried
+    // (VMA_LOCK_MISS); one that no longer covers the address (split or shrunk) sends the fault to mmap_lock.
+    for (const Vma* vma = mm.find_vma(addr); vma != nullptr && vma->contains(addr); vma = mm.find_vma(addr)) {
       const std::shared_ptr<VmaLock> lock = vma->vm_lock;  // rcu_read_lock keeps it
-      if (co_await vma_start_read(self, mm, *lock)) {
-        if (write && !vma->writable) {  // access_error: the VMA lock is dropped before the signal
-          co_await vma_end_read(self, mm, *lock);
-          throw Sigsegv(fmt::format("SIGSEGV: cpu{} wrote {:#x}, mapped read-only", self.id.get(), addr));
-        }
-        // Held for read, the VMA cannot change or go (vma_start_write waits for its readers).
-        co_await handle_pte_fault(self, mm, *vma, addr, write);
+      const bool locked = co_await vma_start_read(self, mm, *lock);
+      if (!locked) break;
+      if (lock->detached) {
         co_await vma_end_read(self, mm, *lock);
-        self.k.events().on_syscall_return(self.id);
-        co_return;
+        continue;
       }
+      if (!vma->contains(addr)) {
+        co_await vma_end_read(self, mm, *lock);
+        break;
+      }
+      if (write && !vma->writable) {  // access_error: the VMA lock is dropped before the signal
+        co_await vma_end_read(self, mm, *lock);
+        throw Sigsegv(fmt::format("SIGSEGV: cpu{} wrote {:#x}, mapped read-only", self.id.get(), addr));
+      }
+      // Held for read, the VMA cannot change or go (vma_start_write waits for its readers).
+      co_await handle_pte_fault(self, mm, *vma, addr, write);
+      co_await vma_end_read(self, mm, *lock);
+      self.k.events().on_syscall_return(self.id);
+      co_return;
     }
     // lock_vma_under_rcu failed (VMA_LOCK_RETRY): take mmap_lock.
   }

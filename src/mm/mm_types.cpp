@@ -91,7 +91,10 @@ Vma& MmStruct::insert_vma(const Vma& v) {
 bool MmStruct::remove_vma(std::uint64_t start) {
   const auto it = vmas.find(start);
   if (it == vmas.end()) return false;
-  if (it->second.vm_lock) free_vma_lock_lines_.push_back(it->second.vm_lock->count.line);
+  if (it->second.vm_lock) {
+    it->second.vm_lock->detached = true;  // vma_mark_detached
+    free_vma_lock_lines_.push_back(it->second.vm_lock->count.line);
+  }
   if (File* f = it->second.file) f->i_mmap.erase(i_mmap_entry(*f, this, start));
   vmas.erase(it);
   return true;

@@ -60,6 +60,10 @@ struct VmaLock {
   hw::Shared<int> count;
   // vma->vm_lock_seq: equal to the mm's mm_lock_seq while the VMA is write-locked (on the VMA's line, read with it).
   std::uint64_t vm_lock_seq = ~std::uint64_t{0};
+  // vma->detached (vma_mark_detached; v6.15+: a zero vm_refcnt): the VMA has left the mm's tree. The kernel's RCU
+  // keeps a detached VMA's memory for a lockless reader; the model keeps only this lock, so a reader that found the
+  // VMA must test this before it touches the Vma again.
+  bool detached = false;
 };
 
 struct Vma {
