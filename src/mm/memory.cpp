@@ -401,13 +401,6 @@ bool per_vma_lock(KernelVersion version, Arch arch) {
   return false;
 }
 
-std::uint64_t mmap_thp_align(KernelVersion version, bool anon, std::uint64_t len) {
-  constexpr std::uint64_t kPmdSize = kPtesPerTable * kPageSize;
-  if (!anon || version < KernelVersion{6, 8}) return kPageSize;
-  if (version < KernelVersion{6, 12}) return kPmdSize;
-  return len % kPmdSize == 0 ? kPmdSize : kPageSize;
-}
-
 sim::Task<void> vma_end_read(PerCpu& self, MmStruct& mm, VmaLock& lock) {
   const int before = co_await self.k.mem().rmw(self.cpu, lock.count, [](int c) { return c - 1; });
   // vma_refcount_put (v6.15+): the last reader before a waiting writer (is_vma_writer_only) wakes it, by

@@ -10,6 +10,13 @@
 
 namespace tlbsim::kernel {
 
+std::uint64_t mmap_thp_align(KernelVersion version, bool anon, std::uint64_t len) {
+  constexpr std::uint64_t kPmdSize = kPtesPerTable * kPageSize;
+  if (!anon || version < KernelVersion{6, 8}) return kPageSize;
+  if (version < KernelVersion{6, 12}) return kPmdSize;
+  return len % kPmdSize == 0 ? kPmdSize : kPageSize;
+}
+
 namespace {
 
 // vma_merge's compatibility test (is_mergeable_vma, can_vma_merge_before/after): same flags and file, contiguous file
