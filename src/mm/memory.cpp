@@ -184,28 +184,6 @@ sim::Task<void> do_numa_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, 
   co_await ptl.unlock(m, self.cpu);
 }
 
-// vm_refcnt (v6.15+, "mm: replace vm_lock and detached flag with a reference count"): the VMA lock's era.
-bool vma_refcount(KernelVersion version) { return version >= KernelVersion{6, 15}; }
-
-// vma_start_read (include/linux/mm.h v6.4-v6.14, include/linux/mmap_lock.h v6.15+): fails while an mmap_lock writer
-// has write-locked the VMA (vm_lock_seq == mm_lock_seq) or holds its lock; otherwise read-locks it and checks again.
-// v6.4-v6.14: down_read_trylock of vma->vm_lock. v6.15+: __refcount_inc_not_zero_limited_acquire of vm_refcnt,
-// which fails while a writer's VMA_LOCK_OFFSET is in it.
-sim::Task<bool> vma_start_read(PerCpu& self, MmStruct& mm, VmaLock& lock) {
-  hw::Memory& m = self.k.mem();
-  const std::uint64_t seq = co_await m.read(self.cpu, mm.mm_lock_seq);
-  if (lock.vm_lock_seq == seq) co_return false;
-  const bool refcnt = vma_refcount(self.k.config().version);
-  const auto may_read = [refcnt](int c) { return refcnt ? c < VmaLock::kVmaLockOffset : c >= 0; };
-  const int before = co_await m.rmw(self.cpu, lock.count, [&](int c) { return may_read(c) ? c + 1 : c; });
-  if (!may_read(before)) co_return false;
-  if (lock.vm_lock_seq == mm.mm_lock_seq.value) {
-    co_await vma_end_read(self, mm, lock);
-    co_return false;
-  }
-  co_return true;
-}
-
 // The fault's work under the PTE lock, with the VMA held (by mmap_lock or by its own lock).
 sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr, bool write) {
   hw::Memory& m = self.k.mem();
@@ -393,84 +371,6 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
     if (PteVisibility* vis = self.k.frames().pte_visibility()) vis->invalidated(self.id);
   }
   throw std::logic_error(fmt::format("cpu{}: access to {:#x} still faults after handling", self.id.get(), addr));
-}
-
-bool per_vma_lock(KernelVersion version, Arch arch) {
-  if (arch == Arch::kX86) return version >= KernelVersion{6, 4};
-  if (arch == Arch::kPowerpc) return version >= KernelVersion{6, 5};
-  return false;
-}
-
-sim::Task<void> vma_end_read(PerCpu& self, MmStruct& mm, VmaLock& lock) {
-  const int before = co_await self.k.mem().rmw(self.cpu, lock.count, [](int c) { return c - 1; });
-  // vma_refcount_put (v6.15+): the last reader before a waiting writer (is_vma_writer_only) wakes it, by
-  // rcuwait_wake_up(&mm->vma_writer_wait).
-  if (!vma_refcount(self.k.config().version) || before - 1 != VmaLock::kVmaLockOffset) co_return;
-  if (TaskStruct* writer = mm.vma_writer_wait; writer != nullptr) {
-    Sched& s = *self.k.sched();
-    co_await s.try_to_wake_up(s.current(self.id), *writer);
-  }
-}
-
-sim::Task<void> vma_start_write(PerCpu& self, MmStruct& mm, Vma& vma) {
-  if (!per_vma_lock(self.k.config().version, self.k.arch().arch())) co_return;
-  VmaLock& lock = *vma.vm_lock;
-  const std::uint64_t seq = mm.mm_lock_seq.value;  // stable under mmap_lock held for write
-  if (lock.vm_lock_seq == seq) co_return;          // __is_vma_write_locked
-  hw::Memory& m = self.k.mem();
-  if (!vma_refcount(self.k.config().version)) {
-    for (;;) {  // down_write(&vma->vm_lock->lock): wait for the faults that hold it
-      const int before = co_await m.rmw(self.cpu, lock.count, [](int c) { return c == 0 ? -1 : c; });
-      if (before == 0) break;
-      co_await m.wait_for_write(self.cpu, lock.count.line);
-    }
-    lock.vm_lock_seq = seq;
-    co_await m.rmw(self.cpu, lock.count, [](int) { return 0; });  // up_write
-    co_return;
-  }
-  // __vma_start_write (mm/mmap_lock.c, v6.15+): __vma_enter_locked adds VMA_LOCK_OFFSET, which fails new readers,
-  // and waits in rcuwait_wait_event(TASK_UNINTERRUPTIBLE) until the readers have left; no spinning. A task that
-  // cannot sleep here (RwSem::sleeper) waits on the line instead.
-  co_await m.rmw(self.cpu, lock.count, [](int c) { return c + VmaLock::kVmaLockOffset; });
-  TaskStruct* t = RwSem::sleeper(self);
-  if (t != nullptr) mm.vma_writer_wait = t;  // prepare_to_rcuwait
-  for (;;) {
-    if (t != nullptr) t->state = TaskState::TASK_UNINTERRUPTIBLE;  // set_current_state
-    const int c = co_await m.read(self.cpu, lock.count);
-    if (c == VmaLock::kVmaLockOffset) break;
-    if (t != nullptr) {
-      co_await self.k.sched()->schedule(*t);
-    } else {
-      co_await m.wait_for_write(self.cpu, lock.count.line);
-    }
-  }
-  if (t != nullptr) {
-    mm.vma_writer_wait = nullptr;  // finish_rcuwait
-    t->state = TaskState::TASK_RUNNING;
-  }
-  lock.vm_lock_seq = seq;  // WRITE_ONCE(vma->vm_lock_seq, mm_lock_seq)
-  co_await m.rmw(self.cpu, lock.count, [](int c) { return c - VmaLock::kVmaLockOffset; });  // __vma_exit_locked
-}
-
-namespace {
-
-// vma_end_write_all: every VMA this writer write-locked is unlocked by one store.
-sim::Task<void> vma_end_write_all(PerCpu& self, MmStruct& mm) {
-  if (!per_vma_lock(self.k.config().version, self.k.arch().arch())) co_return;
-  smp_store_release_fence(self.k.mem(), self.cpu);  // smp_store_release(&mm->mm_lock_seq, ...)
-  co_await self.k.mem().write(self.cpu, mm.mm_lock_seq, mm.mm_lock_seq.value + 1);
-}
-
-}  // namespace
-
-sim::Task<void> mmap_write_unlock(PerCpu& self, MmStruct& mm) {
-  co_await vma_end_write_all(self, mm);
-  co_await mm.mmap_lock.up_write(self);
-}
-
-sim::Task<void> mmap_write_downgrade(PerCpu& self, MmStruct& mm) {
-  co_await vma_end_write_all(self, mm);
-  co_await mm.mmap_lock.downgrade_write(self);
 }
 
 sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {

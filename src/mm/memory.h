@@ -23,6 +23,9 @@ std::uint64_t mmap_thp_align(KernelVersion version, bool anon, std::uint64_t len
 // vma_start_write (v6.4+; nothing before): with mmap_lock held for write, wait for the faults holding `vma`'s lock
 // and mark the VMA write-locked until mmap_write_unlock or mmap_write_downgrade.
 sim::Task<void> vma_start_write(PerCpu& self, MmStruct& mm, Vma& vma);
+// vma_start_read (include/linux/mm.h v6.4-v6.14, include/linux/mmap_lock.h v6.15+): a fault's try at `lock`; false
+// while an mmap_lock writer has write-locked the VMA or holds its lock.
+sim::Task<bool> vma_start_read(PerCpu& self, MmStruct& mm, VmaLock& lock);
 // vma_end_read: a fault drops its read lock of a VMA; from v6.15 the last reader wakes the writer waiting for it in
 // vma_start_write (vma_refcount_put).
 sim::Task<void> vma_end_read(PerCpu& self, MmStruct& mm, VmaLock& lock);
