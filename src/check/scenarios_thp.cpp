@@ -1,13 +1,16 @@
-// Checker scenarios for transparent huge pages: khugepaged collapsing small pages that another CPU writes, and a
-// THP split, zapped, mprotected or moved while another CPU uses it through its 2 MiB TLB entry.
+// Checker scenarios for transparent huge pages: khugepaged collapsing small pages that another CPU writes; a THP
+// split, zapped, mprotected or moved while another CPU uses it through its 2 MiB TLB entry; and NUMA hinting of a
+// THP, whose fault migrates it while the other CPU uses it.
 #include <memory>
 #include <optional>
 
 #include "check/scenario.h"
+#include "kernel/sched/fair_numa.h"
 #include "mm/gup.h"
 #include "mm/huge_memory.h"
 #include "mm/khugepaged.h"
 #include "mm/memory.h"
+#include "mm/mempolicy.h"
 #include "mm/mprotect.h"
 #include "mm/mremap.h"
 
@@ -237,6 +240,72 @@ class ThpZeroWpVsRead final : public CheckScenario {
 TLBSIM_SCENARIO(
     ThpZeroWpVsRead, "thp_zero_wp_vs_read",
     "cpu0 writes the huge zero page (its PMD replaced) while cpu1 keeps reading it through its 2 MiB entry");
+
+// NUMA hinting of a THP. The mm is two threads' (cpu0 on node 0, cpu1 on node 1); cpu0 has faulted X in as a THP,
+// on node 0, and cpu1 has written it (a writable 2 MiB entry). The scan is task_numa_work on cpu0; cpu1's next
+// write takes the hinting fault (do_huge_pmd_numa_page), which migrates the THP to node 1 (a first fault). No write
+// may reach the old THP through a translation once its PMD is gone: the copy would lose it.
+class ThpNumaRace : public CheckScenario {
+ public:
+  enum class Racer : std::uint8_t { kScan, kLocalFault, kMadvise };
+  explicit ThpNumaRace(Racer racer) : racer_(racer) {}
+  std::uint32_t nodes() const override { return 2; }
+  std::string applies_to(const kernel::KernelConfig& config) const override {
+    return kernel::numa_balancing(config.version) ? "" : "NUMA balancing came in v3.8";
+  }
+  void start(ScenarioRun& run) override {
+    r_.prepare(run, true);
+    r_.mm->mm_users.value = 2;
+    r_.touch_both(run, true, true);
+    kernel::Kernel& k = run.kernel();
+    PerCpu& cpu0 = k.percpu(CpuId{0});
+    if (racer_ == Racer::kScan) {
+      run.race(0, scan(cpu0, *r_.mm));
+    } else {
+      run.prepare(0, scan(cpu0, *r_.mm));
+      if (racer_ == Racer::kLocalFault) run.race(0, touch_n(cpu0, *r_.mm, r_.x, 3, true));
+      if (racer_ == Racer::kMadvise) run.race(0, madvise_then_write(cpu0, *r_.mm, r_.x));
+    }
+    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 3, true));
+  }
+
+ private:
+  static sim::Task<void> scan(PerCpu& self, MmStruct& mm) { co_await kernel::task_numa_work(self, mm); }
+  static sim::Task<void> madvise_then_write(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    co_await kernel::sys_madvise_dontneed(self, mm, x, kHpagePmdSize);
+    co_await touch_n(self, mm, x, 1, true);
+  }
+  Racer racer_;
+  ThpRange r_;
+};
+
+// cpu0's scan makes X's PMD a hinting PMD while cpu1 keeps writing X.
+class ThpNumaHintingVsWrite final : public ThpNumaRace {
+ public:
+  ThpNumaHintingVsWrite() : ThpNumaRace(Racer::kScan) {}
+};
+TLBSIM_SCENARIO(ThpNumaHintingVsWrite, "thp_numa_hinting_vs_write",
+                "cpu0's NUMA scan makes a THP's PMD a hinting PMD while cpu1, on the other node, keeps writing it");
+
+// The scan has run. cpu1's write faults and migrates the THP to node 1 while cpu0 writes it too: cpu0's own hinting
+// fault, on the THP's node, restores the PMD if it comes while the migration has not yet unmapped it (cpu1's fault
+// left a node-1 mark, so cpu0's does not migrate), and cpu0 then caches the old THP: the migration's flush must
+// reach it.
+class ThpNumaMigrateVsLocalFault final : public ThpNumaRace {
+ public:
+  ThpNumaMigrateVsLocalFault() : ThpNumaRace(Racer::kLocalFault) {}
+};
+TLBSIM_SCENARIO(ThpNumaMigrateVsLocalFault, "thp_numa_migrate_vs_local_fault",
+                "cpu1's hinting fault migrates a THP while cpu0, on the THP's node, faults on it and writes it");
+
+// The scan has run. cpu1's write faults and migrates the THP while cpu0 madvise(DONTNEED)s all of it (zap_huge_pmd
+// of the hinting PMD or of the migration entry) and writes X again (a new THP).
+class ThpNumaMigrateVsMadvise final : public ThpNumaRace {
+ public:
+  ThpNumaMigrateVsMadvise() : ThpNumaRace(Racer::kMadvise) {}
+};
+TLBSIM_SCENARIO(ThpNumaMigrateVsMadvise, "thp_numa_migrate_vs_madvise",
+                "cpu1's hinting fault migrates a THP while cpu0 madvise(DONTNEED)s all of it and writes it again");
 
 }  // namespace
 

@@ -5,10 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <stdexcept>
 
 #include "kernel/options.h"
 #include "mm/memory.h"
+#include "mm/mempolicy.h"
+#include "mm/migrate.h"
 #include "mm/mmu_gather.h"
 #include "mm/mremap.h"
 
@@ -122,7 +125,8 @@ sim::Task<bool> do_huge_pmd_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, 
   }
   Spinlock& ptl = mm.ptl(v);
   co_await ptl.lock(self.k.mem(), self.cpu);
-  if (const HugePmd* h = mm.pgd.huge_pmd(v); h != nullptr && !h->zero && !h->writable && vma.writable) {
+  if (const HugePmd* h = mm.pgd.huge_pmd(v);
+      h != nullptr && !h->zero && !h->protnone && !h->migration && !h->writable && vma.writable) {
     HugePmd next = *h;
     next.writable = true;
     mm.pgd.clear_huge_pmd(v);
@@ -202,11 +206,12 @@ sim::Task<void> split_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
     for (Pte& p : t.ptes) p = Pte{Pfn{0}, true, false, false};
     t.present = kPtesPerTable;
     mm.pgd.relink_table(v, std::move(t));
-  } else if (mm.pgd.huge_pmd(v) != nullptr) {  // still huge under the lock
+  } else if (const HugePmd* g = mm.pgd.huge_pmd(v); g != nullptr) {  // still huge under the lock
     // pmdp_invalidate: pmd_mkinvalid, then the flush; the PTE table is linked only after it (every era; v4.14
     // fills it first, unlinked). The hardware walks an invalid PMD to nothing: the model links the table after
-    // the flush, and a walk meanwhile finds the THP (still the same pages and permissions).
-    co_await flush_pmd_tlb_range(self, mm, addr & ~(kHpagePmdSize - 1));
+    // the flush, and a walk meanwhile finds the THP (still the same pages and permissions). A PMD migration entry
+    // maps nothing and is not flushed (the model's simplification, docs/model.md); its PTEs are migration entries.
+    if (!g->migration) co_await flush_pmd_tlb_range(self, mm, addr & ~(kHpagePmdSize - 1));
     co_await self.cpu.delay(costs(self).pte_update * static_cast<std::int64_t>(kPtesPerTable));
     mm.pgd.split_huge_pmd(v);  // withdraw the deposit, 512 set_pte_at, smp_wmb, pmd_populate
   }
@@ -219,7 +224,7 @@ sim::Task<void> zap_huge_pmd(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::ui
   co_await ptl.lock(self.k.mem(), self.cpu);
   const std::optional<HugePmd> old = mm.pgd.clear_huge_pmd(v);  // pmdp_huge_get_and_clear_full
   if (old) {
-    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
+    for (std::uint64_t i = 0; i < kHpagePmdNr && !old->migration; ++i) {
       const Pte pte{Pfn{old->page.get() + i}, true, old->writable, !old->zero};
       self.k.events().on_pte_removed(mm, Vpn{v.get() + i}, pte, self.id, self.cpu.now());
     }
@@ -228,12 +233,170 @@ sim::Task<void> zap_huge_pmd(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::ui
     if (self.k.arch().arch() == Arch::kPowerpc && !tlb.fullmm) co_await flush_pmd_tlb_range(self, mm, haddr);
     tlb.adjust_pmd_range(haddr);         // tlb_remove_pmd_tlb_entry
     self.k.frames().free(old->deposit);  // zap_deposited_table: pte_free at once (the table was never linked)
-    // The huge zero page is not freed (tlb_remove_page_size drops a reference the huge zero page's own keeps).
-    if (!old->zero) {
+    // The huge zero page is not freed (tlb_remove_page_size drops a reference the huge zero page's own keeps), nor a
+    // THP under migration (a PMD migration entry: its page is the migration's, flush_needed = 0).
+    if (!old->zero && !old->migration) {
       for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) tlb.pages.push_back(Pfn{old->page.get() + i});
     }
   }
   co_await ptl.unlock(self.k.mem(), self.cpu);
+}
+
+HugeNumaEra huge_numa_era(const KernelConfig& config) {
+  HugeNumaEra e;
+  e.generic_migration = config.version >= KernelVersion{5, 14};
+  e.flush_if_pending = config.version < KernelVersion{5, 15};
+  return e;
+}
+
+namespace {
+
+// The hinting PMD `orig` at `v`, still the one that faulted (pmd_same, under the PMD lock)?
+bool numa_pmd_same(const MmStruct& mm, Vpn v, const HugePmd& orig) {
+  const HugePmd* h = mm.pgd.huge_pmd(v);
+  return h != nullptr && h->protnone && h->page == orig.page;
+}
+
+// do_huge_pmd_numa_page's restore (clear_pmdnuma before v5.14, out_map from it), under the PMD lock: pmd_modify with
+// the VMA's protection, pmd_mkyoung, pmd_mkwrite if the hinting PMD kept the write bit; set_pmd_at, no flush (an
+// upgrade).
+sim::Task<void> numa_restore_pmd(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, const HugePmd& orig) {
+  co_await self.cpu.delay(costs(self).pte_update);
+  HugePmd next = orig;
+  next.protnone = false;
+  next.writable = orig.writable && vma.writable;
+  mm.pgd.clear_huge_pmd(v);
+  mm.pgd.set_huge_pmd(v, next);
+}
+
+}  // namespace
+
+sim::Task<void> do_huge_pmd_numa_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr) {
+  const Vpn v = vpn_of(addr);
+  const std::uint64_t haddr = addr & ~(kHpagePmdSize - 1);
+  hw::Memory& m = self.k.mem();
+  FrameAllocator& frames = self.k.frames();
+  const HugeNumaEra era = huge_numa_era(self.k.config());
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(m, self.cpu);  // pmd_lock
+  const HugePmd* h = mm.pgd.huge_pmd(v);
+  if (h == nullptr || !h->protnone) {  // !pmd_same: another fault, or a zap, changed it
+    co_await ptl.unlock(m, self.cpu);
+    co_return;
+  }
+  const HugePmd orig = *h;
+  if (era.generic_migration) {
+    // v5.14+: numa_migrate_prep (v6.13 numa_migrate_check) -> mpol_misplaced.
+    const std::optional<std::uint16_t> target = mpol_misplaced(self, orig.page);
+    if (!target) {
+      co_await numa_restore_pmd(self, mm, vma, v, orig);  // out_map
+      co_await ptl.unlock(m, self.cpu);
+      co_return;
+    }
+    co_await ptl.unlock(m, self.cpu);
+    if (co_await migrate_misplaced_thp(self, mm, haddr, orig.page, *target)) co_return;
+    // TNF_MIGRATE_FAIL: relock; the PMD restored if it is still the one that faulted.
+    co_await ptl.lock(m, self.cpu);
+    if (numa_pmd_same(mm, v, orig)) co_await numa_restore_pmd(self, mm, vma, v, orig);
+    co_await ptl.unlock(m, self.cpu);
+    co_return;
+  }
+  // Before v5.14. pmd_trans_migrating (the page is locked: another fault migrates it), or trylock_page failing after
+  // mpol_misplaced: wait for the page lock, and the access faults again.
+  const bool page_locked = frames.trylock_page(orig.page);
+  if (!page_locked) {
+    co_await ptl.unlock(m, self.cpu);
+    co_await wait_on_page_locked(self, mm, orig.page);
+    co_return;
+  }
+  const std::optional<std::uint16_t> target = mpol_misplaced(self, orig.page);
+  if (!target) {  // clear_pmdnuma, then unlock_page
+    co_await numa_restore_pmd(self, mm, vma, v, orig);
+    co_await folio_unlock(self, mm, orig.page);
+    co_await ptl.unlock(m, self.cpu);
+    co_return;
+  }
+  // get_page, the PMD lock dropped for page_lock_anon_vma_read, retaken, pmd_same again.
+  co_await ptl.unlock(m, self.cpu);
+  co_await self.cpu.delay(costs(self).rmap_update);
+  co_await ptl.lock(m, self.cpu);
+  if (!numa_pmd_same(mm, v, orig)) {
+    co_await folio_unlock(self, mm, orig.page);
+    co_await ptl.unlock(m, self.cpu);
+    co_return;
+  }
+  // "Since we took the NUMA fault, we must have observed the !accessible bit. Make sure all other CPUs agree with
+  // that": flush_tlb_range of the 2 MiB while a scan's flush may be pending (20841405940e's check).
+  if (era.flush_if_pending && co_await m.read(self.cpu, mm.tlb_flush_pending) > 0) {
+    co_await self.k.arch().flush_tlb_mm_range(self, mm, haddr, haddr + kHpagePmdSize, kPageShift, false);
+  }
+  co_await ptl.unlock(m, self.cpu);
+  co_await migrate_misplaced_transhuge_page(self, mm, vma, haddr, orig, *target);
+}
+
+sim::Task<bool> set_pmd_migration_entry(PerCpu& self, MmStruct& mm, std::uint64_t haddr, Pfn page) {
+  const Vpn v = vpn_of(haddr);
+  hw::Memory& m = self.k.mem();
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(m, self.cpu);
+  const HugePmd* h = mm.pgd.huge_pmd(v);
+  if (h == nullptr || h->migration || h->page != page) {
+    co_await ptl.unlock(m, self.cpu);
+    co_return false;
+  }
+  // pmdp_invalidate: the PMD made invalid (the model writes the migration entry at once: nothing walks either to a
+  // translation), then flush_pmd_tlb_range; set_pmd_at(make_{writable,readable}_migration_entry); page_remove_rmap.
+  HugePmd entry = *mm.pgd.clear_huge_pmd(v);
+  if (!entry.protnone) {
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
+      const Pte old{Pfn{entry.page.get() + i}, true, entry.writable, true};
+      self.k.events().on_pte_removed(mm, Vpn{v.get() + i}, old, self.id, self.cpu.now());
+    }
+  }
+  entry.protnone = false;
+  entry.migration = true;
+  mm.pgd.set_huge_pmd(v, entry);
+  if (!planted(self.k.config(), Mutation::thp_migration_flush_skipped)) co_await flush_pmd_tlb_range(self, mm, haddr);
+  co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
+  co_await ptl.unlock(m, self.cpu);
+  co_return true;
+}
+
+sim::Task<bool> remove_migration_pmd(PerCpu& self, MmStruct& mm, std::uint64_t haddr, Pfn old, Pfn copy) {
+  const Vpn v = vpn_of(haddr);
+  hw::Memory& m = self.k.mem();
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(m, self.cpu);
+  bool mapped = false;
+  if (const HugePmd* h = mm.pgd.huge_pmd(v); h != nullptr && h->migration && h->page == old) {
+    const HugePmd entry = *mm.pgd.clear_huge_pmd(v);
+    mm.pgd.set_huge_pmd(v, HugePmd{copy, entry.writable, entry.deposit});
+    mapped = true;
+  } else if (mm.pgd.table(v) != nullptr) {
+    // The PMD migration entry was split into PTE migration entries (__split_huge_pmd_locked): remove_migration_pte
+    // maps each one still there to the copy's page.
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
+      const Vpn p{v.get() + i};
+      const auto e = mm.pgd.migration_entry(p);
+      if (!e || e->pfn.get() != old.get() + i) continue;
+      mm.pgd.set(p, Pte{Pfn{copy.get() + i}, true, e->writable, true});
+      mapped = true;
+    }
+  }
+  co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
+  co_await ptl.unlock(m, self.cpu);
+  co_return mapped;
+}
+
+sim::Task<void> pmd_migration_entry_wait(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  const Vpn v = vpn_of(addr);
+  hw::Memory& m = self.k.mem();
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(m, self.cpu);
+  const HugePmd* h = mm.pgd.huge_pmd(v);
+  const std::optional<Pfn> page = h != nullptr && h->migration ? std::optional<Pfn>(h->page) : std::nullopt;
+  co_await ptl.unlock(m, self.cpu);
+  if (page) co_await wait_on_page_locked(self, mm, *page);
 }
 
 sim::Task<void> sys_madvise_hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {

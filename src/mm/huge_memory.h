@@ -75,6 +75,43 @@ sim::Task<MovedHugePmd> move_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t 
 // stride), zap_deposited_table (the deposit freed at once), and the THP's pages gathered for freeing after the flush.
 sim::Task<void> zap_huge_pmd(PerCpu& self, MmuGather& tlb, MmStruct& mm, std::uint64_t haddr);
 
+// What an era does for a NUMA hinting fault on a THP (each field names the kernel change that brought it). The
+// hinting PMD itself is change_huge_pmd's (mm/mprotect.cpp), in every era with NUMA balancing (v3.8).
+struct HugeNumaEra {
+  // v5.14, c5b5a3dd2c1f ("mm: thp: refactor NUMA fault handling", Yang Shi): do_huge_pmd_numa_page hands a misplaced
+  // THP to the generic migrate_misplaced_page -> migrate_pages, whose try_to_migrate_one replaces the PMD with a PMD
+  // migration entry (set_pmd_migration_entry: pmdp_invalidate, an immediate flush), and remove_migration_pmd maps the
+  // copy; faults meanwhile wait on the entry (pmd_migration_entry_wait). Before it, migrate_misplaced_transhuge_page
+  // (mm/migrate.c) copies the THP while the old PMD stays PROT_NONE and the page locked (other faults wait for the
+  // page lock), then under the PMD lock pmdp_huge_clear_flush_notify and set_pmd_at of the copy.
+  bool generic_migration = false;
+  // Before v5.15 ("mm,do_huge_pmd_numa_page: remove unnecessary TLB flushing code", Huang Ying, July 2021):
+  // do_huge_pmd_numa_page flushes the 2 MiB (flush_tlb_range) under the PMD lock before migrating when
+  // mm_tlb_flush_pending says a scan's flush may still be running.
+  bool flush_if_pending = false;
+};
+HugeNumaEra huge_numa_era(const KernelConfig& config);
+
+// do_huge_pmd_numa_page: a fault at `addr` on a PROT_NONE hinting PMD (pmd_protnone && vma_is_accessible), entered
+// with no lock held and the VMA held. Under the PMD lock, if it is still the PMD that faulted (pmd_same):
+// mpol_misplaced picks a node. A THP that stays gets its PMD back (pmd_modify with the VMA's protection, the saved
+// write bit; no flush). One that moves is migrated as HugeNumaEra says; a migration that fails restores the PMD
+// (v5.14+) or leaves it for the next fault (before).
+sim::Task<void> do_huge_pmd_numa_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr);
+
+// set_pmd_migration_entry, try_to_migrate_one's PMD branch (v4.14+, CONFIG_ARCH_ENABLE_THP_MIGRATION): under the PMD
+// lock, if the PMD at `haddr` still maps `page` (present or a hinting PMD), pmdp_invalidate (the PMD invalid, then
+// flush_pmd_tlb_range at once, never deferred to a batch) and set_pmd_at of a migration entry, writable if the PMD
+// was. Returns whether the THP was unmapped.
+sim::Task<bool> set_pmd_migration_entry(PerCpu& self, MmStruct& mm, std::uint64_t haddr, Pfn page);
+// remove_migration_pmd (and, for a PMD split since, remove_migration_pte of each PTE migration entry): under the PMD
+// lock, the migration entry of `old` at `haddr` becomes a PMD of `copy` (mk_huge_pmd with the VMA's protection,
+// writable if the entry was; no flush: it was not present). Returns whether anything was mapped.
+sim::Task<bool> remove_migration_pmd(PerCpu& self, MmStruct& mm, std::uint64_t haddr, Pfn old, Pfn copy);
+// pmd_migration_entry_wait: a fault that found a PMD migration entry at `addr` waits until the THP is unlocked, then
+// returns for the access to fault again. Called with no lock held.
+sim::Task<void> pmd_migration_entry_wait(PerCpu& self, MmStruct& mm, std::uint64_t addr);
+
 // madvise(addr, len, MADV_HUGEPAGE) of whole pages inside one VMA (a caller's error otherwise:
 // std::invalid_argument): the VMA's parts outside the range split off, VM_HUGEPAGE set, under mmap_lock held for
 // write.

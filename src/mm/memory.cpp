@@ -191,7 +191,15 @@ sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std
   // __handle_mm_fault: a fault on a none PMD of a THP range maps a THP, or for a read the huge zero page where the
   // era has it (a read falls back to base pages in v3.3); a write to a read-only PMD is wp_huge_pmd's, which may
   // fall back to the PTEs it split (VM_FAULT_FALLBACK); otherwise the PMD is already there (the access retries).
-  if (mm.pgd.huge_pmd(v) != nullptr) {
+  if (const HugePmd* h = mm.pgd.huge_pmd(v); h != nullptr) {
+    if (h->migration) {  // is_pmd_migration_entry: pmd_migration_entry_wait, and the access faults again
+      co_await pmd_migration_entry_wait(self, mm, addr);
+      co_return;
+    }
+    if (h->protnone) {  // pmd_protnone && vma_is_accessible: a NUMA hinting fault on a THP
+      co_await do_huge_pmd_numa_page(self, mm, vma, addr);
+      co_return;
+    }
     if (!write) co_return;
     const bool fallback = co_await do_huge_pmd_wp_page(self, mm, vma, addr);
     if (!fallback) co_return;

@@ -10,6 +10,7 @@
 
 #include "kernel/barrier.h"
 #include "kernel/options.h"
+#include "mm/huge_memory.h"
 #include "mm/rmap.h"
 
 namespace tlbsim::kernel {
@@ -175,6 +176,87 @@ sim::Task<bool> migrate_misplaced_page(PerCpu& self, MmStruct& mm, Vpn v, Pfn pa
   // migrate_pages(&migratepages, alloc_misplaced_dst_page, NULL, node, MIGRATE_ASYNC, MR_NUMA_MISPLACED).
   const std::uint64_t migrated = co_await migrate_pages(self, mm, list, {});
   co_return migrated == 1;
+}
+
+sim::Task<void> folio_unlock(PerCpu& self, MmStruct& mm, Pfn page) {
+  hw::Shared<std::uint64_t>& queue = mm.page_waitqueue(page);
+  self.k.frames().unlock_page(page);
+  smp_store_release_fence(self.k.mem(), self.cpu);                // clear_bit_unlock(PG_locked): a release
+  co_await self.k.mem().write(self.cpu, queue, queue.value + 1);  // folio_wake_bit wakes the waiters
+}
+
+sim::Task<void> wait_on_page_locked(PerCpu& self, MmStruct& mm, Pfn page) {
+  hw::Memory& m = self.k.mem();
+  hw::Shared<std::uint64_t>& queue = mm.page_waitqueue(page);
+  for (;;) {
+    // The queue's line is read, then the lock bit tested: an unlock after the test writes the line this CPU holds.
+    co_await m.read(self.cpu, queue);
+    if (!self.k.frames().page_locked(page)) co_return;
+    co_await m.wait_for_write(self.cpu, queue.line);
+  }
+}
+
+sim::Task<bool> migrate_misplaced_thp(PerCpu& self, MmStruct& mm, std::uint64_t haddr, Pfn page, std::uint16_t node) {
+  FrameAllocator& frames = self.k.frames();
+  // numamigrate_isolate_page (v6.13: migrate_misplaced_folio_prepare): isolate_lru_page fails for a THP that another
+  // migration holds; migrate_pages' unmap_and_move then takes the folio lock (folio_trylock, MIGRATE_ASYNC).
+  if (!frames.trylock_page(page)) co_return false;
+  co_await self.cpu.delay(costs(self).lru_update);
+  // migrate_folio_unmap: try_to_migrate -> try_to_migrate_one, whose page_vma_mapped_walk finds the PMD.
+  const bool unmapped = co_await set_pmd_migration_entry(self, mm, haddr, page);
+  if (!unmapped) {  // no longer mapped there (zapped or replaced meanwhile): nothing to restore
+    co_await folio_unlock(self, mm, page);
+    co_return false;
+  }
+  // migrate_folio_move: the THP allocated on the target node (alloc_misplaced_dst_folio), copied (folio_copy, the
+  // last hinting fault carried over by folio_migrate_flags), the migration entry replaced, the old THP unlocked and
+  // its last reference dropped.
+  const Pfn copy = frames.alloc_huge(FrameUse::kAnon, node);
+  frames.set_last_nid(copy, frames.last_nid(page));
+  co_await self.cpu.delay(costs(self).page_alloc + costs(self).memcg_charge +
+                          costs(self).page_copy * static_cast<std::int64_t>(kHpagePmdNr));
+  const bool remapped = co_await remove_migration_pmd(self, mm, haddr, page, copy);
+  co_await folio_unlock(self, mm, page);
+  for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{page.get() + i});
+  if (!remapped) {  // zapped while it was copied: the copy goes too
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{copy.get() + i});
+  }
+  co_return true;
+}
+
+sim::Task<bool> migrate_misplaced_transhuge_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t haddr,
+                                                 const HugePmd& orig, std::uint16_t node) {
+  FrameAllocator& frames = self.k.frames();
+  hw::Memory& m = self.k.mem();
+  const Vpn v = vpn_of(haddr);
+  // numamigrate_isolate_page, alloc_pages_node(node, GFP_TRANSHUGE_LIGHT | __GFP_THISNODE), migrate_page_copy: with no
+  // lock held, the old PMD still PROT_NONE (a fault on it waits for the page lock the caller holds).
+  const Pfn copy = frames.alloc_huge(FrameUse::kAnon, node);
+  frames.set_last_nid(copy, frames.last_nid(orig.page));
+  co_await self.cpu.delay(costs(self).lru_update + costs(self).page_alloc + costs(self).memcg_charge +
+                          costs(self).page_copy * static_cast<std::int64_t>(kHpagePmdNr));
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(m, self.cpu);
+  const HugePmd* h = mm.pgd.huge_pmd(v);
+  if (h == nullptr || !h->protnone || h->page != orig.page) {
+    // !pmd_same: the new THP freed, the old one put back on the LRU and unlocked; the PMD is left as it is.
+    co_await ptl.unlock(m, self.cpu);
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{copy.get() + i});
+    co_await folio_unlock(self, mm, orig.page);
+    co_return false;
+  }
+  // page_add_anon_rmap of the copy; pmdp_huge_clear_flush_notify: the old PMD cleared, then flush_pmd_tlb_range; then
+  // set_pmd_at of the copy (maybe_pmd_mkwrite(pmd_mkdirty(mk_huge_pmd(new_page, vma->vm_page_prot)))), the deposit
+  // left where it is; page_remove_rmap of the old THP.
+  const HugePmd old = *mm.pgd.clear_huge_pmd(v);
+  if (!planted(self.k.config(), Mutation::thp_migration_flush_skipped)) co_await flush_pmd_tlb_range(self, mm, haddr);
+  co_await self.cpu.delay(costs(self).pte_update + 2 * costs(self).rmap_update);
+  mm.pgd.set_huge_pmd(v, HugePmd{copy, vma.writable, old.deposit});
+  co_await ptl.unlock(m, self.cpu);
+  // unlock_page of both; the old THP's last references dropped.
+  co_await folio_unlock(self, mm, orig.page);
+  for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{orig.page.get() + i});
+  co_return true;
 }
 
 sim::Task<void> migration_entry_wait(PerCpu& self, MmStruct& mm, Vpn v) {

@@ -41,6 +41,28 @@ sim::Task<bool> pte_accessible(PerCpu& self, MmStruct& mm, const Pte& pte);
 // `node` (MIGRATE_ASYNC, MR_NUMA_MISPLACED). Called with no PTE lock held. Returns whether the page moved.
 sim::Task<bool> migrate_misplaced_page(PerCpu& self, MmStruct& mm, Vpn v, Pfn page, std::uint16_t node);
 
+// migrate_misplaced_page (v6.13: migrate_misplaced_folio) of the THP mapped at `haddr` of `mm` from
+// do_huge_pmd_numa_page (v5.14+), to `node`: isolated and locked (fails if another migration has it: the model's
+// page lock stands for both), then migrate_pages' unmap_and_move for one THP: set_pmd_migration_entry, the copy,
+// remove_migration_pmd, the THP unlocked (its waiters woken) and freed. Called with no lock held. Returns whether the
+// THP moved.
+sim::Task<bool> migrate_misplaced_thp(PerCpu& self, MmStruct& mm, std::uint64_t haddr, Pfn page, std::uint16_t node);
+
+// migrate_misplaced_transhuge_page (mm/migrate.c, v3.8-v5.13) from do_huge_pmd_numa_page, with `page` locked by the
+// caller and `orig` the hinting PMD it faulted on: a THP allocated on `node` and the old one copied into it, no lock
+// held and the old PMD left PROT_NONE; then under the PMD lock, if the PMD is still `orig` (pmd_same; the reference
+// freeze is not modeled), pmdp_huge_clear_flush_notify (cleared, then flush_pmd_tlb_range) and set_pmd_at of the
+// copy, dirty and writable if the VMA is. The old THP is unlocked and freed. A PMD that changed meanwhile fails the
+// migration and is left as it is. Returns whether the THP moved.
+sim::Task<bool> migrate_misplaced_transhuge_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t haddr,
+                                                 const HugePmd& orig, std::uint16_t node);
+
+// folio_unlock (unlock_page): `page`'s lock dropped and its waiters woken through the mm's page wait queue.
+sim::Task<void> folio_unlock(PerCpu& self, MmStruct& mm, Pfn page);
+// wait_on_page_locked (folio_wait_locked; migration_entry_wait_on_locked): until `page` is unlocked. The model parks
+// the CPU on the page's wait-queue line, as migration_entry_wait does. Called with no lock held.
+sim::Task<void> wait_on_page_locked(PerCpu& self, MmStruct& mm, Pfn page);
+
 // migration_entry_wait: a fault that found a migration entry at `v` waits until the page is unlocked, then returns
 // for the access to fault again. Called with no lock held.
 sim::Task<void> migration_entry_wait(PerCpu& self, MmStruct& mm, Vpn v);

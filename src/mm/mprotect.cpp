@@ -32,36 +32,49 @@ bool needs_flush_of(const MprotectEra& era, bool was, bool now) {
 // change_huge_pmd (mm/huge_memory.c) of the THP at `haddr`, under the PMD lock. Before v5.19 pmdp_invalidate flushes
 // the 2 MiB at once (x86: flush_tlb_range at PAGE_SIZE stride, the whole mm; radix: 2 MiB pages), and the caller's
 // flush_tlb_range follows. From v5.19 x86's pmdp_invalidate_ad makes no flush and the gather gets the PMD's range when
-// huge_pmd_needs_flush says so; powerpc has no pmdp_invalidate_ad and flushes at once as before. Returns
-// HPAGE_PMD_NR (the PTEs' worth it changed).
+// huge_pmd_needs_flush says so; powerpc has no pmdp_invalidate_ad and flushes at once as before. MM_CP_PROT_NUMA
+// makes a PROT_NONE hinting PMD (the write bit kept), and skips the huge zero page and a PMD that is already one
+// (v4.14 to v6.13 alike: no node check for a PMD; NUMA_BALANCING_NORMAL, the default, skips no top tier from v6.1;
+// every modeled arch of v5.14+ has thp_migration_supported). A PMD migration entry is left as it is. Returns
+// HPAGE_PMD_NR when it changed the PMD, else 0.
 sim::Task<std::uint64_t> change_huge_pmd(PerCpu& self, MmStruct& mm, std::uint64_t haddr, const ChangeProt& cp,
                                          const MprotectEra& era, MmuGather* tlb) {
   const Vpn v = vpn_of(haddr);
   Spinlock& ptl = mm.ptl(v);
   co_await ptl.lock(self.k.mem(), self.cpu);
   const HugePmd* h = mm.pgd.huge_pmd(v);
-  if (h == nullptr) {  // split or zapped meanwhile
+  if (h == nullptr || h->migration || (cp.prot_numa && (h->zero || h->protnone))) {  // split or zapped meanwhile
     co_await ptl.unlock(self.k.mem(), self.cpu);
     co_return 0;
   }
-  HugePmd next = *h;
-  if (!cp.writable) {
-    next.writable = false;
-  } else if (era.upgrade_exclusive_anon && !h->zero) {
-    next.writable = true;  // can_change_pmd_writable: an exclusive anonymous THP (the huge zero page is neither)
+  const HugePmd was = *h;
+  HugePmd next = was;
+  bool flush = true;  // huge_pmd_needs_flush: a hinting PMD is a flush in every era (as for a PTE)
+  if (cp.prot_numa) {
+    next.protnone = true;  // pmd_modify(entry, PAGE_NONE)
+  } else {
+    next.protnone = false;
+    if (!cp.writable) {
+      next.writable = false;
+    } else if (era.upgrade_exclusive_anon && !was.zero) {
+      next.writable = true;  // can_change_pmd_writable: an exclusive anonymous THP (the huge zero page is neither)
+    }
+    flush = needs_flush_of(era, was.writable, next.writable);
+    if (era.needs_flush != PteNeedsFlush::kAlways && was.protnone) flush = false;  // it was not accessible
   }
-  const bool x86_ad = tlb != nullptr && self.k.arch().arch() == Arch::kX86;  // pmdp_invalidate_ad
-  if (!x86_ad && !cp.skip_flush) co_await flush_pmd_tlb_range(self, mm, haddr);
   co_await self.cpu.delay(self.k.machine().kernel.pte_update);
-  if (h->writable && !next.writable) {
+  if (!was.protnone && ((was.writable && !next.writable) || next.protnone)) {
     for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
-      const Pte old{Pfn{h->page.get() + i}, true, true, true};
+      const Pte old{Pfn{was.page.get() + i}, true, was.writable, true};
       self.k.events().on_pte_removed(mm, Vpn{v.get() + i}, old, self.id, self.cpu.now());
     }
   }
-  const bool flush = needs_flush_of(era, h->writable, next.writable);
+  // pmdp_invalidate (the PMD made invalid, then flushed) and set_pmd_at: the model stores the new PMD first and
+  // flushes after, so that no walk during the flush refills the old permissions.
   mm.pgd.clear_huge_pmd(v);
-  mm.pgd.set_huge_pmd(v, next);                               // set_pmd_at
+  mm.pgd.set_huge_pmd(v, next);
+  const bool x86_ad = tlb != nullptr && self.k.arch().arch() == Arch::kX86;  // pmdp_invalidate_ad
+  if (!x86_ad && !cp.skip_flush) co_await flush_pmd_tlb_range(self, mm, haddr);
   if (tlb != nullptr && flush) tlb->adjust_pmd_range(haddr);  // tlb_flush_pmd_range
   co_await ptl.unlock(self.k.mem(), self.cpu);
   co_return kHpagePmdNr;
@@ -85,12 +98,8 @@ sim::Task<std::uint64_t> change_pte_range(PerCpu& self, MmStruct& mm, std::uint6
     const Vpn first = vpn_of(addr);
     const std::uint64_t table_end = std::min(end, (table_index(first) + 1) * kPtesPerTable * kPageSize);
     if (mm.pgd.huge_pmd(first) != nullptr) {
-      // change_pmd_range: a THP. NUMA hinting leaves it alone (its change_huge_pmd with prot_numa is not modeled);
-      // mprotect changes a THP the range covers whole with change_huge_pmd and splits one it covers partly.
-      if (cp.prot_numa) {
-        addr = table_end;
-        continue;
-      }
+      // change_pmd_range: a THP the range covers whole is changed by change_huge_pmd (mprotect, or a hinting PMD for
+      // NUMA balancing); one it covers partly is split first.
       if (addr % kHpagePmdSize == 0 && table_end - addr == kHpagePmdSize) {
         pages += co_await change_huge_pmd(self, mm, addr, cp, era, tlb);
         addr = table_end;

@@ -10,12 +10,12 @@ Pfn FrameAllocator::alloc(FrameUse use, std::uint16_t nid) {
     const std::uint64_t p = free_list_.back();
     free_list_.pop_back();
     use_[p] = use;
-    page_[p] = PageNuma{nid, kNoLastNid};  // page_cpupid_reset_last
+    page_[p] = PageNuma{nid, false, kNoLastNid};  // page_cpupid_reset_last
     if (on_reuse_) on_reuse_(Pfn{p});
     return Pfn{p};
   }
   use_.push_back(use);
-  page_.push_back(PageNuma{nid, kNoLastNid});
+  page_.push_back(PageNuma{nid, false, kNoLastNid});
   return Pfn{use_.size() - 1};
 }
 
@@ -23,13 +23,19 @@ Pfn FrameAllocator::alloc_huge(FrameUse use, std::uint16_t nid) {
   allocated_ += kHpagePmdNr;
   const Pfn first{use_.size()};
   use_.resize(use_.size() + kHpagePmdNr, use);
-  page_.resize(page_.size() + kHpagePmdNr, PageNuma{nid, kNoLastNid});
+  page_.resize(page_.size() + kHpagePmdNr, PageNuma{nid, false, kNoLastNid});
   return first;
 }
 
 Pfn FrameAllocator::huge_zero_page() {
   if (!huge_zero_) huge_zero_ = alloc_huge(FrameUse::kZeroPage, 0);
   return *huge_zero_;
+}
+
+bool FrameAllocator::trylock_page(Pfn pfn) {
+  if (page_[pfn.get()].locked) return false;
+  page_[pfn.get()].locked = true;
+  return true;
 }
 
 void FrameAllocator::pin(Pfn pfn, CpuId by) {
@@ -80,8 +86,10 @@ std::optional<Pte> PageTables::lookup(Vpn v) const {
     if (huge_.empty()) return std::nullopt;
     const auto h = huge_.find(table_index(v));
     if (h == huge_.end()) return std::nullopt;
+    if (h->second.migration) return std::nullopt;
     Pte p{Pfn{h->second.page.get() + v.get() % kPtesPerTable}, true, h->second.writable, !h->second.zero};
     p.huge = true;
+    p.protnone = h->second.protnone;
     return p;
   }
   const Pte& p = it->second.ptes[v.get() % kPtesPerTable];
@@ -181,7 +189,13 @@ void PageTables::split_huge_pmd(Vpn v) {
   t.frame = h.deposit;
   for (std::uint64_t i = 0; i < kPtesPerTable; ++i) {
     // __split_huge_zero_page_pmd: each PTE maps the small zero page (my_zero_pfn, pte_mkspecial), read-only.
-    t.ptes[i] = h.zero ? Pte{Pfn{0}, true, false, false} : Pte{Pfn{h.page.get() + i}, true, h.writable, true};
+    if (h.zero) {
+      t.ptes[i] = Pte{Pfn{0}, true, false, false};
+    } else if (h.migration) {
+      t.ptes[i] = Pte{Pfn{h.page.get() + i}, false, h.writable, true, true};
+    } else {
+      t.ptes[i] = Pte{Pfn{h.page.get() + i}, true, h.writable, true};
+    }
   }
   t.present = kPtesPerTable;
 }

@@ -67,6 +67,12 @@ class FrameAllocator {
   std::int32_t xchg_last_nid(Pfn pfn, std::int32_t nid);
   void set_last_nid(Pfn pfn, std::int32_t nid) { page_[pfn.get()].last_nid = nid; }
   std::int32_t last_nid(Pfn pfn) const { return page_[pfn.get()].last_nid; }
+  // PG_locked of a page as NUMA migration of a THP takes it (trylock_page, folio_trylock) and drops it (unlock_page;
+  // the waiters are woken through the mm's page wait queue). The model lets the lock stand for the THP's isolation
+  // from the LRU too (docs/model.md).
+  bool trylock_page(Pfn pfn);
+  void unlock_page(Pfn pfn) { page_[pfn.get()].locked = false; }
+  bool page_locked(Pfn pfn) const { return pfn.get() < page_.size() && page_[pfn.get()].locked; }
   // GUP pins (the reference get_user_pages_fast takes with FOLL_PIN, try_grab_folio): the count and the CPU that
   // took the last one, for the oracle. Few pages are ever pinned, so they are kept apart from the per-frame state.
   void pin(Pfn pfn, CpuId by);
@@ -90,6 +96,7 @@ class FrameAllocator {
   std::optional<Pfn> huge_zero_;
   struct PageNuma {
     std::uint16_t nid = 0;
+    bool locked = false;
     std::int32_t last_nid = kNoLastNid;
   };
   std::vector<PageNuma> page_{PageNuma{}};  // by frame, as use_
@@ -126,6 +133,13 @@ struct HugePmd {
   Pfn deposit;
   // is_huge_zero_pmd: the PMD maps the huge zero page (read-only, shared by every such PMD, never freed).
   bool zero = false;
+  // pmd_protnone: a NUMA hinting PMD (change_huge_pmd with MM_CP_PROT_NUMA), as Pte::protnone: the kernel still
+  // counts it as mapping the THP, the MMU does not; `writable` keeps the write permission to restore.
+  bool protnone = false;
+  // A PMD migration entry (set_pmd_migration_entry, v4.14+ with CONFIG_ARCH_ENABLE_THP_MIGRATION): not present,
+  // naming the THP under migration (`page`); `writable` says which entry (make_writable_migration_entry). A fault on
+  // it waits for the migration (pmd_migration_entry_wait).
+  bool migration = false;
 };
 
 // A leaf page-table page: 512 PTEs. Upper levels are not modeled as pages (see docs/model.md).
@@ -164,14 +178,15 @@ class PageTables {
   std::optional<Pfn> detach_empty_table(Vpn v);
   std::size_t table_count() const { return tables_.size(); }
 
-  // The THP mapped by the PMD covering v, if it maps one.
+  // The THP mapped by the PMD covering v, if it maps one (a hinting PMD or a PMD migration entry included).
   const HugePmd* huge_pmd(Vpn v) const;
   // set_pmd_at of a THP over the 2 MiB covering v. Contract: no PTE table and no THP is there.
   void set_huge_pmd(Vpn v, const HugePmd& pmd);
   // pmdp_huge_get_and_clear: the THP's PMD cleared; returns what it held.
   std::optional<HugePmd> clear_huge_pmd(Vpn v);
   // __split_huge_pmd_locked's end: the THP's PMD becomes its deposited PTE table, whose 512 PTEs map the THP's pages
-  // with its permissions (pmd_populate).
+  // with its permissions (pmd_populate). A hinting PMD's PTEs are ordinary ones (mk_pte with vma->vm_page_prot, the
+  // write bit kept); a PMD migration entry's are 512 PTE migration entries of the THP's pages.
   void split_huge_pmd(Vpn v);
   // pmdp_collapse_flush's clear: the PTE table covering v is unlinked and returned (nothing if there is none), and
   // pmd_populate of it back (a collapse that failed).

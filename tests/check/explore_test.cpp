@@ -120,6 +120,22 @@ TEST(Explore, AWriteToTheHugeZeroPageFlushesItsPmdInEveryEra) {
   expect_caught("linux-4.14-ppc", "huge_zero_wp_flush_skipped", "thp_zero_wp_vs_read", "stale translation");
 }
 
+TEST(Explore, NumaMigrationOfAThpFlushesItsOldPmdInEveryEra) {
+  // A hinting fault migrates a THP while the other CPU scans it, faults on it from the THP's own node (restoring the
+  // PMD it then caches), or zaps it. Without the migration's flush of the old PMD (thp_migration_flush_skipped) the
+  // CPU that restored it writes the old THP while it is copied; v4.14 cannot show it: there the other fault waits
+  // for the page lock and the PMD stays PROT_NONE until the copy replaces it.
+  for (const char* kernel : {"linux-4.14-ppc", "linux-5.17", "linux-6.13", "linux-6.2-ppc", "linux-6.6-arm64"}) {
+    for (const char* scenario :
+         {"thp_numa_hinting_vs_write", "thp_numa_migrate_vs_local_fault", "thp_numa_migrate_vs_madvise"}) {
+      expect_clean(kernel, scenario, "pct", 500, arch_memory_model(kernel::load_kernel_profile(kernel).config.arch));
+    }
+  }
+  for (const char* kernel : {"linux-6.2-ppc", "linux-6.6-arm64"}) {
+    expect_caught(kernel, "thp_migration_flush_skipped", "thp_numa_migrate_vs_local_fault", "stale translation");
+  }
+}
+
 TEST(Explore, EveryStrategyFindsAFlushThatSendsNoIpi) {
   const CheckTarget t = make_target("linux-5.17", {}, {"flush_sends_no_ipis"}, "madvise_vs_access", "");
   for (const char* strategy : {"random", "pct", "exhaustive"}) {

@@ -1,11 +1,13 @@
 // Scenario tests of anonymous THPs (mm/huge_memory.cpp): the fault that maps one and the 2 MiB TLB entry it fills,
-// the split and the zap with each architecture's flush.
+// the split and the zap with each architecture's flush, and NUMA hinting of a THP (its hinting PMD, and the hinting
+// fault that migrates it or restores the PMD).
 #include "mm/huge_memory.h"
 
 #include <gtest/gtest.h>
 
 #include "kernel/scenario.h"
 #include "mm/memory.h"
+#include "mm/mempolicy.h"
 #include "mm/mprotect.h"
 #include "model/profile.h"
 
@@ -230,6 +232,138 @@ TEST(Thp, MprotectingAWholeThpChangesItsPmdWithTheErasFlush) {
     EXPECT_EQ(t.mm.pgd.huge_pmd(vpn_of(t.x))->writable, std::string(kernel) == "linux-6.13") << kernel;
     t.s.run_on(1, touch(t.s.cpu(1), t.mm, t.x + kPageSize, true));
     EXPECT_TRUE(t.mm.pgd.huge_pmd(vpn_of(t.x))->writable) << kernel << ": the write reused the THP";
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
+  }
+}
+
+// ---- NUMA hinting of a THP.
+
+sim::Task<void> prot_numa(PerCpu& self, MmStruct& mm, std::uint64_t start, std::uint64_t end, std::uint64_t& n) {
+  co_await mm.mmap_lock.down_read(self);
+  n = co_await change_prot_numa(self, mm, start, end);
+  co_await mm.mmap_lock.up_read(self);
+  self.k.events().on_syscall_return(self.id);
+}
+
+// The two-socket machine of the profile's architecture (arm64's small built-in machine has one node).
+const char* two_node_machine(const char* kernel) {
+  return profile(kernel).arch == Arch::kArm64 ? "kunpeng920-2s64c" : Scenario::machine_for(profile(kernel));
+}
+
+// Two threads of one mm: cpu0 (node 0) has written a THP (on node 0), a CPU of node 1 (`far`) has read it.
+struct ThpHinting {
+  explicit ThpHinting(const char* kernel)
+      : s(profile(kernel), two_node_machine(kernel)), mm(s.k.new_mm()), far(s.sys.topology().cpu_at(1, 0, 0).get()) {
+    mm.mm_users.value = 2;
+    x = mm.get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
+    mm.insert_vma(Vma{x, x + kHpagePmdSize, true, false, nullptr, 0, nullptr});
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    s.oracle().set_user_context(CpuId{far}, mm.id());
+    s.run_on(0, hugepage(s.cpu(0), mm, x, kHpagePmdSize));
+    s.run_on(0, enter_and_touch(s.cpu(0), mm, x, true));
+    s.run_on(far, enter_and_touch(s.cpu(far), mm, x + kPageSize, false));
+    thp = mm.pgd.huge_pmd(vpn_of(x))->page;
+  }
+  std::uint64_t scan() {
+    std::uint64_t n = 0;
+    s.run_on(0, prot_numa(s.cpu(0), mm, x, x + kHpagePmdSize, n));
+    return n;
+  }
+  const HugePmd& pmd() { return *mm.pgd.huge_pmd(vpn_of(x)); }
+  Scenario s;
+  MmStruct& mm;
+  std::uint32_t far;
+  std::uint64_t x = 0;
+  Pfn thp;
+};
+
+// change_huge_pmd with MM_CP_PROT_NUMA: the THP's PMD becomes a PROT_NONE hinting PMD that keeps its write bit, and
+// the far CPU's 2 MiB entry is flushed (at once before v5.19 and on powerpc and arm64; by the gather on x86 v5.19+).
+// A PMD that already is one is skipped.
+TEST(ThpNuma, ChangeProtNumaMakesAHintingPmdAndFlushesIt) {
+  for (const char* kernel : {"linux-4.14-ppc", "linux-5.17", "linux-6.13", "linux-6.2-ppc", "linux-6.6-arm64"}) {
+    ThpHinting t(kernel);
+    ASSERT_TRUE(t.s.cpu(t.far).tlb.peek(Asid{t.s.cpu(t.far).hw_tag}, vpn_of(t.x + kPageSize)).has_value()) << kernel;
+    EXPECT_EQ(t.scan(), kHpagePmdNr) << kernel;
+    EXPECT_TRUE(t.pmd().protnone) << kernel;
+    EXPECT_TRUE(t.pmd().writable) << kernel << ": the write bit is kept for the fault to restore";
+    EXPECT_EQ(t.pmd().page, t.thp) << kernel;
+    EXPECT_TRUE(t.mm.pgd.lookup(vpn_of(t.x))->protnone) << kernel;
+    EXPECT_FALSE(t.s.cpu(t.far).tlb.peek(Asid{t.s.cpu(t.far).hw_tag}, vpn_of(t.x + kPageSize)).has_value()) << kernel;
+    EXPECT_EQ(t.scan(), 0u) << kernel << ": already a hinting PMD";
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
+  }
+}
+
+// The far CPU's write takes the hinting fault; its node is the first recorded, so the THP moves to node 1, whole:
+// a new THP on node 1 under the same PMD (the deposit kept), writable, the old 512 pages freed. v4.14 copies it with
+// the old PMD still PROT_NONE and replaces it under the PMD lock (migrate_misplaced_transhuge_page); v5.14+ goes
+// through a PMD migration entry (set_pmd_migration_entry, remove_migration_pmd).
+TEST(ThpNuma, AFirstFaultFromTheOtherNodeMigratesTheThpThere) {
+  for (const char* kernel : {"linux-4.14-ppc", "linux-5.17", "linux-6.13", "linux-6.2-ppc", "linux-6.6-arm64"}) {
+    ThpHinting t(kernel);
+    const Pfn deposit = t.pmd().deposit;
+    t.scan();
+    const std::uint64_t frees = t.s.k.frames().frees();
+    t.s.run_on(t.far, touch(t.s.cpu(t.far), t.mm, t.x + kPageSize, true));
+    EXPECT_NE(t.pmd().page, t.thp) << kernel;
+    EXPECT_EQ(t.s.k.frames().nid(t.pmd().page), 1) << kernel;
+    EXPECT_FALSE(t.pmd().protnone) << kernel;
+    EXPECT_FALSE(t.pmd().migration) << kernel;
+    EXPECT_TRUE(t.pmd().writable) << kernel;
+    EXPECT_EQ(t.pmd().deposit, deposit) << kernel;
+    EXPECT_EQ(t.s.k.frames().frees() - frees, kHpagePmdNr) << kernel << ": the old THP freed";
+    EXPECT_EQ(t.s.k.frames().use(t.thp), FrameUse::kFree) << kernel;
+    EXPECT_FALSE(t.s.k.frames().page_locked(t.thp)) << kernel;
+    EXPECT_EQ(t.s.k.frames().last_nid(t.pmd().page), 1) << kernel << ": the copy keeps the last fault's node";
+    t.s.run_on(0, touch(t.s.cpu(0), t.mm, t.x, true));
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
+  }
+}
+
+// The flushes of cpu0's TLB while the far CPU's hinting fault migrates the THP, with a scan's flush pending on the
+// mm (tlb_flush_pending raised, as change_protection_range leaves it while it runs) or not. Before v5.15
+// do_huge_pmd_numa_page flushes the 2 MiB under the PMD lock first when one is pending; from v5.15 only the migration
+// flushes (one flush of the old PMD in every era: pmdp_huge_clear_flush_notify before v5.14, set_pmd_migration_entry's
+// pmdp_invalidate from it).
+TEST(ThpNuma, TheHintingFaultFlushesForAPendingScanOnlyBeforeV515) {
+  for (const auto& [kernel, extra] : {std::pair{"linux-4.14-ppc", 1u}, std::pair{"linux-5.17", 0u},
+                                      std::pair{"linux-6.13", 0u}, std::pair{"linux-6.2-ppc", 0u}}) {
+    std::uint64_t flushes[2] = {};
+    for (int pending = 0; pending < 2; ++pending) {
+      ThpHinting t(kernel);
+      t.scan();
+      t.mm.tlb_flush_pending.value = pending;
+      const hw::TlbCounters before = t.s.cpu(0).tlb.counters();
+      t.s.run_on(t.far, touch(t.s.cpu(t.far), t.mm, t.x + kPageSize, true));
+      const hw::TlbCounters& after = t.s.cpu(0).tlb.counters();
+      flushes[pending] =
+          (after.invlpg - before.invlpg) + (after.flush_tag - before.flush_tag) + (after.flush_all - before.flush_all);
+      EXPECT_NE(t.pmd().page, t.thp) << kernel << ": migrated";
+    }
+    EXPECT_GT(flushes[0], 0u) << kernel << ": the migration's flush reaches cpu0";
+    EXPECT_EQ(flushes[1] - flushes[0], extra) << kernel;
+  }
+}
+
+// cpu0's fault, on the THP's own node, does not move it: the PMD is restored in place (pmd_modify with the VMA's
+// protection, the saved write bit), no page allocated or freed; the far CPU's later fault then finds the last fault
+// from another node and does not migrate either (the two-stage filter).
+TEST(ThpNuma, AThpFaultedOnItsOwnNodeStaysAndItsPmdIsRestored) {
+  for (const char* kernel : {"linux-4.14-ppc", "linux-5.17", "linux-6.13", "linux-6.2-ppc", "linux-6.6-arm64"}) {
+    ThpHinting t(kernel);
+    t.scan();
+    const std::uint64_t allocated = t.s.k.frames().allocated(), frees = t.s.k.frames().frees();
+    t.s.run_on(0, touch(t.s.cpu(0), t.mm, t.x, true));
+    EXPECT_EQ(t.pmd().page, t.thp) << kernel;
+    EXPECT_FALSE(t.pmd().protnone) << kernel;
+    EXPECT_TRUE(t.pmd().writable) << kernel;
+    EXPECT_FALSE(t.s.k.frames().page_locked(t.thp)) << kernel;
+    t.scan();
+    t.s.run_on(t.far, touch(t.s.cpu(t.far), t.mm, t.x + kPageSize, true));
+    EXPECT_EQ(t.pmd().page, t.thp) << kernel << ": last faulted from node 0, so not migrated yet";
+    EXPECT_EQ(t.s.k.frames().allocated(), allocated) << kernel;
+    EXPECT_EQ(t.s.k.frames().frees(), frees) << kernel;
     EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
   }
 }
