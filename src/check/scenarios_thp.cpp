@@ -11,6 +11,7 @@
 #include "mm/khugepaged.h"
 #include "mm/memory.h"
 #include "mm/mempolicy.h"
+#include "mm/migrate.h"
 #include "mm/mprotect.h"
 #include "mm/mremap.h"
 
@@ -240,6 +241,31 @@ class ThpZeroWpVsRead final : public CheckScenario {
 TLBSIM_SCENARIO(
     ThpZeroWpVsRead, "thp_zero_wp_vs_read",
     "cpu0 writes the huge zero page (its PMD replaced) while cpu1 keeps reading it through its 2 MiB entry");
+
+// cpu0 has faulted X in as a THP (node 0) and cpu1 has written it (a writable 2 MiB entry). cpu0 migrates the mm's
+// pages to node 1 (migrate_pages(2): the THP whole by a PMD migration entry where the arch has THP migration, split
+// and page by page where not) while cpu1 keeps writing X: no write may reach the old THP once its PMD or PTE is
+// gone, and each write after the migration lands in the copy.
+class ThpMigrateVsWrite final : public CheckScenario {
+ public:
+  std::uint32_t nodes() const override { return 2; }
+  void start(ScenarioRun& run) override {
+    r_.prepare(run, true);
+    r_.touch_both(run, true, true);
+    kernel::Kernel& k = run.kernel();
+    run.race(0, migrate(k.percpu(CpuId{0}), *r_.mm));
+    run.race(1, touch_n(k.percpu(CpuId{1}), *r_.mm, r_.x + kPageSize, 3, true));
+  }
+
+ private:
+  static sim::Task<void> migrate(PerCpu& self, MmStruct& mm) {
+    const std::uint64_t migrated = co_await kernel::sys_migrate_pages(self, mm);
+    (void)migrated;
+  }
+  ThpRange r_;
+};
+TLBSIM_SCENARIO(ThpMigrateVsWrite, "thp_migrate_vs_write",
+                "cpu0 migrates an mm's pages (migrate_pages), a THP among them, while cpu1 keeps writing the THP");
 
 // NUMA hinting of a THP. The mm is two threads' (cpu0 on node 0, cpu1 on node 1); cpu0 has faulted X in as a THP,
 // on node 0, and cpu1 has written it (a writable 2 MiB entry). The scan is task_numa_work on cpu0; cpu1's next

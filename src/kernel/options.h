@@ -96,11 +96,11 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
      .kernel = "linux-4.14-ppc",
      .doc = "the huge zero page's PMD is replaced without its flush (pmdp_huge_clear_flush_notify of the write fault "
             "before v5.8, __split_huge_zero_page_pmd's pmdp_huge_clear_flush from it): CPUs keep reading zeros"},
-    {TLBSIM_ID(Mutation, thp_migration_flush_skipped), .area = "numa", .scenarios = "thp_numa_migrate_vs_local_fault",
-     .kernel = "linux-6.2-ppc",
-     .doc = "NUMA migration of a THP replaces its PMD without flushing it (set_pmd_migration_entry's pmdp_invalidate "
-            "from v5.14, migrate_misplaced_transhuge_page's pmdp_huge_clear_flush_notify before): CPUs keep "
-            "writing the old THP while it is copied"},
+    {TLBSIM_ID(Mutation, thp_migration_flush_skipped), .area = "migration",
+     .scenarios = "thp_migrate_vs_write,thp_numa_migrate_vs_local_fault", .kernel = "linux-6.13",
+     .doc = "migration of a THP replaces its PMD without flushing it (set_pmd_migration_entry's pmdp_invalidate, and "
+            "for NUMA hinting before v5.14 migrate_misplaced_transhuge_page's pmdp_huge_clear_flush_notify): CPUs "
+            "keep writing the old THP while it is copied"},
 };
 
 }  // namespace tlbsim::kernel

@@ -23,7 +23,53 @@ struct Isolated {
   Vpn vpn;
   Pfn page;
   std::uint16_t target_nid = 0;  // the node the copy is allocated on
+  bool huge = false;             // a THP mapped by its PMD at `vpn` (its first page), locked by queue_pages_range
 };
+
+// thp_migration_supported (CONFIG_ARCH_ENABLE_THP_MIGRATION): x86 from v4.14, powerpc book3s64 from v4.20, arm64 from
+// v5.10 (53fa117bb33c). Every modeled profile but linux-4.14-ppc has it; v3.3 has no THP migration at all.
+bool thp_migration_supported(const PerCpu& self) {
+  const KernelVersion v = self.k.config().version;
+  switch (self.k.arch().arch()) {
+    case Arch::kX86:
+      return v >= KernelVersion{4, 14};
+    case Arch::kPowerpc:
+      return v >= KernelVersion{4, 20};
+    case Arch::kArm64:
+      return v >= KernelVersion{5, 10};
+    case Arch::kAny:
+      break;
+  }
+  return false;
+}
+
+// The node a page on `nid` moves to: do_migrate_pages from the node the page is on to the other one (the next, on
+// more than two).
+std::uint16_t other_node(PerCpu& self, std::uint16_t nid) {
+  return static_cast<std::uint16_t>((nid + 1) % std::max<std::uint32_t>(1, self.k.nr_node_ids()));
+}
+
+// queue_pages_pmd: a THP's PMD, under the PMD lock. With THP migration the THP is isolated whole (its page lock
+// stands for the isolation, so one a NUMA fault is migrating is left alone); the huge zero page is skipped. Without
+// it (v4.14 powerpc) the THP is split (split_huge_page: the model splits the PMD, whose 512 pages the PTE walk then
+// queues one by one). Returns whether the PTE walk must still visit the range.
+sim::Task<bool> queue_pages_pmd(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::vector<Isolated>& list) {
+  if (!thp_migration_supported(self)) {
+    co_await split_huge_pmd(self, mm, addr);
+    co_return true;
+  }
+  const Vpn v = vpn_of(addr);
+  Spinlock& ptl = mm.ptl(v);
+  co_await ptl.lock(self.k.mem(), self.cpu);
+  const HugePmd* h = mm.pgd.huge_pmd(v);
+  if (h != nullptr && !h->zero && !h->migration && self.k.frames().trylock_page(h->page)) {
+    list.push_back(
+        Isolated{vpn_of(addr & ~(kHpagePmdSize - 1)), h->page, other_node(self, self.k.frames().nid(h->page)), true});
+    co_await self.cpu.delay(costs(self).lru_update);  // isolate_lru_page of the THP
+  }
+  co_await ptl.unlock(self.k.mem(), self.cpu);
+  co_return false;
+}
 
 // queue_pages_range -> queue_pages_pte_range: under each page table's lock, every present anonymous PTE's page (not
 // the zero page) is isolated from the LRU (isolate_lru_page) onto the list.
@@ -34,6 +80,10 @@ sim::Task<std::vector<Isolated>> queue_pages_range(PerCpu& self, MmStruct& mm) {
     for (std::uint64_t addr = vma.start; addr < vma.end;) {
       const Vpn first = vpn_of(addr);
       const std::uint64_t table_end = std::min(vma.end, (table_index(first) + 1) * kPtesPerTable * kPageSize);
+      if (mm.pgd.huge_pmd(first) != nullptr && !co_await queue_pages_pmd(self, mm, addr, list)) {
+        addr = table_end;
+        continue;
+      }
       if (mm.pgd.table(first) == nullptr) {
         addr = table_end;
         continue;
@@ -43,10 +93,7 @@ sim::Task<std::vector<Isolated>> queue_pages_range(PerCpu& self, MmStruct& mm) {
       for (; addr < table_end; addr += kPageSize) {
         const auto pte = mm.pgd.lookup(vpn_of(addr));
         if (!pte || !pte->anon || pte->pfn.get() == 0) continue;
-        // do_migrate_pages from the node the page is on to the other one (the next, on more than two).
-        const std::uint16_t nid = self.k.frames().nid(pte->pfn);
-        const auto target = static_cast<std::uint16_t>((nid + 1) % std::max<std::uint32_t>(1, self.k.nr_node_ids()));
-        list.push_back(Isolated{vpn_of(addr), pte->pfn, target});
+        list.push_back(Isolated{vpn_of(addr), pte->pfn, other_node(self, self.k.frames().nid(pte->pfn))});
         co_await self.cpu.delay(costs(self).lru_update);  // isolate_lru_page, and the putback of the new page
       }
       co_await ptl.unlock(self.k.mem(), self.cpu);
@@ -60,6 +107,8 @@ sim::Task<std::vector<Isolated>> queue_pages_range(PerCpu& self, MmStruct& mm) {
 // should_defer_flush, set_tlb_ubc_flush_pending). Returns whether the page was unmapped.
 sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, const Isolated& p,
                                    bool batch_flush) {
+  // A THP: the PMD branch (set_pmd_migration_entry), whose flush is never deferred to the batch.
+  if (p.huge) co_return co_await set_pmd_migration_entry(self, mm, p.vpn.get() << kPageShift, p.page);
   Spinlock& ptl = mm.ptl(p.vpn);
   co_await ptl.lock(self.k.mem(), self.cpu);
   const auto pte = mm.pgd.lookup(p.vpn);
@@ -85,6 +134,21 @@ sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStru
 // the copy, the PTE made again from the migration entry (unless something cleared the entry meanwhile: a zap), the
 // page unlocked, which wakes its waiters, and the old page freed.
 sim::Task<void> move_page(PerCpu& self, MmStruct& mm, const Isolated& p) {
+  if (p.huge) {
+    // migrate_folio_move of a THP: the copy on the target node, remove_migration_pmd, the THP unlocked and freed.
+    FrameAllocator& frames = self.k.frames();
+    const Pfn copy = frames.alloc_huge(FrameUse::kAnon, p.target_nid);
+    frames.set_last_nid(copy, frames.last_nid(p.page));
+    co_await self.cpu.delay(costs(self).page_alloc + costs(self).memcg_charge +
+                            costs(self).page_copy * static_cast<std::int64_t>(kHpagePmdNr));
+    const bool remapped = co_await remove_migration_pmd(self, mm, p.vpn.get() << kPageShift, p.page, copy);
+    co_await folio_unlock(self, mm, p.page);
+    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{p.page.get() + i});
+    if (!remapped) {
+      for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{copy.get() + i});
+    }
+    co_return;
+  }
   const Pfn copy = self.k.frames().alloc(FrameUse::kAnon, p.target_nid);
   // folio_migrate_flags: the copy inherits the page's last hinting fault (folio_xchg_last_cpupid).
   self.k.frames().set_last_nid(copy, self.k.frames().last_nid(p.page));
@@ -119,30 +183,46 @@ sim::Task<std::uint64_t> migrate_pages(PerCpu& self, MmStruct& mm, const std::ve
   const MigrateEra era = migrate_era(self.k.config());
   TlbflushUnmapBatch ubc(self.k.ncpus());  // current->tlb_ubc of the migrating task
   std::uint64_t migrated = 0;
+  // A migrated page or THP: pgmigrate_success counts its base pages (nr_succeeded += nr_pages).
+  const auto done = [&](const Isolated& p) {
+    const std::uint64_t pages = p.huge ? kHpagePmdNr : 1;
+    migrated += pages;
+    for (std::uint64_t i = 0; on_migrated && i < pages; ++i) on_migrated();
+  };
   if (era.batch_flush) {
-    // migrate_pages_batch: unmap up to NR_MAX_BATCHED_MIGRATION pages, one flush, then move them.
-    for (std::size_t first = 0; first < list.size(); first += NR_MAX_BATCHED_MIGRATION) {
-      const std::size_t last = std::min<std::size_t>(list.size(), first + NR_MAX_BATCHED_MIGRATION);
+    // migrate_pages_batch: unmap folios up to NR_MAX_BATCHED_MIGRATION pages (a THP fills a batch alone), one flush,
+    // then move them.
+    for (std::size_t first = 0; first < list.size();) {
+      std::size_t last = first;
+      for (std::uint64_t pages = 0; last < list.size() && pages < NR_MAX_BATCHED_MIGRATION; ++last) {
+        pages += list[last].huge ? kHpagePmdNr : 1;
+      }
       std::vector<const Isolated*> unmapped;
       for (std::size_t i = first; i < last; ++i) {
         const bool unmapped_now = co_await try_to_migrate_one(self, ubc, mm, list[i], true);
-        if (unmapped_now) unmapped.push_back(&list[i]);
+        if (unmapped_now) {
+          unmapped.push_back(&list[i]);
+        } else if (list[i].huge) {
+          co_await folio_unlock(self, mm, list[i].page);  // no longer mapped there: put back, unlocked
+        }
       }
       if (!planted(self.k.config(), Mutation::migrate_flush_skipped)) co_await try_to_unmap_flush(self, ubc);
       for (const Isolated* p : unmapped) {
         co_await move_page(self, mm, *p);
-        ++migrated;
-        if (on_migrated) on_migrated();
+        done(*p);
       }
+      first = last;
     }
   } else {
     // unmap_and_move, page by page: try_to_migrate(folio, 0) flushes each PTE as it goes.
     for (const Isolated& p : list) {
       const bool unmapped = co_await try_to_migrate_one(self, ubc, mm, p, false);
-      if (!unmapped) continue;
+      if (!unmapped) {
+        if (p.huge) co_await folio_unlock(self, mm, p.page);
+        continue;
+      }
       co_await move_page(self, mm, p);
-      ++migrated;
-      if (on_migrated) on_migrated();
+      done(p);
     }
   }
   co_return migrated;

@@ -136,6 +136,19 @@ TEST(Explore, NumaMigrationOfAThpFlushesItsOldPmdInEveryEra) {
   }
 }
 
+TEST(Explore, MigratePagesOfAThpFlushesItsOldPmdInEveryEra) {
+  // migrate_pages(2) while cpu1 writes a THP through its 2 MiB entry: the THP moves whole by a PMD migration entry
+  // (set_pmd_migration_entry's pmdp_invalidate flushes it at once, v6.4's batch or not), or, on v4.14 powerpc (no
+  // THP migration), is split (pmdp_invalidate) and migrated page by page; without the PMD's flush
+  // (thp_migration_flush_skipped) cpu1 writes the old THP while it is copied, in every era with THP migration.
+  expect_clean("linux-4.14-ppc", "thp_migrate_vs_write", "pct", 20, hw::MemoryModel::kPower);
+  for (const char* kernel : {"linux-5.17", "linux-6.13", "linux-6.2-ppc", "linux-6.6-arm64"}) {
+    expect_clean(kernel, "thp_migrate_vs_write", "pct", 500,
+                 arch_memory_model(kernel::load_kernel_profile(kernel).config.arch));
+    expect_caught(kernel, "thp_migration_flush_skipped", "thp_migrate_vs_write", "stale translation");
+  }
+}
+
 TEST(Explore, EveryStrategyFindsAFlushThatSendsNoIpi) {
   const CheckTarget t = make_target("linux-5.17", {}, {"flush_sends_no_ipis"}, "madvise_vs_access", "");
   for (const char* strategy : {"random", "pct", "exhaustive"}) {

@@ -6,6 +6,7 @@
 
 #include "kernel/options.h"
 #include "kernel/scenario.h"
+#include "mm/huge_memory.h"
 #include "mm/memory.h"
 #include "model/profile.h"
 
@@ -119,6 +120,95 @@ TEST(Migrate, AFaultOnAMigrationEntryWaitsForTheNewPage) {
   EXPECT_EQ(migrated, 64u);
   EXPECT_GE(t.s.k.counters().page_faults - faults, 1u) << "the write met the migration entry";
   EXPECT_TRUE(t.mm.pgd.lookup(vpn_of(t.addr + 63 * kPageSize)).has_value());
+  EXPECT_TRUE(t.s.oracle().violations().empty());
+}
+
+// ---- THPs.
+
+sim::Task<void> hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  co_await sys_madvise_hugepage(self, mm, addr, kHpagePmdSize);
+}
+sim::Task<void> enter_and_read(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+  co_await user_access(self, mm, addr, false);
+}
+
+// cpu0 has written X, 2 MiB asked to be a THP (on node 0), and cpu1 has read it through a 2 MiB entry; a machine of
+// two nodes (arm64's small built-in one has one).
+struct MigratedThp {
+  explicit MigratedThp(const char* kernel)
+      : s(profile(kernel),
+          profile(kernel).arch == Arch::kArm64 ? "kunpeng920-2s64c" : Scenario::machine_for(profile(kernel))),
+        mm(s.k.new_mm()) {
+    x = mm.get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
+    mm.insert_vma(Vma{x, x + kHpagePmdSize, true, false, nullptr, 0, nullptr});
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    s.oracle().set_user_context(CpuId{1}, mm.id());
+    s.run_on(0, hugepage(s.cpu(0), mm, x));
+    s.run_on(0, enter_and_write(s.cpu(0), mm, x, 1));
+    s.run_on(1, enter_and_read(s.cpu(1), mm, x + kPageSize));
+    thp = mm.pgd.huge_pmd(vpn_of(x))->page;
+  }
+  Scenario s;
+  MmStruct& mm;
+  std::uint64_t x = 0;
+  Pfn thp;
+};
+
+// queue_pages_pmd: where the arch has THP migration (x86 v4.14+, powerpc v4.20+, arm64 v5.10+) the THP moves whole
+// to the other node: set_pmd_migration_entry (pmdp_invalidate flushes the 2 MiB at once, batch or not),
+// remove_migration_pmd maps the copy; pgmigrate_success counts its 512 pages. v4.14 powerpc has none: the THP is
+// split and its 512 pages migrate one by one.
+TEST(Migrate, AThpMovesWholeWhereTheArchHasThpMigrationAndIsSplitWhereNot) {
+  for (const auto& [kernel, whole] :
+       {std::pair{"linux-4.14-ppc", false}, std::pair{"linux-5.17", true}, std::pair{"linux-6.13", true},
+        std::pair{"linux-6.2-ppc", true}, std::pair{"linux-6.6-arm64", true}}) {
+    MigratedThp t(kernel);
+    ASSERT_TRUE(t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.x + kPageSize)).has_value()) << kernel;
+    const std::uint64_t frees = t.s.k.frames().frees();
+    std::uint64_t migrated = 0;
+    t.s.run_on(0, migrate(t.s.cpu(0), t.mm, migrated));
+    EXPECT_EQ(migrated, kHpagePmdNr) << kernel;
+    const HugePmd* h = t.mm.pgd.huge_pmd(vpn_of(t.x));
+    EXPECT_EQ(h != nullptr, whole) << kernel;
+    if (whole && h != nullptr) {
+      EXPECT_NE(h->page, t.thp) << kernel;
+      EXPECT_EQ(t.s.k.frames().nid(h->page), 1) << kernel;
+      EXPECT_FALSE(h->migration) << kernel;
+      EXPECT_TRUE(h->writable) << kernel;
+      EXPECT_EQ(t.s.k.frames().frees() - frees, kHpagePmdNr) << kernel;
+    }
+    for (const std::uint64_t i : {0ull, 1ull, 511ull}) {
+      const auto pte = t.mm.pgd.lookup(vpn_of(t.x + i * kPageSize));
+      ASSERT_TRUE(pte.has_value()) << kernel;
+      EXPECT_NE(pte->pfn, Pfn{t.thp.get() + i}) << kernel;
+      EXPECT_EQ(t.s.k.frames().nid(pte->pfn), 1) << kernel << " page " << i;
+    }
+    // (A split THP's freed frames are reused by the copies of its later pages: last in, first out.)
+    if (whole) {
+      EXPECT_EQ(t.s.k.frames().use(t.thp), FrameUse::kFree) << kernel;
+    }
+    EXPECT_FALSE(t.s.k.frames().page_locked(t.thp)) << kernel;
+    EXPECT_FALSE(t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.x + kPageSize)).has_value()) << kernel;
+    t.s.run_on(1, enter_and_write(t.s.cpu(1), t.mm, t.x + kPageSize, 1));
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
+  }
+}
+
+TEST(Migrate, AFaultOnAPmdMigrationEntryWaitsForTheNewThp) {
+  // cpu1 writes the THP every microsecond while cpu0 migrates it: between set_pmd_migration_entry and
+  // remove_migration_pmd a write faults on the PMD migration entry and waits for the THP's unlock
+  // (pmd_migration_entry_wait), then lands in the copy; no access goes through the old THP once it is freed.
+  MigratedThp t("linux-6.13");
+  const std::uint64_t faults = t.s.k.counters().page_faults;
+  std::uint64_t migrated = 0;
+  t.s.cpu(0).cpu.start(migrate(t.s.cpu(0), t.mm, migrated));
+  t.s.run_on(1, write_every_us(t.s.cpu(1), t.mm, t.x + kPageSize, 100));
+  EXPECT_EQ(migrated, kHpagePmdNr);
+  EXPECT_GE(t.s.k.counters().page_faults - faults, 1u) << "the write met the PMD migration entry";
+  EXPECT_NE(t.mm.pgd.huge_pmd(vpn_of(t.x))->page, t.thp);
   EXPECT_TRUE(t.s.oracle().violations().empty());
 }
 
