@@ -277,31 +277,15 @@ sim::Task<void> wait_on_page_locked(PerCpu& self, MmStruct& mm, Pfn page) {
 }
 
 sim::Task<bool> migrate_misplaced_thp(PerCpu& self, MmStruct& mm, std::uint64_t haddr, Pfn page, std::uint16_t node) {
-  FrameAllocator& frames = self.k.frames();
   // numamigrate_isolate_page (v6.13: migrate_misplaced_folio_prepare): isolate_lru_page fails for a THP that another
   // migration holds; migrate_pages' unmap_and_move then takes the folio lock (folio_trylock, MIGRATE_ASYNC).
-  if (!frames.trylock_page(page)) co_return false;
+  if (!self.k.frames().trylock_page(page)) co_return false;
   co_await self.cpu.delay(costs(self).lru_update);
-  // migrate_folio_unmap: try_to_migrate -> try_to_migrate_one, whose page_vma_mapped_walk finds the PMD.
-  const bool unmapped = co_await set_pmd_migration_entry(self, mm, haddr, page);
-  if (!unmapped) {  // no longer mapped there (zapped or replaced meanwhile): nothing to restore
-    co_await folio_unlock(self, mm, page);
-    co_return false;
-  }
-  // migrate_folio_move: the THP allocated on the target node (alloc_misplaced_dst_folio), copied (folio_copy, the
-  // last hinting fault carried over by folio_migrate_flags), the migration entry replaced, the old THP unlocked and
-  // its last reference dropped.
-  const Pfn copy = frames.alloc_huge(FrameUse::kAnon, node);
-  frames.set_last_nid(copy, frames.last_nid(page));
-  co_await self.cpu.delay(costs(self).page_alloc + costs(self).memcg_charge +
-                          costs(self).page_copy * static_cast<std::int64_t>(kHpagePmdNr));
-  const bool remapped = co_await remove_migration_pmd(self, mm, haddr, page, copy);
-  co_await folio_unlock(self, mm, page);
-  for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{page.get() + i});
-  if (!remapped) {  // zapped while it was copied: the copy goes too
-    for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{copy.get() + i});
-  }
-  co_return true;
+  // migrate_pages(&migratepages, alloc_misplaced_dst_folio, NULL, node, MIGRATE_ASYNC, MR_NUMA_MISPLACED): the PMD
+  // branch of try_to_migrate_one (set_pmd_migration_entry), then migrate_folio_move; a THP no longer mapped there
+  // (zapped or replaced meanwhile) is put back unlocked.
+  const std::vector<Isolated> list{Isolated{vpn_of(haddr), page, node, true}};
+  co_return co_await migrate_pages(self, mm, list, {}) == kHpagePmdNr;
 }
 
 sim::Task<bool> migrate_misplaced_transhuge_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t haddr,
