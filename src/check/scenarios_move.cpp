@@ -8,6 +8,7 @@
 
 #include "check/scenario.h"
 #include "kernel/sched/fair_numa.h"
+#include "mm/huge_memory.h"
 #include "mm/memory.h"
 #include "mm/mempolicy.h"
 #include "mm/migrate.h"
@@ -96,32 +97,46 @@ TLBSIM_SCENARIO(
     MremapFixedVsAccess, "mremap_fixed_vs_access",
     "cpu0 mremaps a page onto the next one (MREMAP_FIXED unmaps it first) while cpu1 keeps reading that one");
 
-// cpu0 and cpu1 run one mm and have written X, the first page of a 2 MiB-aligned 2 MiB anonymous mapping; cpu0
-// mremaps all of it to another 2 MiB-aligned address, where the eras that have move_normal_pmd (x86 v5.1+, powerpc
-// v5.14+) move the PTE table itself. cpu1 keeps writing X, which must fault (SIGSEGV) once mremap has returned.
-class MremapPmdVsAccess final : public CheckScenario {
+// cpu0 and cpu1 run one mm and have written X, the first page of an anonymous mapping of `kSize` aligned to it; cpu0
+// mremaps all of it to another address aligned to it. 2 MiB: the eras that have move_normal_pmd (x86 v5.1+, powerpc
+// v5.14+) move the PTE table itself. 1 GiB: the eras that have move_normal_pud (x86 and arm64 v5.11+, powerpc
+// v5.14+) move the PUD, with every table under it; with `kThp` X is the first page of a THP (MADV_HUGEPAGE), so a
+// PMD that maps a THP moves with the PUD. cpu1 keeps writing X, which must fault (SIGSEGV) once mremap has returned.
+template <std::uint64_t kSize, bool kThp>
+class MremapAlignedVsAccess final : public CheckScenario {
  public:
   void start(ScenarioRun& run) override {
     kernel::Kernel& k = run.kernel();
     mm_ = &k.new_mm();
-    constexpr std::uint64_t kPmd = kernel::kHpagePmdSize;
-    x_ = mm_->get_unmapped_area(kPmd, kPmd);
-    mm_->insert_vma(kernel::Vma{x_, x_ + kPmd, true, false, nullptr, 0, nullptr});
-    const std::uint64_t y = mm_->get_unmapped_area(kPmd, kPmd);
+    x_ = mm_->get_unmapped_area(kSize, kSize);
+    mm_->insert_vma(kernel::Vma{x_, x_ + kSize, true, false, nullptr, 0, nullptr});
+    const std::uint64_t y = mm_->get_unmapped_area(kSize, kSize);
     run.prepare(0, switch_to(k.percpu(CpuId{0}), *mm_));
     run.prepare(1, switch_to(k.percpu(CpuId{1}), *mm_));
+    if (kThp) run.prepare(0, hugepage(k.percpu(CpuId{0}), *mm_, x_, kSize));
     run.prepare(0, TwoWriters::write(k.percpu(CpuId{0}), *mm_, x_));
     run.prepare(1, TwoWriters::write(k.percpu(CpuId{1}), *mm_, x_));
-    run.race(0, mremap(k.percpu(CpuId{0}), *mm_, x_, kPmd, y));
+    run.race(0, mremap(k.percpu(CpuId{0}), *mm_, x_, kSize, y));
     run.race(1, touch_n(k.percpu(CpuId{1}), *mm_, x_, 3, true));
   }
 
  private:
+  static sim::Task<void> hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+    co_await kernel::sys_madvise_hugepage(self, mm, addr, len);
+  }
   MmStruct* mm_ = nullptr;
   std::uint64_t x_ = 0;
 };
+using MremapPmdVsAccess = MremapAlignedVsAccess<kernel::kHpagePmdSize, false>;
 TLBSIM_SCENARIO(MremapPmdVsAccess, "mremap_pmd_vs_access",
                 "cpu0 mremaps a 2 MiB-aligned 2 MiB mapping (move_normal_pmd) while cpu1 keeps writing its first page");
+using MremapPudVsAccess = MremapAlignedVsAccess<kernel::kPudSize, false>;
+TLBSIM_SCENARIO(MremapPudVsAccess, "mremap_pud_vs_access",
+                "cpu0 mremaps a 1 GiB-aligned 1 GiB mapping (move_normal_pud) while cpu1 keeps writing its first page");
+using MremapPudThpVsAccess = MremapAlignedVsAccess<kernel::kPudSize, true>;
+TLBSIM_SCENARIO(MremapPudThpVsAccess, "mremap_pud_thp_vs_access",
+                "cpu0 mremaps a 1 GiB-aligned 1 GiB mapping whose first 2 MiB is a THP (the PUD moves it) while cpu1 "
+                "keeps writing it");
 
 // One page of a file in the page cache, mapped MAP_SHARED (read-write with `writable`) at X by a new mm, and
 // direct reclaim that will free it: the start of the reclaim scenarios below.

@@ -165,6 +165,11 @@ hw::Shared<std::uint64_t>& MmStruct::page_waitqueue(Pfn page) {
   return page_wait_table_[page.get() % PAGE_WAIT_TABLE_SIZE];  // hash_ptr of the struct page: consecutive frames
 }
 
+Spinlock& MmStruct::page_table_lock() {
+  if (!page_table_lock_) page_table_lock_ = std::make_unique<Spinlock>(model_, "mm.page_table_lock", lock_kind_);
+  return *page_table_lock_;
+}
+
 Spinlock& MmStruct::ptl(Vpn v) {
   auto& slot = ptls_[table_index(v)];
   if (!slot) slot = std::make_unique<Spinlock>(model_, "pte.ptl", lock_kind_);

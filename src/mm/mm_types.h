@@ -147,6 +147,9 @@ class MmStruct {
   static constexpr std::uint64_t kMmapMin = std::uint64_t{1} << 32;
   // The page-table lock of the leaf table covering v (split PTE locks), created on first use.
   Spinlock& ptl(Vpn v);
+  // mm->page_table_lock, as pud_lock and pud_lockptr return it (include/linux/mm.h: no split PUD locks), created on
+  // first use: only move_normal_pud takes it in the model.
+  Spinlock& page_table_lock();
   // The wait queue of a page under migration (folio_waitqueue: one of PAGE_WAIT_TABLE_SIZE = 256 queues, hashed by
   // the page), one line each, created on first use: migrate_pages writes the page's queue when it unlocks the page
   // (folio_unlock -> folio_wake_bit), and a fault that found a migration entry waits for that write
@@ -160,6 +163,7 @@ class MmStruct {
   hw::CoherenceModel& model_;
   SpinlockKind lock_kind_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Spinlock>> ptls_;
+  std::unique_ptr<Spinlock> page_table_lock_;
   std::vector<LineId> free_vma_lock_lines_;  // the lines of removed VMAs' locks, reused (vm_area_cachep's slab)
   std::vector<hw::Shared<std::uint64_t>> page_wait_table_;
 };

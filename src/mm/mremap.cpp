@@ -100,6 +100,53 @@ sim::Task<void> move_normal_pmd(PerCpu& self, MmStruct& mm, std::uint64_t old_ad
   co_await old_ptl.unlock(m, self.cpu);
 }
 
+// Whether the PUD covering v is not none: in the model, whether a PTE table or a THP's PMD lies in its 1 GiB (the
+// model keeps no PMD tables; docs/model.md).
+bool pud_present(const MmStruct& mm, std::uint64_t addr) {
+  const std::uint64_t first = addr / kPudSize * kPudSize;
+  for (std::uint64_t a = first; a < first + kPudSize; a += kPmdSize) {
+    if (mm.pgd.table(vpn_of(a)) != nullptr || mm.pgd.huge_pmd(vpn_of(a)) != nullptr) return true;
+  }
+  return false;
+}
+
+// move_normal_pud(vma, old_addr, new_addr, old_pud, new_pud) (mm/mremap.c, v5.11+): the new PUD must be none
+// (WARN_ON_ONCE, free_pgtables should have released it; otherwise false, and the caller moves by PMDs). Under
+// pud_lock of the old PUD and pud_lockptr of the new one, both mm->page_table_lock, the old PUD is cleared and its PMD
+// table linked at the new PUD (set_pud_at in v5.11, pud_populate from v5.14), then flush_tlb_range(vma, old_addr,
+// old_addr + PUD_SIZE) with the lock held. In the model every PTE table and THP PMD of the old 1 GiB moves in that
+// one step, each to the same offset in the new 1 GiB; to the oracle every translation at the old addresses is removed.
+sim::Task<bool> move_normal_pud(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, std::uint64_t new_addr,
+                                bool skip_flush) {
+  if (pud_present(mm, new_addr)) co_return false;
+  hw::Memory& m = self.k.mem();
+  Spinlock& ptl = mm.page_table_lock();
+  co_await ptl.lock(m, self.cpu);
+  for (std::uint64_t off = 0; off < kPudSize; off += kPmdSize) {
+    const Vpn from = vpn_of(old_addr + off);
+    const Vpn to = vpn_of(new_addr + off);
+    if (std::optional<PteTable> table = mm.pgd.unlink_table(from)) {
+      for (std::uint64_t i = 0; i < kPtesPerTable; ++i) {
+        if (table->ptes[i].present) {
+          self.k.events().on_pte_removed(mm, Vpn{from.get() + i}, table->ptes[i], self.id, self.cpu.now());
+        }
+      }
+      mm.pgd.relink_table(to, std::move(*table));
+    } else if (std::optional<HugePmd> pmd = mm.pgd.clear_huge_pmd(from)) {
+      for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
+        const Pte pte{Pfn{pmd->page.get() + i}, !pmd->migration && !pmd->protnone, pmd->writable, !pmd->zero};
+        if (pte.present) self.k.events().on_pte_removed(mm, Vpn{from.get() + i}, pte, self.id, self.cpu.now());
+      }
+      mm.pgd.set_huge_pmd(to, *pmd);
+    }
+  }
+  co_await self.cpu.delay(self.k.machine().kernel.pte_update);
+  if (!skip_flush)
+    co_await self.k.arch().flush_tlb_mm_range(self, mm, old_addr, old_addr + kPudSize, kPageShift, false);
+  co_await ptl.unlock(m, self.cpu);
+  co_return true;
+}
+
 // move_page_tables(vma, old_addr, new_vma, new_addr, len): moves extent by extent, an extent ending at the next PMD
 // boundary of either address or (before v4.18) at LATENCY_LIMIT; an old extent without a page table is skipped
 // (get_old_pmd). Then, unless every move_ptes flushed under its lock, flush_tlb_range(vma, old_end - len, old_addr)
@@ -110,6 +157,16 @@ sim::Task<void> move_page_tables(PerCpu& self, MmStruct& mm, std::uint64_t old_a
   const std::uint64_t start = old_addr;
   bool need_flush = false;
   for (std::uint64_t extent = 0; old_addr < old_end; old_addr += extent, new_addr += extent) {
+    // get_extent(NORMAL_PUD): a whole PUD at both addresses moves by its PUD where the era has move_normal_pud; an
+    // old PUD that is none is skipped whole (get_old_pud).
+    extent = std::min({(old_addr + kPudSize) / kPudSize * kPudSize, old_end,
+                       old_addr + ((new_addr + kPudSize) / kPudSize * kPudSize - new_addr)}) -
+             old_addr;
+    if (era.move_normal_pud && extent == kPudSize) {
+      if (!pud_present(mm, old_addr)) continue;
+      const bool moved = co_await move_normal_pud(self, mm, old_addr, new_addr, skip_flush);
+      if (moved) continue;
+    }
     extent = std::min((old_addr + kPmdSize) / kPmdSize * kPmdSize, old_end) - old_addr;
     // A THP's PMD moves whole (move_huge_pmd) when the extent is the whole PMD at both addresses: before v5.9
     // move_huge_pmd checks new_addr's alignment itself, from v5.9 the extent does (both ends the same test).
@@ -152,6 +209,7 @@ MremapEra mremap_era(const KernelConfig& config) {
   e.flush_present_under_ptl = config.version >= KernelVersion{4, 19} || config.on(Option::move_ptes_flush_present);
   e.latency_limit = config.version < KernelVersion{4, 18};
   e.move_normal_pmd = config.version >= (config.arch == Arch::kX86 ? KernelVersion{5, 1} : KernelVersion{5, 14});
+  e.move_normal_pud = config.version >= (config.arch == Arch::kPowerpc ? KernelVersion{5, 14} : KernelVersion{5, 11});
   e.move_huge_pmd_flush_pmd_range = config.version >= KernelVersion{6, 0};
   return e;
 }

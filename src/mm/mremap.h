@@ -34,6 +34,12 @@ struct MremapEra {
   // (x86 from v5.1: 2c91bd4a4e2e "mm: speed up mremap by 20x on large regions", enabled by 9f132f7e1455 "mm: select
   // HAVE_MOVE_PMD on x86 for faster mremap"; powerpc book3s64 from v5.14, when its Kconfig selects HAVE_MOVE_PMD).
   bool move_normal_pmd = false;
+  // move_normal_pud: an extent that is a whole PUD (1 GiB) at both addresses, whose new PUD is none, moves by its PUD:
+  // the PMD table, with every PTE table and THP below it, is relinked at the new address under pud_lock
+  // (mm->page_table_lock), and the old 1 GiB flushed with it held (c49dd3401802, "mm: speedup mremap on 1GB or larger
+  // regions", Kalesh Singh, v5.11, with "x86: mremap speedup - Enable HAVE_MOVE_PUD" and "arm64: mremap speedup -
+  // enable HAVE_MOVE_PUD"; powerpc book3s64 from v5.14, whose Kconfig selects HAVE_MOVE_PUD with HAVE_MOVE_PMD).
+  bool move_normal_pud = false;
   // move_huge_pmd's flush of the old 2 MiB is flush_pmd_tlb_range (the architecture's PMD-stride flush: one 2 MiB
   // invalidation on powerpc radix and arm64) instead of flush_tlb_range at PAGE_SIZE stride: v6.0, Miaohe Lin
   // ("mm/huge_memory: use flush_pmd_tlb_range in move_huge_pmd", v3 posted 2022-07-04). x86 has no override of

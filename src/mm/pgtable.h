@@ -20,6 +20,8 @@ inline constexpr std::uint64_t kPtesPerTable = 512;  // one PTE page maps 2 MiB
 inline constexpr std::uint64_t kPmdShift = 21;                                 // PMD_SHIFT: one PMD entry maps 2 MiB
 inline constexpr std::uint64_t kHpagePmdSize = std::uint64_t{1} << kPmdShift;  // HPAGE_PMD_SIZE
 inline constexpr std::uint64_t kHpagePmdNr = kPtesPerTable;                    // HPAGE_PMD_NR
+inline constexpr std::uint64_t kPudShift = 30;                                 // PUD_SHIFT: one PUD entry maps 1 GiB
+inline constexpr std::uint64_t kPudSize = std::uint64_t{1} << kPudShift;       // PUD_SIZE
 
 inline Vpn vpn_of(std::uint64_t vaddr) { return Vpn{vaddr >> kPageShift}; }
 inline std::uint64_t table_index(Vpn v) { return v.get() / kPtesPerTable; }

@@ -234,6 +234,114 @@ TEST(Mremap, AWholeAlignedPmdMovesByItsTableWhereTheEraHasMoveNormalPmd) {
   }
 }
 
+// A 1 GiB-aligned 1 GiB anonymous mapping whose first page both CPUs wrote, and whose page 512 MiB in cpu0 wrote
+// (two PTE tables under one PUD), and a destination `to` (1 GiB-aligned, or 2 MiB past that).
+struct MovedGib {
+  MovedGib(const char* kernel, bool aligned)
+      : s(profile(kernel), Scenario::machine_for(profile(kernel))), mm(s.k.new_mm()) {
+    x = mm.get_unmapped_area(kPudSize, kPudSize);
+    mm.insert_vma(Vma{x, x + kPudSize, true, false, nullptr, 0, nullptr});
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    s.oracle().set_user_context(CpuId{1}, mm.id());
+    mm.mm_users.value = 2;  // two threads (powerpc v6.2 trims a single-threaded mm's mask)
+    s.run_on(0, enter_and_touch(s.cpu(0), mm, x, 1, true));
+    s.run_on(0, enter_and_touch(s.cpu(0), mm, x + kPudSize / 2, 1, true));
+    s.run_on(1, enter_and_touch(s.cpu(1), mm, x, 1, true));
+    to = mm.get_unmapped_area(2 * kPudSize, kPudSize) + (aligned ? 0 : kHpagePmdSize);
+  }
+  std::uint64_t remote_flushes() { return s.k.counters().get(VmTlbEvent::NR_TLB_REMOTE_FLUSH); }
+  std::uint64_t cpu1_flushes() {
+    const hw::TlbCounters& c = s.cpu(1).tlb.counters();
+    return c.flush_tag + c.flush_all;
+  }
+  Scenario s;
+  MmStruct& mm;
+  std::uint64_t x = 0, to = 0;
+};
+
+// move_normal_pud: a whole aligned 1 GiB moves by its PUD (the same PTE tables, at the same offsets, under the new
+// address) with one flush of the old 1 GiB, on x86 and arm64 from v5.11 and powerpc from v5.14; v3.3 and v4.14 move
+// the PTEs one by one into new tables. A destination 2 MiB past a PUD boundary moves by PMDs instead
+// (move_normal_pmd), one flush for each of the two tables.
+TEST(Mremap, AWholeAlignedPudMovesByItsTablesWhereTheEraHasMoveNormalPud) {
+  EXPECT_FALSE(mremap_era(profile("linux-3.3")).move_normal_pud);
+  EXPECT_FALSE(mremap_era(profile("linux-4.14-ppc")).move_normal_pud);
+  for (const char* later : {"linux-5.17", "linux-6.2-ppc", "linux-6.5-arm64", "linux-6.13"}) {
+    EXPECT_TRUE(mremap_era(profile(later)).move_normal_pud) << later;
+  }
+  struct Case {
+    const char* kernel;
+    bool moves_tables;
+  };
+  for (const Case c : {Case{"linux-3.3", false}, Case{"linux-4.14-ppc", false}, Case{"linux-5.17", true},
+                       Case{"linux-6.2-ppc", true}, Case{"linux-6.6-arm64", true}, Case{"linux-6.13", true}}) {
+    MovedGib t(c.kernel, true);
+    const Pfn first = t.mm.pgd.table(vpn_of(t.x))->frame;
+    const Pfn middle = t.mm.pgd.table(vpn_of(t.x + kPudSize / 2))->frame;
+    const Pfn page = t.mm.pgd.lookup(vpn_of(t.x))->pfn;
+    ASSERT_TRUE(t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.x)).has_value()) << c.kernel;
+    const std::uint64_t before = t.remote_flushes();
+    const std::uint64_t cpu1_before = t.cpu1_flushes();
+    t.s.run_on(0, move(t.s.cpu(0), t.mm, t.x, kPudSize, t.to));
+    ASSERT_NE(t.mm.pgd.table(vpn_of(t.to)), nullptr) << c.kernel;
+    ASSERT_NE(t.mm.pgd.table(vpn_of(t.to + kPudSize / 2)), nullptr) << c.kernel;
+    if (c.moves_tables) {
+      EXPECT_EQ(t.cpu1_flushes() - cpu1_before, 1U) << c.kernel << ": one whole-mm flush reached cpu1, not one per PMD";
+    }
+    EXPECT_EQ(t.mm.pgd.table(vpn_of(t.to))->frame == first, c.moves_tables) << c.kernel;
+    EXPECT_EQ(t.mm.pgd.table(vpn_of(t.to + kPudSize / 2))->frame == middle, c.moves_tables) << c.kernel;
+    EXPECT_EQ(t.mm.pgd.lookup(vpn_of(t.to))->pfn, page) << c.kernel;
+    EXPECT_EQ(t.mm.pgd.table(vpn_of(t.x)), nullptr) << c.kernel;
+    EXPECT_FALSE(t.s.cpu(1).tlb.peek(Asid{t.s.cpu(1).hw_tag}, vpn_of(t.x)).has_value())
+        << c.kernel << ": the old range flushed";
+    if (c.moves_tables && profile(c.kernel).arch == Arch::kX86) {
+      EXPECT_EQ(t.remote_flushes() - before, 1U) << c.kernel << ": one flush of the 1 GiB, not one per PMD";
+    }
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << c.kernel;
+  }
+  for (const char* kernel : {"linux-5.17", "linux-6.13", "linux-6.2-ppc", "linux-6.6-arm64"}) {
+    MovedGib t(kernel, false);
+    const Pfn first = t.mm.pgd.table(vpn_of(t.x))->frame;
+    const std::uint64_t before = t.remote_flushes();
+    const std::uint64_t cpu1_before = t.cpu1_flushes();
+    t.s.run_on(0, move(t.s.cpu(0), t.mm, t.x, kPudSize, t.to));
+    EXPECT_EQ(t.cpu1_flushes() - cpu1_before, 2U) << kernel;
+    ASSERT_NE(t.mm.pgd.table(vpn_of(t.to)), nullptr) << kernel;
+    EXPECT_EQ(t.mm.pgd.table(vpn_of(t.to))->frame, first) << kernel << ": moved by its PMD";
+    if (profile(kernel).arch == Arch::kX86) {
+      EXPECT_EQ(t.remote_flushes() - before, 2U) << kernel << ": one move_normal_pmd flush per table";
+    }
+    EXPECT_TRUE(t.s.oracle().violations().empty()) << kernel;
+  }
+}
+
+// A THP inside the 1 GiB moves with its PUD: the same THP and deposit at the same offset under the new address.
+TEST(Mremap, AThpMovesWithItsPud) {
+  for (const char* kernel : {"linux-6.13", "linux-6.6-arm64", "linux-6.2-ppc"}) {
+    Scenario s(profile(kernel), Scenario::machine_for(profile(kernel)));
+    MmStruct& mm = s.k.new_mm();
+    const std::uint64_t x = mm.get_unmapped_area(kPudSize, kPudSize);
+    mm.insert_vma(Vma{x, x + kPudSize, true, false, nullptr, 0, nullptr});
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    s.oracle().set_user_context(CpuId{1}, mm.id());
+    mm.mm_users.value = 2;
+    const std::uint64_t thp = x + 3 * kHpagePmdSize;
+    s.run_on(0, hugepage(s.cpu(0), mm, x, kPudSize));  // one VMA: MADV_HUGEPAGE of part of it would split it
+    s.run_on(0, enter_and_touch(s.cpu(0), mm, thp, 1, true));
+    s.run_on(1, enter_and_touch(s.cpu(1), mm, thp + kPageSize, 1, false));
+    const HugePmd before = *mm.pgd.huge_pmd(vpn_of(thp));
+    const std::uint64_t to = mm.get_unmapped_area(kPudSize, kPudSize);
+    s.run_on(0, move(s.cpu(0), mm, x, kPudSize, to));
+    const HugePmd* moved = mm.pgd.huge_pmd(vpn_of(to + 3 * kHpagePmdSize));
+    ASSERT_NE(moved, nullptr) << kernel;
+    EXPECT_EQ(moved->page, before.page) << kernel;
+    EXPECT_EQ(moved->deposit, before.deposit) << kernel;
+    EXPECT_EQ(mm.pgd.huge_pmd(vpn_of(thp)), nullptr) << kernel;
+    EXPECT_FALSE(s.cpu(1).tlb.peek(Asid{s.cpu(1).hw_tag}, vpn_of(thp + kPageSize)).has_value()) << kernel;
+    EXPECT_TRUE(s.oracle().violations().empty()) << kernel;
+  }
+}
+
 // From v4.19 every flush of a move happens under the page-table locks (eb66ae030829) and move_page_tables has none
 // of its own; before, its flush at the end covers every extent that move_ptes was called on. A page that was never
 // touched, beside one that was (so its page table exists), moves with no flush on v5.17 and v6.13, one on v3.3.
