@@ -134,7 +134,9 @@ sim::Task<bool> move_normal_pud(PerCpu& self, MmStruct& mm, std::uint64_t old_ad
       mm.pgd.relink_table(to, std::move(*table));
     } else if (std::optional<HugePmd> pmd = mm.pgd.clear_huge_pmd(from)) {
       for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) {
-        const Pte pte{Pfn{pmd->page.get() + i}, !pmd->migration && !pmd->protnone, pmd->writable, !pmd->zero};
+        // A hinting PMD still maps the THP to the kernel, as a hinting PTE does (Pte::protnone); a migration entry
+        // maps nothing.
+        const Pte pte{Pfn{pmd->page.get() + i}, !pmd->migration, pmd->writable, !pmd->zero};
         if (pte.present) self.k.events().on_pte_removed(mm, Vpn{from.get() + i}, pte, self.id, self.cpu.now());
       }
       mm.pgd.set_huge_pmd(to, *pmd);
