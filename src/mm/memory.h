@@ -49,8 +49,11 @@ class Sigsegv : public std::runtime_error {
 sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write);
 
 // mmap(NULL, len, PROT_READ|PROT_WRITE, shared ? MAP_SHARED : MAP_PRIVATE, fd, pgoff): returns the address.
+// `align` (a power of two, at least a page) places the mapping at a multiple of it: what a program gets with
+// MAP_FIXED_NOREPLACE at an aligned address that get_unmapped_area's top-down search would reach (the model has
+// no hint search of its own; docs/model.md).
 sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len, bool shared, File* file,
-                                  std::uint64_t pgoff);
+                                  std::uint64_t pgoff, std::uint64_t align = kPageSize);
 // do_munmap (do_vmi_munmap) of [addr, addr + len) with mmap_lock held for write: splits the VMAs that straddle its
 // ends, detaches those inside, zaps the range and frees its page tables through one mmu_gather. With `downgrade` it
 // downgrades mmap_lock to read once the VMAs are detached and returns true: the caller then holds it for read.

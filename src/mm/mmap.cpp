@@ -2,6 +2,7 @@
 // on them: the VMA work under mmap_lock, the zap, the freed page tables and the flush before they are freed.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -30,11 +31,11 @@ bool mergeable(const Vma& a, const Vma& b) {
 }  // namespace
 
 sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len, bool shared, File* file,
-                                  std::uint64_t pgoff) {
+                                  std::uint64_t pgoff, std::uint64_t align) {
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
   co_await mm.mmap_lock.down_write(self);
-  const std::uint64_t addr =
-      mm.get_unmapped_area(len, mmap_thp_align(self.k.config().version, file == nullptr && !shared, len));
+  const std::uint64_t addr = mm.get_unmapped_area(
+      len, std::max(align, mmap_thp_align(self.k.config().version, file == nullptr && !shared, len)));
   const Vma vma{addr, addr + (len + kPageSize - 1) / kPageSize * kPageSize, true, shared, file, pgoff, nullptr};
   // mmap_region's vma_merge (vma_merge_new_range from v6.12): the new range extends a compatible neighbour (both,
   // when it fills the gap between them) instead of making a VMA of its own; each VMA changed is write-locked first.

@@ -200,7 +200,20 @@ class Task {
         case FileOpKind::kMmap: {
           const FileRegion& g = f_.regions[r];
           const int flags = (g.shared ? MAP_SHARED : MAP_PRIVATE) | (g.file ? 0 : MAP_ANONYMOUS);
-          void* a = mmap(nullptr, size(r), PROT_READ | PROT_WRITE, flags, fd_[r], 0);
+          // An aligned region: reserve `align` more than asked (PROT_NONE), map the region at the aligned address in
+          // it (MAP_FIXED) and unmap the rest, as the kernel's mremap selftest gets PMD- and PUD-aligned mappings.
+          const std::uint64_t align = g.align ? v_(*g.align) : 0;
+          void* at = nullptr;
+          if (align != 0) {
+            auto* res = static_cast<char*>(
+                mmap(nullptr, size(r) + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+            if (res == MAP_FAILED) fail(fmt::format("{}: mmap (reserving an aligned range)", o.where));
+            const std::uint64_t head = (align - reinterpret_cast<std::uintptr_t>(res) % align) % align;
+            if (head != 0) munmap(res, head);
+            if (align - head != 0) munmap(res + head + size(r), align - head);
+            at = res + head;
+          }
+          void* a = mmap(at, size(r), PROT_READ | PROT_WRITE, flags | (at != nullptr ? MAP_FIXED : 0), fd_[r], 0);
           if (a == MAP_FAILED) fail(fmt::format("{}: mmap", o.where));
           addr_[r] = a;
           break;

@@ -94,6 +94,8 @@ class FileWorkload final : public Workload {
     }
     size_.clear();
     for (const FileRegion& g : f_->regions) size_.push_back(values_(g.size));
+    align_.clear();
+    for (const FileRegion& g : f_->regions) align_.push_back(g.align ? values_(*g.align) : kernel::kPageSize);
     workload_files_.assign(f_->regions.size(), nullptr);
     for (std::size_t r = 0; r < f_->regions.size(); ++r) {
       if (f_->regions[r].file && !f_->regions[r].per_task) workload_files_[r] = &new_file(k, r);
@@ -220,7 +222,8 @@ class FileWorkload final : public Workload {
       const std::size_t r = o.region;
       switch (o.kind) {
         case FileOpKind::kMmap:
-          t.addr[r] = co_await kernel::sys_mmap(run.self(), mm, size_[r], f_->regions[r].shared, t.files[r], 0);
+          t.addr[r] =
+              co_await kernel::sys_mmap(run.self(), mm, size_[r], f_->regions[r].shared, t.files[r], 0, align_[r]);
           break;
         case FileOpKind::kMunmap:
           co_await kernel::sys_munmap(run.self(), mm, t.addr[r], size_[r]);
@@ -376,6 +379,7 @@ class FileWorkload final : public Workload {
   std::shared_ptr<const WorkloadFile> f_;
   ResolvedValues values_;
   std::vector<std::uint64_t> size_;
+  std::vector<std::uint64_t> align_;  // each region's mmap alignment (a page where it gives none)
   std::vector<kernel::File*> workload_files_;
   std::vector<std::unique_ptr<TaskRegions>> tasks_;
   std::unique_ptr<Barrier> barrier_;

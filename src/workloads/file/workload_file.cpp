@@ -105,6 +105,7 @@ class Parser {
         if (g.size.literal > kMaxRegionBytes / kFilePageSize) r.fail("pages", "more pages than a region may have");
         g.size.literal *= kFilePageSize;
       }
+      if (has(r, "align")) g.align = value(r, "align");
       if (g.file) {
         g.per_task = r.optional_string("per").value_or("task") == "task";
         if (r.is_string("per")) r.choice("per", {"task", "workload"});
@@ -368,6 +369,13 @@ ResolvedValues resolve_values(const WorkloadFile& f, WorkloadArgs* args) {
     if (size[i] == 0 || size[i] % kFilePageSize != 0 || size[i] > kMaxRegionBytes) {
       throw InputError(fmt::format("{}: region '{}': size {}{} must be a whole number of {}-byte pages, at most {}",
                                    g.where, g.name, size[i], what(g.size), kFilePageSize, kMaxRegionBytes));
+    }
+    if (g.align) {
+      const std::uint64_t a = v(*g.align);
+      if (a < kFilePageSize || a > kMaxRegionAlign || (a & (a - 1)) != 0) {
+        throw InputError(fmt::format("{}: region '{}': align {}{} must be a power of two from {} to {} bytes", g.where,
+                                     g.name, a, what(*g.align), kFilePageSize, kMaxRegionAlign));
+      }
     }
   }
   check_ranges(f, v, size);

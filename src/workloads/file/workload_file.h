@@ -25,6 +25,7 @@ inline constexpr std::uint64_t kFilePageSize = 4096;
 // The largest region a file may describe: 64 GiB, far above any microbenchmark's working set, and small enough
 // that offsets and lengths never overflow.
 inline constexpr std::uint64_t kMaxRegionBytes = std::uint64_t{64} << 30;
+inline constexpr std::uint64_t kMaxRegionAlign = std::uint64_t{1} << 30;  // a region's align: at most PUD_SIZE
 
 // An integer in the file: a literal, or "$name" of a declared parameter that --param may override.
 struct FileValue {
@@ -52,6 +53,10 @@ struct FileRegion {
   bool per_task = true;    // per = "task" | "workload" (file regions only)
   bool populated = false;  // page_cache = "populated": the file's pages are cached before the run (file only)
   FileValue size;          // bytes, a whole number of pages (the file gives `size` in bytes or `pages`)
+  // align: bytes, a power of two from a page to 1 GiB (PUD_SIZE): the mapping's address is a multiple of it, as a
+  // program gets with MAP_FIXED_NOREPLACE at an aligned hint or by trimming a larger mapping (the kernel's mremap
+  // selftest does both to make PMD- and PUD-aligned moves). Absent: the kernel's own placement.
+  std::optional<FileValue> align;
   std::string where;       // origin:line:column of the region's table
 };
 
