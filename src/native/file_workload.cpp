@@ -200,20 +200,7 @@ class Task {
         case FileOpKind::kMmap: {
           const FileRegion& g = f_.regions[r];
           const int flags = (g.shared ? MAP_SHARED : MAP_PRIVATE) | (g.file ? 0 : MAP_ANONYMOUS);
-          // An aligned region: reserve `align` more than asked (PROT_NONE), map the region at the aligned address in
-          // it (MAP_FIXED) and unmap the rest, as the kernel's mremap selftest gets PMD- and PUD-aligned mappings.
-          const std::uint64_t align = g.align ? v_(*g.align) : 0;
-          void* at = nullptr;
-          if (align != 0) {
-            auto* res = static_cast<char*>(
-                mmap(nullptr, size(r) + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
-            if (res == MAP_FAILED) fail(fmt::format("{}: mmap (reserving an aligned range)", o.where));
-            const std::uint64_t head = (align - reinterpret_cast<std::uintptr_t>(res) % align) % align;
-            if (head != 0) munmap(res, head);
-            if (align - head != 0) munmap(res + head + size(r), align - head);
-            at = res + head;
-          }
-          void* a = mmap(at, size(r), PROT_READ | PROT_WRITE, flags | (at != nullptr ? MAP_FIXED : 0), fd_[r], 0);
+          void* a = mmap_aligned(size(r), g.align ? v_(*g.align) : 0, flags, fd_[r]);
           if (a == MAP_FAILED) fail(fmt::format("{}: mmap", o.where));
           addr_[r] = a;
           break;
@@ -448,6 +435,22 @@ NativeRun run_native_file_workload(std::string_view name, std::uint32_t threads,
         run_file_task(run, s, {file->cpus[i % file->cpus.size()]});
       },
       warmup, seconds, host, trace);
+}
+
+void* mmap_aligned(std::uint64_t len, std::uint64_t align, int flags, int fd) {
+#if defined(__linux__)
+  if (align <= workloads::kFilePageSize) return mmap(nullptr, len, PROT_READ | PROT_WRITE, flags, fd, 0);
+  auto* res =
+      static_cast<char*>(mmap(nullptr, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  if (res == MAP_FAILED) return MAP_FAILED;
+  const std::uint64_t head = (align - reinterpret_cast<std::uintptr_t>(res) % align) % align;
+  if (head != 0) munmap(res, head);
+  munmap(res + head + len, align - head);
+  return mmap(res + head, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED, fd, 0);
+#else
+  (void)len, (void)align, (void)flags, (void)fd;
+  throw std::runtime_error("native workloads need Linux");
+#endif
 }
 
 int run_spawned_child(std::string_view name, std::size_t n) {

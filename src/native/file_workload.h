@@ -50,6 +50,12 @@ struct NativeFileRun {
 // system call fails.
 void run_file_task(const NativeFileRun& run, const TaskSlot& c, const std::vector<std::uint32_t>& cpus);
 
+// mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, 0) at a multiple of `align` (a power of two; a page or less
+// is every mapping's): the range is reserved PROT_NONE with `align` to spare, the mapping made MAP_FIXED at the
+// aligned address in it, and the rest unmapped, as the kernel's mremap selftest gets PMD- and PUD-aligned mappings.
+// Returns MAP_FAILED as mmap does.
+void* mmap_aligned(std::uint64_t len, std::uint64_t align, int flags, int fd);
+
 // The program a native `spawn` executes: loads the file `name`, runs the body of its spawn numbered `n`, and
 // returns the exit status (0; 2 for a bad file or number).
 int run_spawned_child(std::string_view name, std::size_t n);

@@ -10,6 +10,10 @@
 
 #include "util/error.h"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace tlbsim::native {
 namespace {
 
@@ -68,6 +72,22 @@ TEST(NativeFileWorkload, BarrierAndSleepRunInThreadsAndProcesses) {
     const NativeRun r = run_native_file_workload(path, 2, 0.01, 0.05, host, nullptr);
     EXPECT_GT(r.ops, 0u) << mode;
   }
+}
+
+// A region's align: the mapping starts at a multiple of it and can be written; a page's is a plain mmap.
+TEST(NativeFileWorkload, AnAlignedRegionStartsAtAMultipleOfItsAlign) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "native benchmarks need Linux";
+#else
+  for (const std::uint64_t align : {std::uint64_t{4096}, std::uint64_t{2} << 20, std::uint64_t{1} << 30}) {
+    constexpr std::uint64_t kLen = std::uint64_t{2} << 20;
+    void* a = mmap_aligned(kLen, align, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+    ASSERT_NE(a, MAP_FAILED) << align;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a) % align, 0u) << align;
+    static_cast<volatile char*>(a)[kLen - 1] = 1;
+    EXPECT_EQ(munmap(a, kLen), 0) << align;
+  }
+#endif
 }
 
 // The child program refuses a spawn number the file does not have, and a file that is not there.
