@@ -58,7 +58,10 @@ bool still_cached(const File& file, std::uint64_t pgoff, Pfn p) {
 // whose PTEs are none, read-only. filemap_map_pages (v4.x-v6.x) visits every cached page of the window: it takes
 // the page's reference and lock (next_uptodate_page, or the radix-tree loop before v5.12) before it tests the PTE,
 // and drops both again when the PTE is already set.
-sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
+// Under the VMA lock in v6.6 the fault gives up (false: VM_FAULT_RETRY) once the fault-around is done, unless
+// filemap_map_pages mapped the faulting page itself (VM_FAULT_NOPAGE): it does when the page is in the cache, which
+// the model maps below as __do_fault would, at the same cost.
+sim::Task<bool> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, bool vma_locked) {
   // The aligned window; a window of one page is the faulting page alone, which is do_read_fault without
   // do_fault_around.
   const std::uint64_t window = fault_around_pages(self.k.config().version, self.k.arch().page_size());
@@ -81,17 +84,27 @@ sim::Task<void> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v)
     if (cached == nullptr) continue;
     mm.pgd.set(Vpn{u}, Pte{*cached, true, false, false});
   }
+  const std::uint64_t index = vma.pgoff + (v.get() - (vma.start >> kPageShift));
+  if (vma_locked && vma_lock_era(self.k.config().version, self.k.arch().arch()).file_fault_retry &&
+      (window == 1 || !vma.file->pages.contains(index))) {
+    co_return false;
+  }
   bool allocated = false;
-  co_await shmem_get_folio(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)));
-  const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
+  co_await shmem_get_folio(self, *vma.file, index);
+  const Pfn p = page_cache_page(self, *vma.file, index, allocated);
   if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);  // a hole reads as zeros
   co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
-  if (!still_cached(*vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), p)) co_return;
+  if (!still_cached(*vma.file, index, p)) co_return true;
   mm.pgd.set(v, Pte{p, true, false, false});
+  co_return true;
 }
 
-// do_cow_fault: a write to an unmapped private file page gets a private copy at once.
-sim::Task<void> do_cow_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
+// do_cow_fault: a write to an unmapped private file page gets a private copy at once. Under the VMA lock: v6.6 gives
+// up at once; later eras give up when the VMA needs an anon_vma (vmf_anon_prepare). Returns false for
+// VM_FAULT_RETRY.
+sim::Task<bool> do_cow_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, bool vma_locked) {
+  if (vma_locked && vma_lock_era(self.k.config().version, self.k.arch().arch()).file_fault_retry) co_return false;
+  if (!co_await vmf_anon_prepare(self, mm, vma, vma_locked)) co_return false;
   bool allocated = false;
   co_await shmem_get_folio(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)));
   page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
@@ -99,42 +112,51 @@ sim::Task<void> do_cow_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) 
   const Pfn anon = self.k.frames().alloc(FrameUse::kAnon);
   co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy);
   mm.pgd.set(v, Pte{anon, true, true, true});
+  co_return true;
 }
 
 // do_shared_fault: a write to an unmapped page of a MAP_SHARED file mapping maps the page-cache page itself,
-// writable (__do_fault, do_page_mkwrite, finish_fault; no fault-around for writes).
-sim::Task<void> do_shared_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v) {
+// writable (__do_fault, do_page_mkwrite, finish_fault; no fault-around for writes). v6.6 gives up under the VMA lock
+// at once (false: VM_FAULT_RETRY).
+sim::Task<bool> do_shared_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, bool vma_locked) {
+  if (vma_locked && vma_lock_era(self.k.config().version, self.k.arch().arch()).file_fault_retry) co_return false;
   bool allocated = false;
   co_await shmem_get_folio(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)));
   const Pfn p = page_cache_page(self, *vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), allocated);
   if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);
   co_await self.cpu.delay(costs(self).pte_update + costs(self).rmap_update);
-  if (!still_cached(*vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), p)) co_return;
+  if (!still_cached(*vma.file, vma.pgoff + (v.get() - (vma.start >> kPageShift)), p)) co_return true;
   mm.pgd.set(v, Pte{p, true, true, false});
+  co_return true;
 }
 
-// do_anonymous_page: a zeroed private page (a read maps the shared zero page).
-sim::Task<void> do_anonymous_page(PerCpu& self, MmStruct& mm, Vpn v, bool write) {
+// do_anonymous_page: a zeroed private page (a read maps the shared zero page, with no anon_vma needed). Returns false
+// for VM_FAULT_RETRY (vmf_anon_prepare).
+sim::Task<bool> do_anonymous_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, bool write, bool vma_locked) {
   if (!write) {
     co_await self.cpu.delay(costs(self).pte_update);
     mm.pgd.set(v, Pte{Pfn{0}, true, false, false});
-    co_return;
+    co_return true;
   }
+  if (!co_await vmf_anon_prepare(self, mm, vma, vma_locked)) co_return false;
   // alloc_page_vma with the default policy: the faulting CPU's node.
   const Pfn anon = self.k.frames().alloc(FrameUse::kAnon, self.k.cpu_to_node(self.id));
   co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_zero);
   mm.pgd.set(v, Pte{anon, true, true, true});
+  co_return true;
 }
 
 // do_wp_page: a write to a present read-only PTE. An exclusive anonymous page is reused; otherwise
 // wp_page_copy copies it and replaces the PTE with ptep_clear_flush (flush_tlb_page) before installing the copy.
-sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, const Pte& old) {
-  (void)vma;
+// Before the copy, a VMA without an anon_vma needs one: under the VMA lock, v6.6's do_wp_page gives up, and later
+// eras' wp_page_copy calls vmf_anon_prepare. Returns false for VM_FAULT_RETRY.
+sim::Task<bool> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, const Pte& old, bool vma_locked) {
   if (old.anon && old.pfn.get() != 0) {
     co_await self.cpu.delay(costs(self).pte_update);
     mm.pgd.set(v, Pte{old.pfn, true, true, true});  // wp_page_reuse: upgrading permission needs no flush
-    co_return;
+    co_return true;
   }
+  if (!co_await vmf_anon_prepare(self, mm, vma, vma_locked)) co_return false;
   const Pfn copy = self.k.frames().alloc(FrameUse::kAnon);
   co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy +
                           costs(self).rmap_update);  // + old page's rmap
@@ -142,6 +164,7 @@ sim::Task<void> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, co
   self.k.events().on_pte_removed(mm, v, old, self.id, self.cpu.now());
   co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
   mm.pgd.set(v, Pte{copy, true, true, true});
+  co_return true;
 }
 
 // do_numa_page: a fault on a PROT_NONE hinting PTE, entered with the PTE lock held; returns with it dropped. The
@@ -184,98 +207,137 @@ sim::Task<void> do_numa_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, 
   co_await ptl.unlock(m, self.cpu);
 }
 
-// The fault's work under the PTE lock, with the VMA held (by mmap_lock or by its own lock).
-sim::Task<void> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr, bool write) {
+// The fault's work under the PTE lock, with the VMA held (by mmap_lock, or by its own lock: `vma_locked`). Returns
+// false for VM_FAULT_RETRY, which only a fault under the VMA lock gets: the locks taken here are dropped, and the
+// caller drops the VMA lock and runs the fault again under mmap_lock. What was done stays done (pages that
+// fault-around mapped, an anon_vma made).
+sim::Task<bool> handle_pte_fault(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t addr, bool write,
+                                 bool vma_locked) {
   hw::Memory& m = self.k.mem();
   const Vpn v = vpn_of(addr);
+  const VmaLockEra era = vma_lock_era(self.k.config().version, self.k.arch().arch());
   // __handle_mm_fault: a fault on a none PMD of a THP range maps a THP, or for a read the huge zero page where the
   // era has it (a read falls back to base pages in v3.3); a write to a read-only PMD is wp_huge_pmd's, which may
   // fall back to the PTEs it split (VM_FAULT_FALLBACK); otherwise the PMD is already there (the access retries).
   if (const HugePmd* h = mm.pgd.huge_pmd(v); h != nullptr) {
     if (h->migration) {  // is_pmd_migration_entry: pmd_migration_entry_wait, and the access faults again
       co_await pmd_migration_entry_wait(self, mm, addr);
-      co_return;
+      co_return true;
     }
     if (h->protnone) {  // pmd_protnone && vma_is_accessible: a NUMA hinting fault on a THP
       co_await do_huge_pmd_numa_page(self, mm, vma, addr);
-      co_return;
+      co_return true;
     }
-    if (!write) co_return;
+    if (!write) co_return true;
     const bool fallback = co_await do_huge_pmd_wp_page(self, mm, vma, addr);
-    if (!fallback) co_return;
+    if (!fallback) co_return true;
   } else if ((write || huge_zero_era(self.k.config()).huge_zero_page) && mm.pgd.table(v) == nullptr &&
              thp_fault_eligible(vma, addr)) {
+    // do_huge_pmd_anonymous_page: the anon_vma first (anon_vma_prepare; vmf_anon_prepare from v6.10), even for the
+    // huge zero page.
+    if (!co_await vmf_anon_prepare(self, mm, vma, vma_locked)) co_return false;
     co_await do_huge_pmd_anonymous_page(self, mm, vma, addr, write);
-    co_return;
+    co_return true;
   }
   Spinlock& ptl = mm.ptl(v);
   co_await ptl.lock(m, self.cpu);
   const auto pte = mm.pgd.lookup(v);
   if (!pte && mm.pgd.migration_entry(v)) {
-    // do_swap_page on a migration entry: migration_entry_wait, and the access faults again.
+    // do_swap_page on a migration entry: migration_entry_wait, and the access faults again. v6.4-v6.5 give up
+    // under the VMA lock before they look at the entry.
     co_await ptl.unlock(m, self.cpu);
+    if (vma_locked && era.swap_retry) co_return false;
     co_await migration_entry_wait(self, mm, v);
-    co_return;
+    co_return true;
   }
   if (pte && pte->protnone) {  // pte_protnone && vma_is_accessible: a NUMA hinting fault
     const Pte orig = *pte;
     co_await do_numa_page(self, mm, vma, v, orig);
-    co_return;
+    co_return true;
   }
+  bool done = true;
   if (!pte) {
     if (vma.file == nullptr)
-      co_await do_anonymous_page(self, mm, v, write);
+      done = co_await do_anonymous_page(self, mm, vma, v, write, vma_locked);
     else if (write && vma.shared)
-      co_await do_shared_fault(self, mm, vma, v);
+      done = co_await do_shared_fault(self, mm, vma, v, vma_locked);
     else if (write)
-      co_await do_cow_fault(self, mm, vma, v);
+      done = co_await do_cow_fault(self, mm, vma, v, vma_locked);
     else
-      co_await do_read_fault(self, mm, vma, v);
+      done = co_await do_read_fault(self, mm, vma, v, vma_locked);
   } else if (write && !pte->writable && vma.file != nullptr && vma.shared) {
     // wp_page_shared: a read-mapped page of a shared file becomes writable in place; an upgrade needs no flush.
-    co_await self.cpu.delay(costs(self).pte_update);
-    mm.pgd.set(v, Pte{pte->pfn, true, true, false});
+    // A file with ->page_mkwrite (every modeled file but shmem's) calls it first, which v6.6 does not do under the
+    // VMA lock.
+    if (vma_locked && era.file_fault_retry && !vma.file->shmem) {
+      done = false;
+    } else {
+      co_await self.cpu.delay(costs(self).pte_update);
+      mm.pgd.set(v, Pte{pte->pfn, true, true, false});
+    }
   } else if (write && !pte->writable) {
-    co_await do_wp_page(self, mm, vma, v, *pte);
+    done = co_await do_wp_page(self, mm, vma, v, *pte, vma_locked);
   }
   co_await ptl.unlock(m, self.cpu);
+  co_return done;
 }
 
-// do_user_addr_fault (arch/x86/mm/fault.c) -> handle_mm_fault, under the PTE lock and either the VMA's own lock or
-// mmap_lock (read). From v6.4 on x86 ("x86/mm: try VMA lock-based page fault handling first") and v6.5 on powerpc,
-// the fault first looks the VMA up without mmap_lock (lock_vma_under_rcu) and read-locks it alone
-// (vma_start_read: down_read_trylock of vma->vm_lock, failing while an mmap_lock writer has write-locked the VMA);
-// only when that fails does it take mmap_lock (lock_mm_and_find_vma).
+// The arch's fault handler with the per-VMA lock (v6.4+): arch/x86/mm/fault.c do_user_addr_fault, arch/arm64/mm/
+// fault.c do_page_fault, arch/powerpc/mm/fault.c ___do_page_fault. lock_vma_under_rcu looks the VMA up without
+// mmap_lock and read-locks it alone (vma_start_read); then, per era (VmaLockEra), refuses it (VMA_LOCK_ABORT), finds
+// it detached meanwhile and looks again (VMA_LOCK_MISS; RCU keeps its memory), or finds that it no longer covers the
+// address (split or shrunk: VMA_LOCK_ABORT). Returns true when the fault was handled (VMA_LOCK_SUCCESS); false
+// sends it to mmap_lock, also after a VM_FAULT_RETRY (VMA_LOCK_RETRY).
+sim::Task<bool> fault_under_vma_lock(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write,
+                                     const VmaLockEra& era) {
+  VmaLockStats& stats = self.k.counters().vma_lock;
+  for (const Vma* vma = mm.find_vma(addr); vma != nullptr && vma->contains(addr); vma = mm.find_vma(addr)) {
+    if (era.anonymous_only && !vma_is_anonymous(*vma)) break;
+    if (era.anon_vma_required && !era.anon_vma_test_after_lock && !vma->anon_vma) break;
+    const std::shared_ptr<VmaLock> lock = vma->vm_lock;  // rcu_read_lock keeps it
+    const bool locked = co_await vma_start_read(self, mm, *lock);
+    if (!locked) break;
+    if (lock->detached) {
+      co_await vma_end_read(self, mm, *lock);
+      ++stats.miss;
+      continue;
+    }
+    if (!vma->contains(addr) || (era.anon_vma_required && vma_is_anonymous(*vma) && !vma->anon_vma)) {
+      co_await vma_end_read(self, mm, *lock);
+      break;
+    }
+    if (write && !vma->writable) {
+      co_await vma_end_read(self, mm, *lock);
+      if (era.access_error_falls_back) co_return false;  // arm64: to lock_mmap, whose access check signals
+      ++stats.success;                                   // x86: bad_area_access_error under the VMA lock
+      throw Sigsegv(fmt::format("SIGSEGV: cpu{} wrote {:#x}, mapped read-only", self.id.get(), addr));
+    }
+    // Held for read, the VMA cannot change or go (vma_start_write waits for its readers).
+    const bool done = co_await handle_pte_fault(self, mm, *vma, addr, write, true);
+    co_await vma_end_read(self, mm, *lock);
+    if (!done) {
+      ++stats.retry;
+      co_return false;
+    }
+    ++stats.success;
+    co_return true;
+  }
+  ++stats.abort;
+  co_return false;
+}
+
+// The arch's fault handler -> handle_mm_fault, under the PTE lock and either the VMA's own lock (where the era has
+// per-VMA locks and the VMA takes it: fault_under_vma_lock) or mmap_lock for read (lock_mm_and_find_vma).
 sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
   ++self.k.counters().page_faults;
   co_await self.cpu.delay(costs(self).page_fault);
-  if (per_vma_lock(self.k.config().version, self.k.arch().arch())) {
-    // lock_vma_under_rcu: the VMA found without a lock is read-locked, then checked: one detached meanwhile (unmapped
-    // or replaced while vma_start_read waited; RCU keeps its memory) is unlocked and the lookup retried
-    // (VMA_LOCK_MISS); one that no longer covers the address (split or shrunk) sends the fault to mmap_lock.
-    for (const Vma* vma = mm.find_vma(addr); vma != nullptr && vma->contains(addr); vma = mm.find_vma(addr)) {
-      const std::shared_ptr<VmaLock> lock = vma->vm_lock;  // rcu_read_lock keeps it
-      const bool locked = co_await vma_start_read(self, mm, *lock);
-      if (!locked) break;
-      if (lock->detached) {
-        co_await vma_end_read(self, mm, *lock);
-        continue;
-      }
-      if (!vma->contains(addr)) {
-        co_await vma_end_read(self, mm, *lock);
-        break;
-      }
-      if (write && !vma->writable) {  // access_error: the VMA lock is dropped before the signal
-        co_await vma_end_read(self, mm, *lock);
-        throw Sigsegv(fmt::format("SIGSEGV: cpu{} wrote {:#x}, mapped read-only", self.id.get(), addr));
-      }
-      // Held for read, the VMA cannot change or go (vma_start_write waits for its readers).
-      co_await handle_pte_fault(self, mm, *vma, addr, write);
-      co_await vma_end_read(self, mm, *lock);
+  const VmaLockEra era = vma_lock_era(self.k.config().version, self.k.arch().arch());
+  if (era.per_vma_lock) {  // (no co_await inside a && : GCC 12 mishandles the temporary of a skipped operand)
+    const bool done = co_await fault_under_vma_lock(self, mm, addr, write, era);
+    if (done) {
       self.k.events().on_syscall_return(self.id);
       co_return;
     }
-    // lock_vma_under_rcu failed (VMA_LOCK_RETRY): take mmap_lock.
   }
   co_await mm.mmap_lock.down_read(self);
   const Vma* vma = mm.find_vma(addr);
@@ -288,7 +350,7 @@ sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
     co_await mm.mmap_lock.up_read(self);
     throw Sigsegv(fmt::format("SIGSEGV: cpu{} wrote {:#x}, mapped read-only", self.id.get(), addr));
   }
-  co_await handle_pte_fault(self, mm, *vma, addr, write);
+  co_await handle_pte_fault(self, mm, *vma, addr, write, false);
   co_await mm.mmap_lock.up_read(self);
   self.k.events().on_syscall_return(self.id);
 }

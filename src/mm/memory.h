@@ -14,8 +14,47 @@ namespace tlbsim::kernel {
 // is above 1 (mm/memory.c, from v3.15, "mm: introduce vm_ops->map_pages()"). x86's 4 KiB pages give 16; powerpc64's
 // 64 KiB pages give 1: no fault-around. None before v3.15.
 std::uint64_t fault_around_pages(KernelVersion version, std::uint64_t page_size);
-// CONFIG_PER_VMA_LOCK: whether page faults try the VMA's own lock before mmap_lock (x86 from v6.4, powerpc from v6.5).
+// CONFIG_PER_VMA_LOCK: whether page faults try the VMA's own lock before mmap_lock (x86 and arm64 from v6.4,
+// powerpc from v6.5).
 bool per_vma_lock(KernelVersion version, Arch arch);
+// How far a fault gets under the VMA lock alone in an era: which VMAs lock_vma_under_rcu (mm/memory.c) refuses, and
+// where the fault paths give up with VM_FAULT_RETRY for the arch's handler to run the fault again under mmap_lock.
+struct VmaLockEra {
+  bool per_vma_lock = false;
+  // v6.4-v6.5: only anonymous VMAs (vma_is_anonymous: no vm_ops; shmem is not one), tested before vma_start_read.
+  bool anonymous_only = false;
+  // v6.4-v6.9: an anonymous VMA without an anon_vma is refused (find_mergeable_anon_vma reads unlocked neighbours);
+  // tested after vma_start_read from v6.5 ("mm: lock_vma_under_rcu() must check vma->anon_vma under vma lock"),
+  // before it in v6.4. v6.10 ("mm: delay the check for a NULL anon_vma") moves the test into vmf_anon_prepare.
+  bool anon_vma_required = false;
+  bool anon_vma_test_after_lock = false;
+  // v6.4-v6.5: do_swap_page retries every non-present PTE under the VMA lock (in the model: a migration entry).
+  bool swap_retry = false;
+  // v6.6 (Matthew Wilcox, "Handle most file-backed faults under the VMA lock"): file VMAs are taken, but
+  // do_read_fault retries after its fault-around unless that mapped the faulting page, do_cow_fault and
+  // do_shared_fault retry at once, wp_page_shared retries where the file has ->page_mkwrite (shmem has none), and
+  // do_wp_page retries before a copy when the VMA has no anon_vma. v6.7 (vmf_can_call_fault: files with
+  // ->map_pages, which every modeled file has, call ->fault under the VMA lock) lifts all but the last, which
+  // vmf_anon_prepare keeps for every fault that needs an anon_vma (vmf_anon_prepare below).
+  bool file_fault_retry = false;
+  // v6.10+ ("mm: optimise vmf_anon_prepare() for VMAs without an anon_vma"): vmf_anon_prepare, under the VMA lock,
+  // tries mmap_lock for read to make the anon_vma and retries only when that fails; before, it retried.
+  bool anon_prepare_trylock = false;
+  // arm64's do_page_fault (v6.4+) sends a VMA that refuses the access (vm_flags) to the mmap_lock path, which then
+  // signals; x86's do_user_addr_fault signals under the VMA lock.
+  bool access_error_falls_back = false;
+};
+VmaLockEra vma_lock_era(KernelVersion version, Arch arch);
+// vma_is_anonymous (include/linux/mm.h): a private anonymous VMA, with no vm_ops (MAP_SHARED | MAP_ANONYMOUS memory
+// is shmem's).
+inline bool vma_is_anonymous(const Vma& vma) { return vma.file == nullptr && !vma.shared; }
+// anon_vma_prepare, and from v6.7 vmf_anon_prepare (mm/memory.c; __vmf_anon_prepare with its mm/internal.h wrapper
+// from v6.12): a fault that is about to map an anonymous page gives the VMA an anon_vma if it has none. Under
+// mmap_lock that is done (__anon_vma_prepare). Under the VMA lock alone, which does not keep the neighbours stable
+// that find_mergeable_anon_vma reads, the fault gives up (false: VM_FAULT_RETRY; the caller drops its locks), except
+// from v6.10, which tries mmap_lock for read first and gives up only if the trylock fails. Before v6.10 only a
+// private file VMA can get here without an anon_vma under the VMA lock (lock_vma_under_rcu refuses an anonymous one).
+sim::Task<bool> vmf_anon_prepare(PerCpu& self, MmStruct& mm, const Vma& vma, bool vma_locked);
 // __get_unmapped_area's alignment of a mapping without an address hint (mm/mmap.c): PMD_SIZE for an anonymous
 // private mapping from v6.8 ("mm: align larger anonymous mappings on THP boundaries", efa7df3e3bb5), only when its
 // length is a multiple of PMD_SIZE from v6.12 (d4148aeab412); a page otherwise.

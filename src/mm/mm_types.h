@@ -74,6 +74,10 @@ struct Vma {
   std::uint64_t pgoff = 0;  // file offset of start, in pages
   std::shared_ptr<VmaLock> vm_lock;  // set by MmStruct::insert_vma
   bool hugepage = false;             // VM_HUGEPAGE: madvise(MADV_HUGEPAGE) asked for THPs (the "madvise" mode)
+  // vma->anon_vma is set: the VMA has had an anonymous page (anon_vma_prepare, vmf_anon_prepare). A fault sets it
+  // holding mmap_lock only for read (the kernel under mm->page_table_lock), hence mutable. Kept by a split and by
+  // mremap's copy; a merge keeps the neighbour's.
+  mutable bool anon_vma = false;
   bool contains(std::uint64_t a) const { return a >= start && a < end; }
 };
 

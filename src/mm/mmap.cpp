@@ -47,6 +47,7 @@ sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len,
   if (merge_next) co_await vma_start_write(self, mm, *next);
   if (merge_prev && merge_next) {
     const std::uint64_t end = next->end;
+    prev->anon_vma = prev->anon_vma || next->anon_vma;  // is_mergeable_anon_vma: at most one of them has one
     mm.remove_vma(next->start);
     mm.resize_vma(*prev, prev->start, end);
   } else if (merge_prev) {

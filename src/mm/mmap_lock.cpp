@@ -33,10 +33,42 @@ sim::Task<bool> vma_start_read(PerCpu& self, MmStruct& mm, VmaLock& lock) {
   co_return true;
 }
 
+// ARCH_SUPPORTS_PER_VMA_LOCK: x86 ("x86/mm: try VMA lock-based page fault handling first") and arm64
+// ("arm64/mm: try VMA lock-based page fault handling first") in v6.4, powerpc in v6.5.
 bool per_vma_lock(KernelVersion version, Arch arch) {
-  if (arch == Arch::kX86) return version >= KernelVersion{6, 4};
+  if (arch == Arch::kX86 || arch == Arch::kArm64) return version >= KernelVersion{6, 4};
   if (arch == Arch::kPowerpc) return version >= KernelVersion{6, 5};
   return false;
+}
+
+// Read: v6.5 mm/memory.c (tdavenvidia/linux-nvidia-6.5 @871b1adf, checked against a patch made on the v6.5 tag);
+// v6.6 mm/memory.c, mm/shmem.c and arch/arm64/mm/fault.c (Laminad/WSL2-Linux-Kernel @7ed2a119, a 6.6.36 tree whose
+// fault paths match a patch made on the v6.6 tag); v6.13 mm/memory.c and mm/internal.h (6.13.7 and 6.13.2 trees);
+// the v6.10 changes from Andrew Morton's "MM updates for 6.10-rc1" and Matthew Wilcox's postings.
+VmaLockEra vma_lock_era(KernelVersion version, Arch arch) {
+  VmaLockEra e;
+  e.per_vma_lock = per_vma_lock(version, arch);
+  if (!e.per_vma_lock) return e;
+  e.anonymous_only = version < KernelVersion{6, 6};
+  e.anon_vma_required = version < KernelVersion{6, 10};
+  e.anon_vma_test_after_lock = version >= KernelVersion{6, 5};
+  e.swap_retry = version < KernelVersion{6, 6};
+  e.file_fault_retry = version >= KernelVersion{6, 6} && version < KernelVersion{6, 7};
+  e.anon_prepare_trylock = version >= KernelVersion{6, 10};
+  e.access_error_falls_back = arch == Arch::kArm64;
+  return e;
+}
+
+// (One exit: GCC 12 built an earlier form, with a co_return before the first co_await and another inside a nested
+// `if (!co_await ...)`, into a coroutine that crashed when destroyed.)
+sim::Task<bool> vmf_anon_prepare(PerCpu& self, MmStruct& mm, const Vma& vma, bool vma_locked) {
+  bool prepared = vma.anon_vma || !vma_locked;
+  if (!prepared && vma_lock_era(self.k.config().version, self.k.arch().arch()).anon_prepare_trylock) {
+    prepared = co_await mm.mmap_lock.down_read_trylock(self);
+    if (prepared) co_await mm.mmap_lock.up_read(self);  // after __anon_vma_prepare, below
+  }
+  if (prepared) vma.anon_vma = true;  // __anon_vma_prepare
+  co_return prepared;
 }
 
 sim::Task<void> vma_end_read(PerCpu& self, MmStruct& mm, VmaLock& lock) {

@@ -83,6 +83,17 @@ void KernelCounters::register_stats(Stats& stats) const {
     r.count("tlb:tlb_flush/" + std::string(to_string(static_cast<TlbFlushReason>(i))),
             "tlb:tlb_flush trace events with this reason", tlb_flush[i], kStatSummary);
   }
+  // The per-VMA lock's events, shown where the era has the lock.
+  stats.registrar(this, "vma_lock")
+      .count("vma_lock/vma_lock_success", "faults handled under the VMA lock alone (VMA_LOCK_SUCCESS)",
+             vma_lock.success, kStatSummary | kStatGate)
+      .count("vma_lock/vma_lock_abort", "faults lock_vma_under_rcu sent to mmap_lock (VMA_LOCK_ABORT)", vma_lock.abort,
+             kStatSummary | kStatGate)
+      .count("vma_lock/vma_lock_retry",
+             "faults that gave up under the VMA lock, then ran under mmap_lock (VMA_LOCK_RETRY)", vma_lock.retry,
+             kStatSummary | kStatGate)
+      .count("vma_lock/vma_lock_miss", "VMAs found detached once locked, looked up again (VMA_LOCK_MISS)",
+             vma_lock.miss, kStatSummary);
   // CPU time, shown for workloads that account it.
   stats.registrar(this, "cputime")
       .duration("user_time_ns", "the workload's user time after the warm-up, as `time` reports it", user_time,

@@ -37,6 +37,16 @@ enum class VmTlbEvent : std::uint8_t {
 };
 std::string_view to_string(VmTlbEvent e);
 
+// CONFIG_PER_VMA_LOCK_STATS's /proc/vmstat events (count_vm_vma_lock_event): faults handled under the VMA lock
+// alone, refused by lock_vma_under_rcu, given up with VM_FAULT_RETRY (then run under mmap_lock), and VMAs found
+// detached and looked up again.
+struct VmaLockStats {
+  std::uint64_t success = 0;
+  std::uint64_t abort = 0;
+  std::uint64_t retry = 0;
+  std::uint64_t miss = 0;
+};
+
 // The generic kernel's counters: vm events, tlb:tlb_flush events, /proc/interrupts rows, cross-call IPIs, page
 // faults, freed mms and CPU time. Subsystems own theirs (x86::MmStats, powerpc::RadixStats, SchedStats,
 // VmscanStats, ShootLaziesStats); all register in the Kernel's Stats (model/stats.h).
@@ -55,6 +65,7 @@ struct KernelCounters {
   std::uint64_t irq_timer_count = 0;            // local timer interrupts (hrtimer expiries)
   std::uint64_t page_faults = 0;
   std::uint64_t mm_freed = 0;  // __mmdrop calls
+  VmaLockStats vma_lock;
   // CPU time as `time` reports it for the workload's tasks, after the warm-up: user and system time (with
   // hardirq time folded into system time, as powerpc's VIRT_CPU_ACCOUNTING_NATIVE vtime_flush does). Workloads
   // that account time add to these; irq_time (time in interrupt handlers, per CPU) is kept for every run.

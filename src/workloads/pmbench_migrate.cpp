@@ -64,7 +64,9 @@ class PmbenchMigrate final : public Workload {
     bench.map_process_image();
     bench.mm_users.value = p.threads;
     const std::uint64_t base = bench.get_unmapped_area(pages * kernel::kPageSize);
-    bench.insert_vma(kernel::Vma{base, base + pages * kernel::kPageSize, true, false, nullptr, 0, nullptr});
+    // Written whole: the VMA has its anon_vma.
+    bench.insert_vma(kernel::Vma{base, base + pages * kernel::kPageSize, true, false, nullptr, 0, nullptr}).anon_vma =
+        true;
     for (std::uint64_t i = 0; i < pages; ++i) {
       bench.pgd.set(kernel::vpn_of(base + i * kernel::kPageSize),
                     kernel::Pte{k.frames().alloc(kernel::FrameUse::kAnon), true, true, true});

@@ -291,7 +291,8 @@ sim::Task<void> write_fault_after(PerCpu& self, MmStruct& mm, std::uint64_t addr
 
 TEST(MmOps, AFaultTakesItsVmaLockRatherThanMmapLockFromV64) {
   // x86 v6.4 ("x86/mm: try VMA lock-based page fault handling first"): a fault on a VMA that no writer has
-  // write-locked runs under the VMA's own lock, while another CPU holds mmap_lock for write; before, it waits.
+  // write-locked runs under the VMA's own lock, while another CPU holds mmap_lock for write; before, it waits. (The
+  // VMA has had a page written, so it has its anon_vma: tests/mm/mmap_lock_test.cpp has the first write.)
   for (const auto& [profile, waits] : {std::pair{"linux-5.17", true}, std::pair{"linux-6.13", false}}) {
     Scenario s(load_kernel_profile(profile).config);
     MmStruct& mm = s.k.new_mm();
@@ -299,11 +300,12 @@ TEST(MmOps, AFaultTakesItsVmaLockRatherThanMmapLockFromV64) {
     std::uint64_t addr = 0;
     s.run_on(0, enter_mm(s.cpu(0), mm));
     s.run_on(0, mmap_pages(s.cpu(0), mm, 16, addr));
+    sim::SimTime done{};
+    s.run_on(0, write_fault_after(s.cpu(0), mm, addr, sim::microseconds(1), done));
     const sim::SimTime start = s.sys.scheduler().now();
     const sim::Duration hold = sim::microseconds(50);
-    sim::SimTime done{};
     s.cpu(1).cpu.start(hold_mmap_lock_for_write(s.cpu(1), mm, hold));
-    s.run_on(0, write_fault_after(s.cpu(0), mm, addr, sim::microseconds(1), done));
+    s.run_on(0, write_fault_after(s.cpu(0), mm, addr + kPageSize, sim::microseconds(1), done));
     EXPECT_EQ(done - start > hold, waits) << profile << ": fault done after " << sim::format_duration(done - start);
   }
 }

@@ -102,7 +102,7 @@ TEST(Profile, AnOptionNamedForTwoArchesIsTheKernelsArchs) {
   set_option(a64, "ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH", true, "test");
   EXPECT_TRUE(a64.on(arm64::Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH));
   EXPECT_FALSE(a64.on(powerpc::Option::ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH));
-  a64.version = {6, 5};
+  a64.version = {6, 3};  // the series was posted on v6.3-rc and v6.4-rc: modeled from v6.4
   EXPECT_THROW(set_option(a64, "ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH", true, "test"), InputError);
   KernelConfig x86;
   EXPECT_THROW(set_option(x86, "ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH", true, "test"), InputError);
