@@ -96,6 +96,9 @@ TEST(Reproduce, Arm64BatchedReclaimHeadlines) {
   const std::string dsb = r[0].simulated.rows[0].at(4);
   EXPECT_NEAR(std::stod(dsb), 257, 15) << dsb;
   EXPECT_NEAR(std::stod(dsb.substr(dsb.find(", ") + 2)), 2, 0.5) << dsb;
+  // The v6.6 release beside the series on v6.5: its shmem faults give up under the VMA lock after their fault-around
+  // and run it again under mmap_lock, so it is slower than the series as measured.
+  EXPECT_GT(std::stod(r[0].simulated.rows[0].at(6)), std::stod(r[0].simulated.rows[0].at(2)));
 }
 
 TEST(Reproduce, JsonHasTheHeadlineFieldsAndMarkdownEveryTable) {
