@@ -1,13 +1,14 @@
 // Checker scenarios for PTEs that move rather than go: mremap racing a user of the old address, directly and
 // through reclaim, which can free the page at its new address while a CPU still caches the old translation
 // (CVE-2018-18281 in the eras before v4.19); mprotect racing reclaim's deferred flush; page migration racing a writer
-// of the page and a madvise of it; NUMA balancing's hinting PTEs racing a writer (whose fault migrates the page) and a
-// migration.
+// of the page and a madvise of it; compaction, which migrates without mmap_lock, racing a writer, an mremap and an
+// mprotect; NUMA balancing's hinting PTEs racing a writer (whose fault migrates the page) and a migration.
 #include <memory>
 #include <vector>
 
 #include "check/scenario.h"
 #include "kernel/sched/fair_numa.h"
+#include "mm/compaction.h"
 #include "mm/huge_memory.h"
 #include "mm/memory.h"
 #include "mm/mempolicy.h"
@@ -254,6 +255,64 @@ class MigrateVsMadvise final : public MigrateRace {
 };
 TLBSIM_SCENARIO(MigrateVsMadvise, "migrate_vs_madvise",
                 "cpu0 migrates the pages of an mm while cpu1 madvise(DONTNEED)s one of them and writes it again");
+
+// cpu0 writes /proc/sys/vm/compact_memory: compaction finds X by its frame and its mapping by the reverse map, with
+// no lock of the mm. cpu1, running the mm, has written X and then:
+// - kAccess: keeps writing X; a write must reach the old page before its migration entry, or fault and wait for the
+//   copy, never go through a stale entry once the old page is freed;
+// - kMremap: mremaps X and the page after it (both pages cpu0 wrote) to a free address Y and writes both there.
+//   mremap takes no rmap lock for a new VMA
+//   (need_rmap_locks false) and relies on the rmap walk's order: remove_migration_ptes must find a migration entry
+//   at its new address if the move came first, or the write faults on an entry that no migration will remove (BUG);
+// - kMprotect: mprotects X read-only, then writes it, which must fault (SIGSEGV). From v6.4 compaction defers its
+//   flush (migrate_pages_batch): mprotect finds a migration entry, and only its flush_tlb_batched_pending drops the
+//   writable translation cpu1 still caches.
+enum class CompactRace { kAccess, kMremap, kMprotect };
+
+template <CompactRace kRace>
+class CompactVs final : public CheckScenario {
+ public:
+  void start(ScenarioRun& run) override {
+    s_.prepare(run, true);
+    kernel::Kernel& k = run.kernel();
+    PerCpu& cpu1 = k.percpu(CpuId{1});
+    run.race(0, compact(k.percpu(CpuId{0})));
+    switch (kRace) {
+      case CompactRace::kAccess:
+        run.race(1, touch_n(cpu1, *s_.mm, s_.x, 3, true));
+        break;
+      case CompactRace::kMremap:
+        run.race(1, mremap_then_write(cpu1, *s_.mm, s_.x, s_.mm->get_unmapped_area(2 * kPageSize)));
+        break;
+      case CompactRace::kMprotect:
+        run.race(1, protect_then_write(cpu1, *s_.mm, s_.x));
+        break;
+    }
+  }
+
+ private:
+  static sim::Task<void> compact(PerCpu& self) { co_await kernel::sysctl_compact_memory(self); }
+  static sim::Task<void> mremap_then_write(PerCpu& self, MmStruct& mm, std::uint64_t x, std::uint64_t y) {
+    co_await kernel::sys_mremap(self, mm, x, 2 * kPageSize, y);
+    co_await user_touch(self, mm, y, true);
+    co_await user_touch(self, mm, y + kPageSize, true);
+  }
+  static sim::Task<void> protect_then_write(PerCpu& self, MmStruct& mm, std::uint64_t x) {
+    co_await kernel::sys_mprotect(self, mm, x, kPageSize, false);
+    co_await user_touch(self, mm, x, true);  // must fault (SIGSEGV): X is read-only now
+  }
+  TwoWriters s_;
+};
+
+using CompactVsAccess = CompactVs<CompactRace::kAccess>;
+TLBSIM_SCENARIO(CompactVsAccess, "compact_vs_access",
+                "cpu0 compacts memory (compact_memory) while cpu1 keeps writing a page of its mm");
+using CompactVsMremap = CompactVs<CompactRace::kMremap>;
+TLBSIM_SCENARIO(CompactVsMremap, "compact_vs_mremap",
+                "cpu0 compacts memory while cpu1 mremaps the pages it wrote to a new address and writes them there");
+using CompactVsMprotect = CompactVs<CompactRace::kMprotect>;
+TLBSIM_SCENARIO(CompactVsMprotect, "compact_vs_mprotect",
+                "cpu0 compacts memory while cpu1 mprotects a page it wrote read-only and writes it again");
 
 // cpu0 (node 0) runs the NUMA scanner, task_numa_work, over the mm of two threads, on both nodes; cpu1 (node 1) keeps
 // writing X, a page on node 0 that it caches. Once the scan's flush has reached cpu1 its write takes a hinting

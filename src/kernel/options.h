@@ -49,6 +49,7 @@ enum class Mutation : std::uint8_t {
   collapse_skips_gup_fast_sync,
   huge_zero_wp_flush_skipped,
   thp_migration_flush_skipped,
+  rmap_walk_newest_first,
 };
 
 inline constexpr MutationDecl<Mutation> kMutations[] = {
@@ -101,6 +102,11 @@ inline constexpr MutationDecl<Mutation> kMutations[] = {
      .doc = "migration of a THP replaces its PMD without flushing it (set_pmd_migration_entry's pmdp_invalidate, and "
             "for NUMA hinting before v5.14 migrate_misplaced_transhuge_page's pmdp_huge_clear_flush_notify): CPUs "
             "keep writing the old THP while it is copied"},
+    {TLBSIM_ID(Mutation, rmap_walk_newest_first), .area = "migration", .scenarios = "compact_vs_mremap",
+     .kernel = "linux-6.13",
+     .doc = "rmap_walk_anon visits the anon_vma's VMAs newest first, against the order mremap relies on without rmap "
+            "locks (copy_vma's need_rmap_locks): remove_migration_ptes misses a migration entry moved to the new "
+            "VMA, which then names a freed page"},
 };
 
 }  // namespace tlbsim::kernel

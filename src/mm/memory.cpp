@@ -99,6 +99,12 @@ sim::Task<bool> do_read_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v,
   co_return true;
 }
 
+// page_add_new_anon_rmap (folio_add_new_anon_rmap): a new anonymous page's reverse map, its index the linear page
+// index of `v` in `vma` (linear_page_index: the file offset in a private file VMA, the address in an anonymous one).
+void page_add_new_anon_rmap(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, Pfn page) {
+  self.k.frames().set_anon_rmap(page, AnonRmap{&mm, vma.pgoff + (v.get() - (vma.start >> kPageShift))});
+}
+
 // do_cow_fault: a write to an unmapped private file page gets a private copy at once. Under the VMA lock: v6.6 gives
 // up at once; later eras give up when the VMA needs an anon_vma (vmf_anon_prepare). Returns false for
 // VM_FAULT_RETRY.
@@ -111,6 +117,7 @@ sim::Task<bool> do_cow_fault(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, 
   if (allocated) co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_zero);
   const Pfn anon = self.k.frames().alloc(FrameUse::kAnon);
   co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_copy);
+  page_add_new_anon_rmap(self, mm, vma, v, anon);
   mm.pgd.set(v, Pte{anon, true, true, true});
   co_return true;
 }
@@ -142,6 +149,7 @@ sim::Task<bool> do_anonymous_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vp
   // alloc_page_vma with the default policy: the faulting CPU's node.
   const Pfn anon = self.k.frames().alloc(FrameUse::kAnon, self.k.cpu_to_node(self.id));
   co_await self.cpu.delay(anon_page_costs(self) + costs(self).page_zero);
+  page_add_new_anon_rmap(self, mm, vma, v, anon);
   mm.pgd.set(v, Pte{anon, true, true, true});
   co_return true;
 }
@@ -163,6 +171,7 @@ sim::Task<bool> do_wp_page(PerCpu& self, MmStruct& mm, const Vma& vma, Vpn v, co
   mm.pgd.clear(v);
   self.k.events().on_pte_removed(mm, v, old, self.id, self.cpu.now());
   co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
+  page_add_new_anon_rmap(self, mm, vma, v, copy);
   mm.pgd.set(v, Pte{copy, true, true, true});
   co_return true;
 }

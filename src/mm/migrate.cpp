@@ -4,8 +4,11 @@
 // docs/model.md ("Page migration") names the trees read.
 #include "mm/migrate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "kernel/barrier.h"
@@ -20,10 +23,12 @@ namespace {
 const hw::KernelCosts& costs(PerCpu& self) { return self.k.machine().kernel; }
 
 struct Isolated {
+  MmStruct* mm;  // the mm the page was found in (its anon rmap's, for compaction)
   Vpn vpn;
   Pfn page;
   std::uint16_t target_nid = 0;  // the node the copy is allocated on
   bool huge = false;             // a THP mapped by its PMD at `vpn` (its first page), locked by queue_pages_range
+  bool compaction = false;       // isolated by compaction: the copy comes from compaction_alloc
 };
 
 // thp_migration_supported (CONFIG_ARCH_ENABLE_THP_MIGRATION): x86 from v4.14, powerpc book3s64 from v4.20, arm64 from
@@ -63,8 +68,8 @@ sim::Task<bool> queue_pages_pmd(PerCpu& self, MmStruct& mm, std::uint64_t addr, 
   co_await ptl.lock(self.k.mem(), self.cpu);
   const HugePmd* h = mm.pgd.huge_pmd(v);
   if (h != nullptr && !h->zero && !h->migration && self.k.frames().trylock_page(h->page)) {
-    list.push_back(
-        Isolated{vpn_of(addr & ~(kHpagePmdSize - 1)), h->page, other_node(self, self.k.frames().nid(h->page)), true});
+    list.push_back(Isolated{&mm, vpn_of(addr & ~(kHpagePmdSize - 1)), h->page,
+                            other_node(self, self.k.frames().nid(h->page)), true});
     co_await self.cpu.delay(costs(self).lru_update);  // isolate_lru_page of the THP
   }
   co_await ptl.unlock(self.k.mem(), self.cpu);
@@ -93,7 +98,7 @@ sim::Task<std::vector<Isolated>> queue_pages_range(PerCpu& self, MmStruct& mm) {
       for (; addr < table_end; addr += kPageSize) {
         const auto pte = mm.pgd.lookup(vpn_of(addr));
         if (!pte || !pte->anon || pte->pfn.get() == 0) continue;
-        list.push_back(Isolated{vpn_of(addr), pte->pfn, other_node(self, self.k.frames().nid(pte->pfn))});
+        list.push_back(Isolated{&mm, vpn_of(addr), pte->pfn, other_node(self, self.k.frames().nid(pte->pfn))});
         co_await self.cpu.delay(costs(self).lru_update);  // isolate_lru_page, and the putback of the new page
       }
       co_await ptl.unlock(self.k.mem(), self.cpu);
@@ -102,38 +107,61 @@ sim::Task<std::vector<Isolated>> queue_pages_range(PerCpu& self, MmStruct& mm) {
   co_return list;
 }
 
-// try_to_migrate_one for the page's one PTE: under the PTE lock, if the PTE still maps the page, replace it with a
-// migration entry, then flush the address now (ptep_clear_flush) or defer the flush into `ubc` (TTU_BATCH_FLUSH:
-// should_defer_flush, set_tlb_ubc_flush_pending). Returns whether the page was unmapped.
-sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, const Isolated& p,
-                                   bool batch_flush) {
+// Where an rmap walk of `p` looks (rmap_walk_anon): its anon rmap's VMAs, or, for a page without one (docs/model.md,
+// "Compaction"), the address it was found at.
+std::vector<Vpn> rmap_candidates(PerCpu& self, const Isolated& p) {
+  if (const auto r = self.k.frames().anon_rmap(p.page)) return rmap_walk_anon(self, *r);
+  if (p.vpn.get() == 0) return {};  // compaction's page, no longer anonymous: nothing to walk
+  return {p.vpn};
+}
+
+// try_to_migrate(folio, flags) of a base page: folio_trylock (migrate_folio_unmap; a page another migration holds is
+// left alone), then rmap_walk_anon under anon_vma_lock_read, and try_to_migrate_one for each VMA: under the PTE lock,
+// if the PTE still maps the page, replace it with a migration entry, then flush the address now (ptep_clear_flush) or
+// defer the flush into `ubc` (TTU_BATCH_FLUSH: should_defer_flush, set_tlb_ubc_flush_pending). Returns whether the
+// page was unmapped (and stays locked); one that was not is unlocked.
+sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, const Isolated& p, bool batch_flush) {
   // A THP: the PMD branch (set_pmd_migration_entry), whose flush is never deferred to the batch.
-  if (p.huge) co_return co_await set_pmd_migration_entry(self, mm, p.vpn.get() << kPageShift, p.page);
-  Spinlock& ptl = mm.ptl(p.vpn);
-  co_await ptl.lock(self.k.mem(), self.cpu);
-  const auto pte = mm.pgd.lookup(p.vpn);
-  const bool mapped = pte && pte->pfn == p.page;
-  if (mapped) {
-    const bool defer = co_await should_defer_flush(self, mm, batch_flush);
-    mm.pgd.set(p.vpn, Pte{p.page, false, pte->writable, true, true});  // set_pte_at(make_migration_entry)
-    if (!pte->protnone) self.k.events().on_pte_removed(mm, p.vpn, *pte, self.id, self.cpu.now());
-    co_await self.cpu.delay(costs(self).rmap_update + costs(self).pte_update);
-    const bool skip = planted(self.k.config(), Mutation::migrate_flush_skipped);  // never flushed: the planted bug
-    // ptep_clear_flush flushes only an accessible PTE; set_tlb_ubc_flush_pending checks the same from v6.4.
-    const bool accessible = co_await pte_accessible(self, mm, *pte);
-    const bool batch_checks = self.k.config().version >= KernelVersion{6, 4};
-    if (defer && !skip && (accessible || !batch_checks))
-      co_await set_tlb_ubc_flush_pending(self, ubc, mm, pte->writable, p.vpn.get() << kPageShift);
-    if (!defer && !skip && accessible) co_await self.k.arch().flush_tlb_page(self, mm, p.vpn.get() << kPageShift);
+  if (p.huge) co_return co_await set_pmd_migration_entry(self, *p.mm, p.vpn.get() << kPageShift, p.page);
+  if (!self.k.frames().trylock_page(p.page)) co_return false;
+  const auto rmap = self.k.frames().anon_rmap(p.page);
+  if (!rmap && p.mm == nullptr) {  // compaction's page, freed and reused meanwhile: put back
+    self.k.frames().unlock_page(p.page);
+    co_return false;
   }
-  co_await ptl.unlock(self.k.mem(), self.cpu);
-  co_return mapped;
+  MmStruct& mm = rmap ? *rmap->mm : *p.mm;
+  bool unmapped = false;
+  co_await mm.anon_vma_lock().down_read(self);
+  for (const Vpn v : rmap_candidates(self, p)) {
+    Spinlock& ptl = mm.ptl(v);
+    co_await ptl.lock(self.k.mem(), self.cpu);
+    const auto pte = mm.pgd.lookup(v);
+    if (pte && pte->pfn == p.page && !pte->huge) {
+      unmapped = true;
+      const bool defer = co_await should_defer_flush(self, mm, batch_flush);
+      mm.pgd.set(v, Pte{p.page, false, pte->writable, true, true});  // set_pte_at(make_migration_entry)
+      if (!pte->protnone) self.k.events().on_pte_removed(mm, v, *pte, self.id, self.cpu.now());
+      co_await self.cpu.delay(costs(self).rmap_update + costs(self).pte_update);
+      const bool skip = planted(self.k.config(), Mutation::migrate_flush_skipped);  // never flushed: the planted bug
+      // ptep_clear_flush flushes only an accessible PTE; set_tlb_ubc_flush_pending checks the same from v6.4.
+      const bool accessible = co_await pte_accessible(self, mm, *pte);
+      const bool batch_checks = self.k.config().version >= KernelVersion{6, 4};
+      if (defer && !skip && (accessible || !batch_checks))
+        co_await set_tlb_ubc_flush_pending(self, ubc, mm, pte->writable, v.get() << kPageShift);
+      if (!defer && !skip && accessible) co_await self.k.arch().flush_tlb_page(self, mm, v.get() << kPageShift);
+    }
+    co_await ptl.unlock(self.k.mem(), self.cpu);
+  }
+  co_await mm.anon_vma_lock().up_read(self);
+  // Not mapped (zapped meanwhile): put back and unlocked. No migration entry was made, so nobody waits on it.
+  if (!unmapped) self.k.frames().unlock_page(p.page);
+  co_return unmapped;
 }
 
 // migrate_folio_move (move_to_new_folio, remove_migration_ptes, folio_unlock) for an unmapped page: a new frame,
 // the copy, the PTE made again from the migration entry (unless something cleared the entry meanwhile: a zap), the
 // page unlocked, which wakes its waiters, and the old page freed.
-sim::Task<void> move_page(PerCpu& self, MmStruct& mm, const Isolated& p) {
+sim::Task<void> move_page(PerCpu& self, const Isolated& p) {
   if (p.huge) {
     // migrate_folio_move of a THP: the copy on the target node, remove_migration_pmd, the THP unlocked and freed.
     FrameAllocator& frames = self.k.frames();
@@ -141,30 +169,42 @@ sim::Task<void> move_page(PerCpu& self, MmStruct& mm, const Isolated& p) {
     frames.set_last_nid(copy, frames.last_nid(p.page));
     co_await self.cpu.delay(costs(self).page_alloc + costs(self).memcg_charge +
                             costs(self).page_copy * static_cast<std::int64_t>(kHpagePmdNr));
-    const bool remapped = co_await remove_migration_pmd(self, mm, p.vpn.get() << kPageShift, p.page, copy);
-    co_await folio_unlock(self, mm, p.page);
+    const bool remapped = co_await remove_migration_pmd(self, *p.mm, p.vpn.get() << kPageShift, p.page, copy);
+    co_await folio_unlock(self, *p.mm, p.page);
     for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{p.page.get() + i});
     if (!remapped) {
       for (std::uint64_t i = 0; i < kHpagePmdNr; ++i) frames.free(Pfn{copy.get() + i});
     }
     co_return;
   }
-  const Pfn copy = self.k.frames().alloc(FrameUse::kAnon, p.target_nid);
-  // folio_migrate_flags: the copy inherits the page's last hinting fault (folio_xchg_last_cpupid).
+  const Pfn copy = p.compaction ? self.k.frames().alloc_high(FrameUse::kAnon, p.target_nid)
+                                : self.k.frames().alloc(FrameUse::kAnon, p.target_nid);
+  // folio_migrate_flags: the copy inherits the page's last hinting fault (folio_xchg_last_cpupid);
+  // folio_migrate_mapping: its mapping and index.
   self.k.frames().set_last_nid(copy, self.k.frames().last_nid(p.page));
+  const auto rmap = self.k.frames().anon_rmap(p.page);
+  if (rmap) self.k.frames().set_anon_rmap(copy, *rmap);
+  MmStruct& mm = rmap ? *rmap->mm : *p.mm;
   co_await self.cpu.delay(costs(self).page_alloc + costs(self).page_copy + costs(self).memcg_charge);
-  Spinlock& ptl = mm.ptl(p.vpn);
-  co_await ptl.lock(self.k.mem(), self.cpu);
-  const auto entry = mm.pgd.migration_entry(p.vpn);
-  const bool remap = entry && entry->pfn == p.page;
-  if (remap) mm.pgd.set(p.vpn, Pte{copy, true, entry->writable, true});  // remove_migration_pte
-  co_await self.cpu.delay(costs(self).rmap_update + costs(self).pte_update);
-  co_await ptl.unlock(self.k.mem(), self.cpu);
-  hw::Shared<std::uint64_t>& queue = mm.page_waitqueue(p.page);
-  smp_store_release_fence(self.k.mem(), self.cpu);                // clear_bit_unlock(PG_locked): a release
-  co_await self.k.mem().write(self.cpu, queue, queue.value + 1);  // folio_unlock: folio_wake_bit wakes the waiters
-  self.k.frames().free(p.page);  // the old page's last reference: freed
-  if (!remap) self.k.frames().free(copy);  // no PTE to restore (the range was zapped): the copy goes too
+  // remove_migration_ptes: rmap_walk_anon under anon_vma_lock_read; each VMA's migration entry of the page, under its
+  // PTE lock, becomes a PTE of the copy (remove_migration_pte), unless something cleared it meanwhile (a zap).
+  bool remap = false;
+  co_await mm.anon_vma_lock().down_read(self);
+  for (const Vpn v : rmap_candidates(self, p)) {
+    Spinlock& ptl = mm.ptl(v);
+    co_await ptl.lock(self.k.mem(), self.cpu);
+    const auto entry = mm.pgd.migration_entry(v);
+    if (entry && entry->pfn == p.page) {
+      remap = true;
+      mm.pgd.set(v, Pte{copy, true, entry->writable, true});
+    }
+    co_await self.cpu.delay(costs(self).rmap_update + costs(self).pte_update);
+    co_await ptl.unlock(self.k.mem(), self.cpu);
+  }
+  co_await mm.anon_vma_lock().up_read(self);
+  co_await folio_unlock(self, mm, p.page);  // its waiters (migration_entry_wait) woken
+  self.k.frames().free(p.page);             // the old page's last reference: freed
+  if (!remap) self.k.frames().free(copy);   // no PTE to restore (the range was zapped): the copy goes too
 }
 
 }  // namespace
@@ -178,7 +218,7 @@ MigrateEra migrate_era(const KernelConfig& config) {
 namespace {
 
 // migrate_pages (mm/migrate.c) of the isolated pages: batched (v6.4+) or page by page. Returns the pages migrated.
-sim::Task<std::uint64_t> migrate_pages(PerCpu& self, MmStruct& mm, const std::vector<Isolated>& list,
+sim::Task<std::uint64_t> migrate_pages(PerCpu& self, const std::vector<Isolated>& list,
                                        const std::function<void()>& on_migrated) {
   const MigrateEra era = migrate_era(self.k.config());
   TlbflushUnmapBatch ubc(self.k.ncpus());  // current->tlb_ubc of the migrating task
@@ -199,16 +239,16 @@ sim::Task<std::uint64_t> migrate_pages(PerCpu& self, MmStruct& mm, const std::ve
       }
       std::vector<const Isolated*> unmapped;
       for (std::size_t i = first; i < last; ++i) {
-        const bool unmapped_now = co_await try_to_migrate_one(self, ubc, mm, list[i], true);
+        const bool unmapped_now = co_await try_to_migrate_one(self, ubc, list[i], true);
         if (unmapped_now) {
           unmapped.push_back(&list[i]);
         } else if (list[i].huge) {
-          co_await folio_unlock(self, mm, list[i].page);  // no longer mapped there: put back, unlocked
+          co_await folio_unlock(self, *list[i].mm, list[i].page);  // no longer mapped there: put back, unlocked
         }
       }
       if (!planted(self.k.config(), Mutation::migrate_flush_skipped)) co_await try_to_unmap_flush(self, ubc);
       for (const Isolated* p : unmapped) {
-        co_await move_page(self, mm, *p);
+        co_await move_page(self, *p);
         done(*p);
       }
       first = last;
@@ -216,12 +256,12 @@ sim::Task<std::uint64_t> migrate_pages(PerCpu& self, MmStruct& mm, const std::ve
   } else {
     // unmap_and_move, page by page: try_to_migrate(folio, 0) flushes each PTE as it goes.
     for (const Isolated& p : list) {
-      const bool unmapped = co_await try_to_migrate_one(self, ubc, mm, p, false);
+      const bool unmapped = co_await try_to_migrate_one(self, ubc, p, false);
       if (!unmapped) {
-        if (p.huge) co_await folio_unlock(self, mm, p.page);
+        if (p.huge) co_await folio_unlock(self, *p.mm, p.page);
         continue;
       }
-      co_await move_page(self, mm, p);
+      co_await move_page(self, p);
       done(p);
     }
   }
@@ -243,18 +283,30 @@ sim::Task<std::uint64_t> sys_migrate_pages(PerCpu& self, MmStruct& mm, std::func
   co_await self.cpu.delay(costs(self).syscall);
   co_await mm.mmap_lock.down_read(self);  // do_migrate_pages: mmap_read_lock for the whole migration
   const std::vector<Isolated> list = co_await queue_pages_range(self, mm);
-  const std::uint64_t migrated = co_await migrate_pages(self, mm, list, on_migrated);
+  const std::uint64_t migrated = co_await migrate_pages(self, list, on_migrated);
   co_await mm.mmap_lock.up_read(self);
   self.k.events().on_syscall_return(self.id);
   co_return migrated;
 }
 
+sim::Task<std::uint64_t> migrate_pages_compaction(PerCpu& self, const std::vector<Pfn>& pages,
+                                                  const std::function<void()>& on_migrated) {
+  std::vector<Isolated> list;
+  list.reserve(pages.size());
+  for (const Pfn page : pages) {
+    const auto rmap = self.k.frames().anon_rmap(page);
+    // No address to fall back on: rmap_candidates finds nothing for a page without an anon rmap (Vpn 0).
+    list.push_back(Isolated{rmap ? rmap->mm : nullptr, Vpn{0}, page, self.k.frames().nid(page), false, true});
+  }
+  co_return co_await migrate_pages(self, list, on_migrated);
+}
+
 sim::Task<bool> migrate_misplaced_page(PerCpu& self, MmStruct& mm, Vpn v, Pfn page, std::uint16_t node) {
   // numamigrate_isolate_page: isolate_lru_page (the destination's watermarks are not modeled).
   co_await self.cpu.delay(costs(self).lru_update);
-  const std::vector<Isolated> list{Isolated{v, page, node}};
+  const std::vector<Isolated> list{Isolated{&mm, v, page, node}};
   // migrate_pages(&migratepages, alloc_misplaced_dst_page, NULL, node, MIGRATE_ASYNC, MR_NUMA_MISPLACED).
-  const std::uint64_t migrated = co_await migrate_pages(self, mm, list, {});
+  const std::uint64_t migrated = co_await migrate_pages(self, list, {});
   co_return migrated == 1;
 }
 
@@ -284,8 +336,8 @@ sim::Task<bool> migrate_misplaced_thp(PerCpu& self, MmStruct& mm, std::uint64_t 
   // migrate_pages(&migratepages, alloc_misplaced_dst_folio, NULL, node, MIGRATE_ASYNC, MR_NUMA_MISPLACED): the PMD
   // branch of try_to_migrate_one (set_pmd_migration_entry), then migrate_folio_move; a THP no longer mapped there
   // (zapped or replaced meanwhile) is put back unlocked.
-  const std::vector<Isolated> list{Isolated{vpn_of(haddr), page, node, true}};
-  co_return co_await migrate_pages(self, mm, list, {}) == kHpagePmdNr;
+  const std::vector<Isolated> list{Isolated{&mm, vpn_of(haddr), page, node, true}};
+  co_return co_await migrate_pages(self, list, {}) == kHpagePmdNr;
 }
 
 sim::Task<bool> migrate_misplaced_transhuge_page(PerCpu& self, MmStruct& mm, const Vma& vma, std::uint64_t haddr,
@@ -335,6 +387,15 @@ sim::Task<void> migration_entry_wait(PerCpu& self, MmStruct& mm, Vpn v) {
   co_await ptl.lock(m, self.cpu);
   const auto entry = mm.pgd.migration_entry(v);
   const bool wait = entry && entry->pfn == seen_entry->pfn;
+  // pfn_swap_entry_to_page (migration_entry_to_page before v5.14): BUG_ON(is_migration_entry(entry) &&
+  // !PageLocked(p)). A migration entry exists only while its migration holds the page locked; one left behind (its
+  // remove_migration_ptes did not find it) names a page that is unlocked and freed.
+  if (wait && !self.k.frames().page_locked(entry->pfn)) {
+    throw std::logic_error(fmt::format(
+        "BUG_ON(!PageLocked) in pfn_swap_entry_to_page: cpu{} faulted on a migration entry at {:#x} of mm {} "
+        "naming page {}, which no migration holds (remove_migration_ptes missed it)",
+        self.id.get(), v.get() << kPageShift, mm.id(), entry->pfn.get()));
+  }
   co_await ptl.unlock(m, self.cpu);
   if (!wait) co_return;
   // folio_put_wait_locked / migration_entry_wait_on_locked: sleep until the page is unlocked. The model parks the

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "kernel/kernel.h"
 
@@ -31,6 +32,14 @@ inline constexpr std::uint64_t NR_MAX_BATCHED_MIGRATION = 512;
 // node it is on to the other one. Returns the pages migrated; `on_migrated`, if given, is called as each page's
 // migration completes (/proc/vmstat's pgmigrate_success, counted where the kernel counts it).
 sim::Task<std::uint64_t> sys_migrate_pages(PerCpu& self, MmStruct& mm, std::function<void()> on_migrated = {});
+
+// migrate_pages(from, compaction_alloc, compaction_free, cc, cc->mode, MR_COMPACTION) of base pages that compaction
+// isolated by physical address: no mmap_lock is held; each page's mappings are found through its anon rmap
+// (rmap_walk_anon under the anon_vma's lock, for the unmap and again for remove_migration_ptes), and its copy is
+// allocated on the page's node. A page with no anon rmap left by then (freed and reused meanwhile) is put back.
+// Returns the pages migrated.
+sim::Task<std::uint64_t> migrate_pages_compaction(PerCpu& self, const std::vector<Pfn>& pages,
+                                                  const std::function<void()>& on_migrated);
 
 // pte_accessible(mm, pte) (arch/x86/include/asm/pgtable.h; include/linux/pgtable.h's generic one on powerpc): whether
 // a CPU may cache a translation of `pte`, so that clearing it needs a flush. A PROT_NONE hinting PTE is, on x86,

@@ -76,6 +76,9 @@ Vma& MmStruct::insert_vma(const Vma& v) {
         fmt::format("mm {}: VMA [{:#x}, {:#x}) is empty or overlaps a mapped one", id_, v.start, v.end));
   }
   Vma& added = vmas.emplace(v.start, v).first->second;
+  // do_mmap gives a private anonymous VMA vm_pgoff = addr >> PAGE_SHIFT; a caller that passes 0 means that.
+  if (added.file == nullptr && added.pgoff == 0) added.pgoff = added.start >> kPageShift;
+  added.anon_vma_seq = ++vma_seq_;
   LineId line;
   if (free_vma_lock_lines_.empty()) {
     line = model_.add_line("vma.vm_lock");
@@ -128,7 +131,7 @@ void MmStruct::resize_vma(Vma& v, std::uint64_t start, std::uint64_t end) {
     auto node = vmas.extract(v.start);
     node.key() = start;
     Vma& moved = node.mapped();
-    if (moved.file != nullptr) moved.pgoff = moved_pgoff(moved.pgoff, moved.start, start);
+    moved.pgoff = moved_pgoff(moved.pgoff, moved.start, start);  // an anonymous VMA's too (vma_adjust)
     node.mapped().start = start;
     vmas.insert(std::move(node));
   }
@@ -168,6 +171,11 @@ hw::Shared<std::uint64_t>& MmStruct::page_waitqueue(Pfn page) {
 Spinlock& MmStruct::page_table_lock() {
   if (!page_table_lock_) page_table_lock_ = std::make_unique<Spinlock>(model_, "mm.page_table_lock", lock_kind_);
   return *page_table_lock_;
+}
+
+RwSem& MmStruct::anon_vma_lock() {
+  if (!anon_vma_lock_) anon_vma_lock_ = std::make_unique<RwSem>(model_, "anon_vma.rwsem", lock_kind_);
+  return *anon_vma_lock_;
 }
 
 Spinlock& MmStruct::ptl(Vpn v) {

@@ -78,6 +78,9 @@ struct Vma {
   // holding mmap_lock only for read (the kernel under mm->page_table_lock), hence mutable. Kept by a split and by
   // mremap's copy; a merge keeps the neighbour's.
   mutable bool anon_vma = false;
+  // The order in which this VMA joined its anon_vma's interval tree among VMAs of equal vm_pgoff (an rmap walk visits
+  // them by vm_pgoff, then in that order: the tree links an equal key to the right). Set by MmStruct::insert_vma.
+  std::uint64_t anon_vma_seq = 0;
   bool contains(std::uint64_t a) const { return a >= start && a < end; }
 };
 
@@ -160,6 +163,10 @@ class MmStruct {
   // (migration_entry_wait). The kernel's table is global; the model keeps one per mm.
   hw::Shared<std::uint64_t>& page_waitqueue(Pfn page);
   static constexpr std::size_t PAGE_WAIT_TABLE_SIZE = 256;
+  // anon_vma->root->rwsem of the mm's anonymous memory (the model's one anon_vma per mm, AnonRmap), created on first
+  // use: an rmap walk of an anonymous page holds it for read (rmap_walk_anon), mremap's copy_vma for write while it
+  // links the new VMA (anon_vma_clone).
+  RwSem& anon_vma_lock();
 
  private:
   std::uint32_t id_;
@@ -168,6 +175,8 @@ class MmStruct {
   SpinlockKind lock_kind_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Spinlock>> ptls_;
   std::unique_ptr<Spinlock> page_table_lock_;
+  std::unique_ptr<RwSem> anon_vma_lock_;
+  std::uint64_t vma_seq_ = 0;                // the next Vma::anon_vma_seq
   std::vector<LineId> free_vma_lock_lines_;  // the lines of removed VMAs' locks, reused (vm_area_cachep's slab)
   std::vector<hw::Shared<std::uint64_t>> page_wait_table_;
 };

@@ -20,11 +20,12 @@ std::uint64_t mmap_thp_align(KernelVersion version, bool anon, std::uint64_t len
 
 namespace {
 
-// vma_merge's compatibility test (is_mergeable_vma, can_vma_merge_before/after): same flags and file, contiguous file
-// offsets. An anonymous MAP_SHARED mapping has its own shmem file and never merges.
+// vma_merge's compatibility test (is_mergeable_vma, can_vma_merge_before/after): same flags and file, contiguous
+// vm_pgoff (an anonymous VMA's is its address at mmap, kept by mremap, so a moved VMA merges only with what fits its
+// offsets). An anonymous MAP_SHARED mapping has its own shmem file and never merges.
 bool mergeable(const Vma& a, const Vma& b) {
   if (a.end != b.start || a.writable != b.writable || a.shared != b.shared || a.file != b.file) return false;
-  if (a.file == nullptr) return !a.shared;
+  if (a.file == nullptr && a.shared) return false;
   return a.pgoff + (a.end - a.start) / kPageSize == b.pgoff;
 }
 
@@ -36,6 +37,8 @@ sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len,
   co_await mm.mmap_lock.down_write(self);
   const std::uint64_t addr = mm.get_unmapped_area(
       len, std::max(align, mmap_thp_align(self.k.config().version, file == nullptr && !shared, len)));
+  // do_mmap: a private anonymous mapping's vm_pgoff is its address in pages.
+  if (file == nullptr && !shared) pgoff = addr >> kPageShift;
   const Vma vma{addr, addr + (len + kPageSize - 1) / kPageSize * kPageSize, true, shared, file, pgoff, nullptr};
   // mmap_region's vma_merge (vma_merge_new_range from v6.12): the new range extends a compatible neighbour (both,
   // when it fills the gap between them) instead of making a VMA of its own; each VMA changed is write-locked first.

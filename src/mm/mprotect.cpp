@@ -117,7 +117,22 @@ sim::Task<std::uint64_t> change_pte_range(PerCpu& self, MmStruct& mm, std::uint6
     for (; addr < table_end; addr += kPageSize) {
       const Vpn v = vpn_of(addr);
       const auto old = mm.pgd.lookup(v);
-      if (!old) continue;  // pte_none, or a migration entry (left as it is)
+      if (!old) {
+        // pte_none; or a migration entry, which a write-protect makes readable (make_readable_migration_entry;
+        // make_migration_entry_read before v5.14), so that remove_migration_pte maps the copy read-only. Counted in
+        // `pages`; no flush of its own (nothing caches a migration entry). To the oracle the page's write
+        // permission is removed by this call.
+        const auto entry = mm.pgd.migration_entry(v);
+        if (entry && !cp.prot_numa && !cp.writable && entry->writable) {
+          co_await self.cpu.delay(self.k.machine().kernel.pte_update);
+          Pte readable = *entry;
+          readable.writable = false;
+          mm.pgd.set(v, readable);
+          ++pages;
+          self.k.events().on_pte_removed(mm, v, Pte{entry->pfn, true, true, true}, self.id, self.cpu.now());
+        }
+        continue;
+      }
       Pte next = *old;
       bool needs_flush = true;
       if (cp.prot_numa) {

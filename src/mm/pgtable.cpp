@@ -11,6 +11,7 @@ Pfn FrameAllocator::alloc(FrameUse use, std::uint16_t nid) {
     free_list_.pop_back();
     use_[p] = use;
     page_[p] = PageNuma{nid, false, kNoLastNid};  // page_cpupid_reset_last
+    if (p < anon_.size()) anon_[p] = AnonRmap{};  // page->mapping is NULL in a page off the free lists
     if (on_reuse_) on_reuse_(Pfn{p});
     return Pfn{p};
   }
@@ -27,9 +28,26 @@ Pfn FrameAllocator::alloc_huge(FrameUse use, std::uint16_t nid) {
   return first;
 }
 
+Pfn FrameAllocator::alloc_high(FrameUse use, std::uint16_t nid) {
+  ++allocated_;
+  use_.push_back(use);
+  page_.push_back(PageNuma{nid, false, kNoLastNid});
+  return Pfn{use_.size() - 1};
+}
+
 Pfn FrameAllocator::huge_zero_page() {
   if (!huge_zero_) huge_zero_ = alloc_huge(FrameUse::kZeroPage, 0);
   return *huge_zero_;
+}
+
+void FrameAllocator::set_anon_rmap(Pfn pfn, AnonRmap r) {
+  if (pfn.get() >= anon_.size()) anon_.resize(pfn.get() + 1);
+  anon_[pfn.get()] = r;
+}
+
+std::optional<AnonRmap> FrameAllocator::anon_rmap(Pfn pfn) const {
+  if (pfn.get() >= anon_.size() || anon_[pfn.get()].mm == nullptr || use(pfn) != FrameUse::kAnon) return std::nullopt;
+  return anon_[pfn.get()];
 }
 
 bool FrameAllocator::trylock_page(Pfn pfn) {

@@ -31,6 +31,16 @@ enum class FrameUse : std::uint8_t { kFree, kAnon, kPageCache, kPageTable, kZero
 
 struct Pte;
 class PageTables;
+class MmStruct;
+
+// An anonymous page's reverse map as struct page keeps it: page->mapping (PAGE_MAPPING_ANON, the anon_vma) and
+// page->index (linear_page_index of the address it was first mapped at: __page_set_anon_rmap, v3.3-v6.13). The
+// model's fork shares no anonymous page, so the anon_vma is stood for by the one mm that maps the page; an rmap walk
+// visits that mm's VMAs that have an anon_vma (rmap_walk_anon, mm/rmap.h).
+struct AnonRmap {
+  MmStruct* mm = nullptr;  // not owned; an MmStruct outlives the run (Kernel::free_mm only marks it freed)
+  std::uint64_t index = 0;
+};
 
 // What the hardware page walkers read of page-table entries under a weak memory model (the checker's POWER model,
 // mm/pte_visibility.h). None is installed by default: every walk reads the current entry. Contract: stored() is
@@ -59,6 +69,9 @@ class FrameAllocator {
   // A THP's frames: kHpagePmdNr contiguous new frames (never reused ones), the first returned. They are freed one
   // by one, as a split THP's pages are.
   Pfn alloc_huge(FrameUse use, std::uint16_t nid);
+  // A frame above every frame handed out so far (compaction_alloc: the free scanner takes free pages from the top of
+  // the zone, above the migrate scanner).
+  Pfn alloc_high(FrameUse use, std::uint16_t nid);
   void free(Pfn pfn);
   FrameUse use(Pfn pfn) const { return pfn.get() < use_.size() ? use_[pfn.get()] : FrameUse::kFree; }
   // page_to_nid.
@@ -75,6 +88,13 @@ class FrameAllocator {
   bool trylock_page(Pfn pfn);
   void unlock_page(Pfn pfn) { page_[pfn.get()].locked = false; }
   bool page_locked(Pfn pfn) const { return pfn.get() < page_.size() && page_[pfn.get()].locked; }
+  // page_add_new_anon_rmap (folio_add_new_anon_rmap) and folio_migrate_mapping's copy of mapping and index: sets
+  // the reverse map of a newly mapped anonymous page. Only pages a fault, a copy-on-write or a migration maps get one
+  // (docs/model.md, "Compaction"); a reused frame starts without.
+  void set_anon_rmap(Pfn pfn, AnonRmap r);
+  std::optional<AnonRmap> anon_rmap(Pfn pfn) const;
+  // The frames ever handed out (max_pfn for a scanner; frame 0 is the zero page).
+  std::uint64_t nr_frames() const { return use_.size(); }
   // GUP pins (the reference get_user_pages_fast takes with FOLL_PIN, try_grab_folio): the count and the CPU that
   // took the last one, for the oracle. Few pages are ever pinned, so they are kept apart from the per-frame state.
   void pin(Pfn pfn, CpuId by);
@@ -102,6 +122,7 @@ class FrameAllocator {
     std::int32_t last_nid = kNoLastNid;
   };
   std::vector<PageNuma> page_{PageNuma{}};  // by frame, as use_
+  std::vector<AnonRmap> anon_;              // by frame, up to the highest frame that got one
   std::vector<std::uint64_t> free_list_;
   std::map<std::uint64_t, std::pair<std::uint32_t, CpuId>> pins_;  // by frame: count, last pinner
   std::uint64_t allocated_ = 0;

@@ -1,6 +1,9 @@
 // Models the batched-unmap flush of mm/rmap.c (read in Rtoax/linux-5.10.13 @09c16ecb, the same logic as v5.17).
 #include "mm/rmap.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "kernel/options.h"
 
 namespace tlbsim::kernel {
@@ -61,6 +64,32 @@ sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct
     }
   }
   co_await ptl.unlock(self.k.mem(), self.cpu);
+}
+
+std::vector<Vpn> rmap_walk_anon(PerCpu& self, const AnonRmap& r) {
+  struct Hit {
+    std::uint64_t pgoff, seq;
+    Vpn vpn;
+  };
+  std::vector<Hit> hits;
+  for (const auto& [start, vma] : r.mm->vmas) {
+    if (!vma.anon_vma) continue;  // a private file VMA's copied pages are anonymous too
+    const std::uint64_t pages = (vma.end - vma.start) / kPageSize;
+    if (r.index < vma.pgoff || r.index - vma.pgoff >= pages) continue;
+    hits.push_back(Hit{vma.pgoff, vma.anon_vma_seq, Vpn{(vma.start >> kPageShift) + r.index - vma.pgoff}});
+  }
+  // v3.7+ (the anon_vma interval tree): by vm_pgoff, then link order. Before it, the same_anon_vma list in link
+  // order, where mremap's anon_vma_moveto_tail keeps a moved-to VMA after the VMA it moves from.
+  const bool interval_tree = self.k.config().version >= KernelVersion{3, 7};
+  std::sort(hits.begin(), hits.end(), [interval_tree](const Hit& a, const Hit& b) {
+    return interval_tree ? std::tie(a.pgoff, a.seq) < std::tie(b.pgoff, b.seq) : a.seq < b.seq;
+  });
+  // Mutation rmap_walk_newest_first: the order mremap relies on, reversed.
+  if (planted(self.k.config(), Mutation::rmap_walk_newest_first)) std::reverse(hits.begin(), hits.end());
+  std::vector<Vpn> out;
+  out.reserve(hits.size());
+  for (const Hit& h : hits) out.push_back(h.vpn);
+  return out;
 }
 
 }  // namespace tlbsim::kernel

@@ -3,6 +3,8 @@
 // batch before the pages are freed.
 #pragma once
 
+#include <vector>
+
 #include "kernel/kernel.h"
 
 namespace tlbsim::kernel {
@@ -31,5 +33,14 @@ sim::Task<void> flush_tlb_batched_pending(PerCpu& self, MmStruct& mm);
 // (shrink_page_list's order).
 sim::Task<void> try_to_unmap_one(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, Vpn v, Pfn page,
                                  bool ttu_batch_flush);
+
+// rmap_walk_anon's VMAs for an anonymous page with reverse map `r` (anon_vma_interval_tree_foreach over the page's
+// index), as the addresses the page is found at (vma_address): every VMA of r.mm that has an anon_vma (a private
+// file VMA's copied pages are anonymous too) and whose
+// vm_pgoff range covers r.index, in the interval tree's order (vm_pgoff, then the order the VMAs joined the tree).
+// The kernel's tree holds only the VMAs of the page's anon_vma; the model's holds every VMA of the mm with one, and
+// the caller's check of each PTE (page_vma_mapped_walk) discards the others. Contract: the caller holds
+// r.mm->anon_vma_lock() for read, so that no VMA joins while it walks (anon_vma_clone).
+std::vector<Vpn> rmap_walk_anon(PerCpu& self, const AnonRmap& r);
 
 }  // namespace tlbsim::kernel

@@ -68,8 +68,10 @@ class PmbenchMigrate final : public Workload {
     bench.insert_vma(kernel::Vma{base, base + pages * kernel::kPageSize, true, false, nullptr, 0, nullptr}).anon_vma =
         true;
     for (std::uint64_t i = 0; i < pages; ++i) {
-      bench.pgd.set(kernel::vpn_of(base + i * kernel::kPageSize),
-                    kernel::Pte{k.frames().alloc(kernel::FrameUse::kAnon), true, true, true});
+      const Vpn v = kernel::vpn_of(base + i * kernel::kPageSize);
+      const Pfn page = k.frames().alloc(kernel::FrameUse::kAnon);
+      k.frames().set_anon_rmap(page, kernel::AnonRmap{&bench, v.get()});  // the VMA's vm_pgoff is its address
+      bench.pgd.set(v, kernel::Pte{page, true, true, true});
     }
     ops.assign(p.threads + 1, 0);  // ops[0]: pages migrated; pmbench's accesses are not the figure
     const auto cpu_of_core = [&topo](std::uint32_t core) {

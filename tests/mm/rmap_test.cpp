@@ -1,12 +1,15 @@
-// Scenario tests of the batched reclaim flush (mm/rmap.c) and of the oracle's free and reuse checks.
+// Scenario tests of the batched reclaim flush (mm/rmap.c), of the anonymous rmap walk's order, and of the oracle's
+// free and reuse checks.
 #include "mm/rmap.h"
 
 #include <gtest/gtest.h>
 
 #include "arch/x86/mm/tlb.h"
 #include "arch/x86/options.h"
+#include "kernel/options.h"
 #include "kernel/scenario.h"
 #include "mm/memory.h"
+#include "model/profile.h"
 
 namespace tlbsim::kernel {
 namespace {
@@ -122,6 +125,41 @@ void freed_tables_scenario(bool break_it, bool expect_violation) {
 
 TEST(Rmap, FreedPageTablesMustReachLazyCpus) { freed_tables_scenario(false, false); }
 TEST(Rmap, OracleCatchesLazyCpusSkippedWhenTablesAreFreed) { freed_tables_scenario(true, true); }
+
+sim::Task<void> do_switch_any(PerCpu& self, MmStruct& mm) {
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+}
+
+// rmap_walk_anon: by vm_pgoff, then by when each VMA joined the tree (v3.7+), or in link order alone (the v3.3 list);
+// either way a VMA that mremap links is visited after the one it moves from, which the planted mutation reverses.
+TEST(Rmap, AWalkVisitsTheVmaMremapMovesToAfterTheOldOne) {
+  for (const bool mutated : {false, true}) {
+    for (const char* kernel : {"linux-3.3", "linux-6.13"}) {
+      KernelConfig cfg = load_kernel_profile(kernel).config;
+      if (mutated) cfg.plant(Mutation::rmap_walk_newest_first);
+      Scenario s(cfg);
+      MmStruct& mm = s.k.new_mm();
+      std::uint64_t addr = 0;
+      s.run_on(0, do_switch_any(s.cpu(0), mm));
+      s.run_on(0, do_mmap_anon(s.cpu(0), mm, kPageSize, addr));
+      s.run_on(0, do_access(s.cpu(0), mm, addr, true));
+      const Vma& old = *mm.find_vma(addr);
+      // Both VMAs at once, as in the window between copy_vma and the old VMA's unmap.
+      Vma moved = old;
+      moved.start = mm.get_unmapped_area(kPageSize);
+      moved.end = moved.start + kPageSize;
+      moved.vm_lock = nullptr;
+      mm.insert_vma(moved);
+      const auto r = *s.k.frames().anon_rmap(mm.pgd.lookup(vpn_of(addr))->pfn);
+      const std::vector<Vpn> order = rmap_walk_anon(s.cpu(0), r);
+      ASSERT_EQ(order.size(), 2u);
+      const Vpn first = mutated ? vpn_of(moved.start) : vpn_of(addr);
+      EXPECT_EQ(order[0], first) << kernel << (mutated ? " mutated" : "");
+    }
+  }
+}
 
 }  // namespace
 }  // namespace tlbsim::kernel

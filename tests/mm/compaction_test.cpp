@@ -1,0 +1,122 @@
+// Scenario tests of compaction (mm/compaction.cpp) and the anonymous reverse map it migrates by (mm/rmap.cpp): pages
+// found by frame with no lock of the mm, found again after mremap moved them, and the BUG_ON a lost migration entry
+// meets.
+#include "mm/compaction.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "kernel/options.h"
+#include "kernel/scenario.h"
+#include "mm/memory.h"
+#include "mm/mprotect.h"
+#include "mm/mremap.h"
+#include "mm/rmap.h"
+#include "model/profile.h"
+
+namespace tlbsim::kernel {
+namespace {
+
+using testing::Scenario;
+
+KernelConfig profile(const char* name) { return load_kernel_profile(name).config; }
+
+sim::Task<void> map_and_write(PerCpu& self, MmStruct& mm, std::uint64_t pages, std::uint64_t& addr) {
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().switch_mm_irqs_off(self, mm);
+  co_await self.cpu.local_irq_enable();
+  addr = co_await sys_mmap(self, mm, pages * kPageSize, false, nullptr, 0);
+  for (std::uint64_t i = 0; i < pages; ++i) co_await user_access(self, mm, addr + i * kPageSize, true);
+}
+sim::Task<void> compact(PerCpu& self, std::uint64_t& migrated, sim::SimTime* done = nullptr) {
+  migrated = co_await sysctl_compact_memory(self);
+  if (done != nullptr) *done = self.cpu.now();
+}
+sim::Task<void> hold_mmap_lock(PerCpu& self, MmStruct& mm, sim::Duration d) {
+  co_await mm.mmap_lock.down_write(self);
+  co_await self.cpu.delay(d);
+  co_await mm.mmap_lock.up_write(self);
+}
+sim::Task<void> mremap(PerCpu& self, MmStruct& mm, std::uint64_t from, std::uint64_t len, std::uint64_t to) {
+  co_await sys_mremap(self, mm, from, len, to);
+}
+sim::Task<void> read(PerCpu& self, MmStruct& mm, std::uint64_t addr) { co_await user_access(self, mm, addr, false); }
+
+Pfn pfn_at(const MmStruct& mm, std::uint64_t addr) { return mm.pgd.lookup(vpn_of(addr))->pfn; }
+
+// A fault records page->index as the address in pages (an anonymous VMA's vm_pgoff is its start); compaction moves
+// every such page to a frame above all others (compaction_alloc) and maps it where it was, without waiting for the
+// mmap_lock writer on cpu1; the old frames are freed.
+TEST(Compaction, MovesEveryAnonymousPageWithoutTakingMmapLock) {
+  for (const char* kernel : {"linux-3.3", "linux-5.17", "linux-6.13"}) {
+    Scenario s(profile(kernel));
+    MmStruct& mm = s.k.new_mm();
+    std::uint64_t addr = 0;
+    s.run_on(0, map_and_write(s.cpu(0), mm, 3, addr));
+    std::vector<Pfn> before;
+    for (std::uint64_t i = 0; i < 3; ++i) {
+      before.push_back(pfn_at(mm, addr + i * kPageSize));
+      const auto r = s.k.frames().anon_rmap(before.back());
+      ASSERT_TRUE(r.has_value()) << kernel;
+      EXPECT_EQ(r->mm, &mm);
+      EXPECT_EQ(r->index, (addr >> kPageShift) + i);
+    }
+    const std::uint64_t top = s.k.frames().nr_frames();
+    std::uint64_t migrated = 0;
+    const sim::SimTime held_until = s.cpu(0).cpu.now() + sim::milliseconds(1);
+    sim::SimTime done;
+    s.cpu(1).cpu.start(hold_mmap_lock(s.cpu(1), mm, sim::milliseconds(1)));
+    s.run_on(0, compact(s.cpu(0), migrated, &done));
+    EXPECT_EQ(migrated, 3u) << kernel;
+    EXPECT_LT(done, held_until) << kernel << ": it waited for mmap_lock";
+    for (std::uint64_t i = 0; i < 3; ++i) {
+      const Pfn now = pfn_at(mm, addr + i * kPageSize);
+      EXPECT_GE(now.get(), top) << kernel << " page " << i;
+      EXPECT_EQ(s.k.frames().use(before[i]), FrameUse::kFree) << kernel << " page " << i;
+      EXPECT_EQ(s.k.frames().anon_rmap(now)->index, (addr >> kPageShift) + i) << "folio_migrate_mapping";
+      EXPECT_FALSE(s.k.frames().page_locked(now) || s.k.frames().page_locked(before[i]));
+    }
+    EXPECT_TRUE(s.oracle().violations().empty()) << kernel;
+  }
+}
+
+// mremap keeps page->index and gives the new VMA the old vm_pgoff: the rmap walk finds the page at its new address.
+TEST(Compaction, FindsAPageAtTheAddressMremapMovedItTo) {
+  Scenario s(profile("linux-6.13"));
+  MmStruct& mm = s.k.new_mm();
+  std::uint64_t addr = 0;
+  s.run_on(0, map_and_write(s.cpu(0), mm, 2, addr));
+  const std::uint64_t to = mm.get_unmapped_area(2 * kPageSize);
+  s.run_on(0, mremap(s.cpu(0), mm, addr, 2 * kPageSize, to));
+  const Pfn moved = pfn_at(mm, to + kPageSize);
+  EXPECT_EQ(mm.find_vma(to)->pgoff, addr >> kPageShift);
+  std::uint64_t migrated = 0;
+  s.run_on(0, compact(s.cpu(0), migrated));
+  EXPECT_EQ(migrated, 2u);
+  EXPECT_NE(pfn_at(mm, to + kPageSize), moved);
+  EXPECT_FALSE(mm.pgd.lookup(vpn_of(addr)).has_value());
+}
+
+// change_pte_range makes a writable migration entry readable, so the copy is mapped read-only; a fault on a
+// migration entry whose page no migration holds is the BUG_ON of pfn_swap_entry_to_page.
+TEST(Compaction, MprotectMakesAMigrationEntryReadableAndALostEntryIsABug) {
+  Scenario s(profile("linux-6.13"));
+  MmStruct& mm = s.k.new_mm();
+  std::uint64_t addr = 0;
+  s.run_on(0, map_and_write(s.cpu(0), mm, 1, addr));
+  const Pfn page = pfn_at(mm, addr);
+  ASSERT_TRUE(s.k.frames().trylock_page(page));  // as migrate_folio_unmap holds it
+  mm.pgd.set(vpn_of(addr), Pte{page, false, true, true, true});
+  s.run_on(1, [](PerCpu& self, MmStruct& m, std::uint64_t a) -> sim::Task<void> {
+    co_await sys_mprotect(self, m, a, kPageSize, false);
+  }(s.cpu(1), mm, addr));
+  const auto entry = mm.pgd.migration_entry(vpn_of(addr));
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_FALSE(entry->writable);
+  s.k.frames().unlock_page(page);  // the migration ended without finding its entry
+  EXPECT_THROW(s.run_on(1, read(s.cpu(1), mm, addr)), std::logic_error);
+}
+
+}  // namespace
+}  // namespace tlbsim::kernel
