@@ -212,6 +212,7 @@ sim::Task<void> move_page(PerCpu& self, const Isolated& p) {
 MigrateEra migrate_era(const KernelConfig& config) {
   MigrateEra e;
   e.batch_flush = config.version >= KernelVersion{6, 4} || config.on(Option::migrate_pages_batch_flush);
+  e.mmap_lock_queue_only = config.version >= KernelVersion{6, 7};
   return e;
 }
 
@@ -281,10 +282,14 @@ sim::Task<bool> pte_accessible(PerCpu& self, MmStruct& mm, const Pte& pte) {
 
 sim::Task<std::uint64_t> sys_migrate_pages(PerCpu& self, MmStruct& mm, std::function<void()> on_migrated) {
   co_await self.cpu.delay(costs(self).syscall);
-  co_await mm.mmap_lock.down_read(self);  // do_migrate_pages: mmap_read_lock for the whole migration
+  // do_migrate_pages: mmap_read_lock for the whole migration; from v6.7 migrate_to_node holds it around
+  // queue_pages_range only.
+  const bool queue_only = migrate_era(self.k.config()).mmap_lock_queue_only;
+  co_await mm.mmap_lock.down_read(self);
   const std::vector<Isolated> list = co_await queue_pages_range(self, mm);
+  if (queue_only) co_await mm.mmap_lock.up_read(self);
   const std::uint64_t migrated = co_await migrate_pages(self, list, on_migrated);
-  co_await mm.mmap_lock.up_read(self);
+  if (!queue_only) co_await mm.mmap_lock.up_read(self);
   self.k.events().on_syscall_return(self.id);
   co_return migrated;
 }

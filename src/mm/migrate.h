@@ -20,14 +20,19 @@ struct MigrateEra {
   // page is unmapped, flushed (ptep_clear_flush: flush_tlb_page), copied and remapped in turn (unmap_and_move).
   // Modeled in older eras as the option migrate_pages_batch_flush (kernel/options.h).
   bool batch_flush = false;
+  // v6.7, 72e315f7a750 ("mempolicy: mmap_lock is not needed while migrating folios", Hugh Dickins): migrate_to_node
+  // holds mmap_lock for read around queue_pages_range only, and migrate_pages runs without it (the pages are found
+  // again through the rmap). Before, do_migrate_pages held it for the whole call.
+  bool mmap_lock_queue_only = false;
 };
 MigrateEra migrate_era(const KernelConfig& config);
 
 // NR_MAX_BATCHED_MIGRATION (mm/migrate.c, v6.4+): the pages migrate_pages_batch unmaps before one flush.
 inline constexpr std::uint64_t NR_MAX_BATCHED_MIGRATION = 512;
 
-// migrate_pages(pid, maxnode, old_nodes, new_nodes) of `mm` by the task on `self`, which need not run `mm`: under
-// mmap_lock held for read, every present anonymous page of `mm` (not the zero page) is migrated to a new frame. The
+// migrate_pages(pid, maxnode, old_nodes, new_nodes) of `mm` by the task on `self`, which need not run `mm`: every
+// present anonymous page of `mm` (not the zero page), queued under mmap_lock held for read, is migrated to a new
+// frame (under the same hold before v6.7, MigrateEra::mmap_lock_queue_only). The
 // model's frames have no node (docs/model.md), so this is migratepages moving a process's whole memory from the
 // node it is on to the other one. Returns the pages migrated; `on_migrated`, if given, is called as each page's
 // migration completes (/proc/vmstat's pgmigrate_success, counted where the kernel counts it).

@@ -123,6 +123,35 @@ TEST(Migrate, AFaultOnAMigrationEntryWaitsForTheNewPage) {
   EXPECT_TRUE(t.s.oracle().violations().empty());
 }
 
+sim::Task<void> migrate_timed(PerCpu& self, MmStruct& mm, sim::SimTime& done) {
+  co_await sys_migrate_pages(self, mm);
+  done = self.cpu.now();
+}
+sim::Task<void> write_lock_after(PerCpu& self, MmStruct& mm, sim::Duration wait, sim::SimTime& got) {
+  co_await self.cpu.delay(wait);
+  co_await mm.mmap_lock.down_write(self);
+  got = self.cpu.now();
+  co_await mm.mmap_lock.up_write(self);
+}
+
+TEST(Migrate, FromV6_7MmapLockIsHeldWhileQueueingOnly) {
+  // cpu1 asks for mmap_lock for write just after cpu0's migrate_pages(2) of 64 pages took it for read: before v6.7 it
+  // gets it when the migration is done; from v6.7 (72e315f7a750) as soon as the pages are queued.
+  EXPECT_FALSE(migrate_era(profile("linux-6.2-ppc")).mmap_lock_queue_only);
+  EXPECT_TRUE(migrate_era(profile("linux-6.13")).mmap_lock_queue_only);
+  for (const char* kernel : {"linux-5.17", "linux-6.13"}) {
+    Migrated t(profile(kernel), 64);
+    sim::SimTime done, got;
+    t.s.cpu(1).cpu.start(write_lock_after(t.s.cpu(1), t.mm, sim::nanoseconds(300), got));
+    t.s.run_on(0, migrate_timed(t.s.cpu(0), t.mm, done));
+    if (migrate_era(profile(kernel)).mmap_lock_queue_only) {
+      EXPECT_LT(got, done) << kernel;
+    } else {
+      EXPECT_GT(got, done) << kernel;
+    }
+  }
+}
+
 // ---- THPs.
 
 sim::Task<void> hugepage(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
