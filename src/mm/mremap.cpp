@@ -100,6 +100,19 @@ sim::Task<void> move_normal_pmd(PerCpu& self, MmStruct& mm, std::uint64_t old_ad
   co_await old_ptl.unlock(m, self.cpu);
 }
 
+// take_rmap_locks(vma) for a table move from v5.14 (MremapEra::rmap_locks_for_table_moves): the anon_vma's lock for
+// write, if the VMA at `old_addr` has one; returned for drop_rmap_locks (nullptr: none taken). A file VMA's
+// i_mmap_rwsem is not modeled (docs/model.md).
+sim::Task<RwSem*> take_rmap_locks(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, const MremapEra& era) {
+  const Vma* vma = mm.find_vma(old_addr);
+  RwSem* lock = nullptr;
+  if (era.rmap_locks_for_table_moves && vma != nullptr && vma->contains(old_addr) && vma->anon_vma) {
+    lock = &mm.anon_vma_lock();
+    co_await lock->down_write(self);
+  }
+  co_return lock;
+}
+
 // Whether the PUD covering v is not none: in the model, whether a PTE table or a THP's PMD lies in its 1 GiB (the
 // model keeps no PMD tables; docs/model.md).
 bool pud_present(const MmStruct& mm, std::uint64_t addr) {
@@ -166,7 +179,9 @@ sim::Task<void> move_page_tables(PerCpu& self, MmStruct& mm, std::uint64_t old_a
              old_addr;
     if (era.move_normal_pud && extent == kPudSize) {
       if (!pud_present(mm, old_addr)) continue;
+      RwSem* rmap_lock = co_await take_rmap_locks(self, mm, old_addr, era);
       const bool moved = co_await move_normal_pud(self, mm, old_addr, new_addr, skip_flush);
+      if (rmap_lock != nullptr) co_await rmap_lock->up_write(self);  // drop_rmap_locks
       if (moved) continue;
     }
     extent = std::min((old_addr + kPmdSize) / kPmdSize * kPmdSize, old_end) - old_addr;
@@ -188,7 +203,9 @@ sim::Task<void> move_page_tables(PerCpu& self, MmStruct& mm, std::uint64_t old_a
     if (era.latency_limit) extent = std::min(extent, kLatencyLimit);
     if (era.move_normal_pmd && extent == kPmdSize && mm.pgd.table(vpn_of(new_addr)) == nullptr &&
         mm.pgd.huge_pmd(vpn_of(new_addr)) == nullptr) {
+      RwSem* rmap_lock = co_await take_rmap_locks(self, mm, old_addr, era);
       co_await move_normal_pmd(self, mm, old_addr, new_addr, skip_flush);
+      if (rmap_lock != nullptr) co_await rmap_lock->up_write(self);  // drop_rmap_locks
       continue;
     }
     // (Awaited into a local: GCC 12 miscompiles a co_await in an `if` condition here; see do_munmap's caller.)
@@ -213,6 +230,7 @@ MremapEra mremap_era(const KernelConfig& config) {
   e.move_normal_pmd = config.version >= (config.arch == Arch::kX86 ? KernelVersion{5, 1} : KernelVersion{5, 14});
   e.move_normal_pud = config.version >= (config.arch == Arch::kPowerpc ? KernelVersion{5, 14} : KernelVersion{5, 11});
   e.move_huge_pmd_flush_pmd_range = config.version >= KernelVersion{6, 0};
+  e.rmap_locks_for_table_moves = config.version >= KernelVersion{5, 14};
   return e;
 }
 

@@ -45,6 +45,11 @@ struct MremapEra {
   // ("mm/huge_memory: use flush_pmd_tlb_range in move_huge_pmd", v3 posted 2022-07-04). x86 has no override of
   // flush_pmd_tlb_range, so its flush is the same either way.
   bool move_huge_pmd_flush_pmd_range = false;
+  // v5.14, 97113eb39fa7 ("mm/mremap: hold the rmap lock in write mode when moving page table entries", Aneesh Kumar):
+  // move_pgt_entry takes the rmap locks (take_rmap_locks: the anon_vma's lock for write, and i_mmap_rwsem) around
+  // every NORMAL_PMD and NORMAL_PUD move, need_rmap_locks or not, since such a move takes no PTE lock that an rmap
+  // walker holding the old table's lock would wait for. Before, only when need_rmap_locks (never, in the model).
+  bool rmap_locks_for_table_moves = false;
 };
 MremapEra mremap_era(const KernelConfig& config);
 

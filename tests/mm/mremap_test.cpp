@@ -38,6 +38,10 @@ TEST(Mremap, EachEraHasItsReleasesFlushPlacement) {
   KernelConfig fixed = profile("linux-3.3");
   fixed.set(Option::move_ptes_flush_present, true);
   EXPECT_TRUE(mremap_era(fixed).flush_present_under_ptl);
+  // 97113eb39fa7 (v5.14): the rmap locks around every PMD and PUD table move.
+  EXPECT_FALSE(mremap_era(profile("linux-4.14-ppc")).rmap_locks_for_table_moves);
+  EXPECT_TRUE(mremap_era(profile("linux-5.17")).rmap_locks_for_table_moves);
+  EXPECT_TRUE(mremap_era(profile("linux-6.2-ppc")).rmap_locks_for_table_moves);
 }
 
 sim::Task<void> enter_and_touch(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t pages, bool write) {
