@@ -403,11 +403,13 @@ sim::Task<void> migration_entry_wait(PerCpu& self, MmStruct& mm, Vpn v) {
   }
   co_await ptl.unlock(m, self.cpu);
   if (!wait) co_return;
-  // folio_put_wait_locked / migration_entry_wait_on_locked: sleep until the page is unlocked. The model parks the
-  // CPU on the page's wait-queue line until a write to it (docs/model.md); the fault then returns and the access
-  // faults again.
+  // folio_put_wait_locked / migration_entry_wait_on_locked: sleep until the page is unlocked; the fault then returns
+  // and the access faults again. The model parks the CPU on the page's wait-queue line (docs/model.md) and, as
+  // wake_page_function wakes a waiter only for its own page once its lock bit is clear, tests the bit again after
+  // anything that ends the park (an interrupt, another page's unlock on the same hashed line).
   const std::uint64_t now = co_await m.read(self.cpu, queue);
-  if (now == seen) co_await m.wait_for_write(self.cpu, queue.line);
+  if (now != seen) co_return;
+  co_await wait_on_page_locked(self, mm, seen_entry->pfn);
 }
 
 }  // namespace tlbsim::kernel

@@ -228,6 +228,13 @@ TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   f10.target = make_target("linux-6.5-arm64", {}, {}, f10.target.scenario, "");
   f10.target.memory_model = hw::MemoryModel::kArm;
   EXPECT_FALSE(replay(f10).violation) << "v6.5 flushes each page before the PTE lock is released";
+  // F10 through compaction: migrate_pages_batch defers its flush as reclaim does.
+  Counterexample f10b = parse_counterexample(read_file(dir + "f10b-arm64-compaction-vs-mprotect.json"), "f10b");
+  EXPECT_EQ(f10b.target.scenario, "compact_vs_mprotect");
+  EXPECT_TRUE(replay(f10b).violation);
+  f10b.target = make_target("linux-6.6-arm64", {"batched_pending_flush_tlb_mm=on"}, {}, f10b.target.scenario, "");
+  f10b.target.memory_model = hw::MemoryModel::kArm;
+  EXPECT_FALSE(replay(f10b).violation) << "batched_pending_flush_tlb_mm fixes F10 through compaction too";
 }
 
 // F10 is the TLBI's completion rule, not a memory ordering: PCT finds it under sequential consistency too, and not
