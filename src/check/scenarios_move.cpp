@@ -267,16 +267,18 @@ TLBSIM_SCENARIO(MigrateVsMadvise, "migrate_vs_madvise",
 // - kMprotect: mprotects X read-only, then writes it, which must fault (SIGSEGV). From v6.4 compaction defers its
 //   flush (migrate_pages_batch): mprotect finds a migration entry, and only its flush_tlb_batched_pending drops the
 //   writable translation cpu1 still caches.
+// With kSyscall, cpu0 calls migrate_pages(2) on the mm instead (kMremap only): from v6.7 it holds mmap_lock only while
+// it queues the pages, so mremap races its migration as it races compaction's.
 enum class CompactRace { kAccess, kMremap, kMprotect };
 
-template <CompactRace kRace>
+template <CompactRace kRace, bool kSyscall = false>
 class CompactVs final : public CheckScenario {
  public:
   void start(ScenarioRun& run) override {
     s_.prepare(run, true);
     kernel::Kernel& k = run.kernel();
     PerCpu& cpu1 = k.percpu(CpuId{1});
-    run.race(0, compact(k.percpu(CpuId{0})));
+    run.race(0, kSyscall ? migrate(k.percpu(CpuId{0}), *s_.mm) : compact(k.percpu(CpuId{0})));
     switch (kRace) {
       case CompactRace::kAccess:
         run.race(1, touch_n(cpu1, *s_.mm, s_.x, 3, true));
@@ -292,6 +294,7 @@ class CompactVs final : public CheckScenario {
 
  private:
   static sim::Task<void> compact(PerCpu& self) { co_await kernel::sysctl_compact_memory(self); }
+  static sim::Task<void> migrate(PerCpu& self, MmStruct& mm) { co_await kernel::sys_migrate_pages(self, mm); }
   static sim::Task<void> mremap_then_write(PerCpu& self, MmStruct& mm, std::uint64_t x, std::uint64_t y) {
     co_await kernel::sys_mremap(self, mm, x, 2 * kPageSize, y);
     co_await user_touch(self, mm, y, true);
@@ -310,6 +313,9 @@ TLBSIM_SCENARIO(CompactVsAccess, "compact_vs_access",
 using CompactVsMremap = CompactVs<CompactRace::kMremap>;
 TLBSIM_SCENARIO(CompactVsMremap, "compact_vs_mremap",
                 "cpu0 compacts memory while cpu1 mremaps the pages it wrote to a new address and writes them there");
+using MigrateVsMremap = CompactVs<CompactRace::kMremap, true>;
+TLBSIM_SCENARIO(MigrateVsMremap, "migrate_vs_mremap",
+                "cpu0 migrates an mm's pages (migrate_pages) while cpu1 mremaps them to a new address and writes them");
 using CompactVsMprotect = CompactVs<CompactRace::kMprotect>;
 TLBSIM_SCENARIO(CompactVsMprotect, "compact_vs_mprotect",
                 "cpu0 compacts memory while cpu1 mprotects a page it wrote read-only and writes it again");
