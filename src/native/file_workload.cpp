@@ -242,6 +242,7 @@ class Task {
           break;
         case FileOpKind::kNumaScan:
         case FileOpKind::kMigratePages:
+        case FileOpKind::kCompactMemory:
           fail(fmt::format("{}: not runnable natively", o.where));  // refused before the run (kernel_only_op)
           break;
         case FileOpKind::kForEachPage:
@@ -385,10 +386,12 @@ void run_file_task(const NativeFileRun& run, const TaskSlot& c, const std::vecto
 }
 
 // The first operation a native run cannot make (numa_scan: NUMA balancing's scanner runs on the kernel's own
-// period; migrate_pages: the file names no nodes for the system call), searching spawned bodies too.
+// period; migrate_pages: the file names no nodes for the system call; compact_memory: a root-only sysctl that
+// compacts the whole machine), searching spawned bodies too.
 static const FileOp* kernel_only_op(const std::vector<FileOp>& ops) {
   for (const FileOp& o : ops) {
-    if (o.kind == FileOpKind::kNumaScan || o.kind == FileOpKind::kMigratePages) return &o;
+    if (o.kind == FileOpKind::kNumaScan || o.kind == FileOpKind::kMigratePages || o.kind == FileOpKind::kCompactMemory)
+      return &o;
     if (const FileOp* b = kernel_only_op(o.body)) return b;
   }
   return nullptr;
@@ -403,8 +406,12 @@ NativeRun run_native_file_workload(std::string_view name, std::uint32_t threads,
     if (const FileOp* o = kernel_only_op(*ops)) {
       throw InputError(
           fmt::format("{}: '{}' cannot run natively: NUMA balancing's scan runs on the kernel's own "
-                      "period, and migrate_pages needs node masks the file does not give",
-                      o->where, o->kind == FileOpKind::kNumaScan ? "numa_scan" : "migrate_pages"));
+                      "period, migrate_pages needs node masks the file does not give, and compact_memory is a "
+                      "root-only sysctl that compacts the whole machine",
+                      o->where,
+                      o->kind == FileOpKind::kNumaScan       ? "numa_scan"
+                      : o->kind == FileOpKind::kMigratePages ? "migrate_pages"
+                                                             : "compact_memory"));
     }
   }
   const WorkloadFds fds(*file, values);

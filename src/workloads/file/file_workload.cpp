@@ -11,6 +11,7 @@
 #include "kernel/fork.h"
 #include "kernel/sched/fair_numa.h"
 #include "kernel/sched/sched.h"
+#include "mm/compaction.h"
 #include "mm/huge_memory.h"
 #include "mm/madvise.h"
 #include "mm/memory.h"
@@ -261,6 +262,11 @@ class FileWorkload final : public Workload {
         }
         case FileOpKind::kMigratePages: {
           const std::uint64_t migrated = co_await kernel::sys_migrate_pages(run.self(), mm);
+          (void)migrated;
+          break;
+        }
+        case FileOpKind::kCompactMemory: {
+          const std::uint64_t migrated = co_await kernel::sysctl_compact_memory(run.self());
           (void)migrated;
           break;
         }

@@ -25,9 +25,9 @@ namespace {
 constexpr std::int64_t kMaxValue = std::int64_t{1} << 40;  // bounds every literal: no sum of two overflows
 
 // In FileOpKind's order, then the socket spellings of pipe_write and pipe_read.
-const std::vector<std::string> kOps = {"mmap",       "munmap",        "touch",  "madvise", "for_each_page", "count",
-                                       "pipe_write", "pipe_read",     "sleep",  "barrier", "spawn",         "mprotect",
-                                       "numa_scan",  "migrate_pages", "mremap", "send",    "recv"};
+const std::vector<std::string> kOps = {
+    "mmap",    "munmap", "touch",    "madvise",   "for_each_page", "count",  "pipe_write",     "pipe_read", "sleep",
+    "barrier", "spawn",  "mprotect", "numa_scan", "migrate_pages", "mremap", "compact_memory", "send",      "recv"};
 
 class Parser {
  public:
@@ -203,9 +203,9 @@ class Parser {
         r.fail("duration", fmt::format("expected 1ns to 1s, got \"{}\"", text));
       }
     } else if (o.kind == FileOpKind::kBarrier || o.kind == FileOpKind::kNumaScan ||
-               o.kind == FileOpKind::kMigratePages) {
+               o.kind == FileOpKind::kMigratePages || o.kind == FileOpKind::kCompactMemory) {
       // barrier: every task of the workload (not the partners) arrives before any goes on. numa_scan and
-      // migrate_pages: the task's whole mm.
+      // migrate_pages: the task's whole mm. compact_memory: every node.
     } else if (o.kind == FileOpKind::kSpawn) {
       o.spawn = spawns_++;
       for (ParamReader& b : r.table_array("body")) o.body.push_back(op(b, false, false, true));

@@ -75,7 +75,8 @@ enum class FileOpKind {
   kMprotect,
   kNumaScan,
   kMigratePages,
-  kMremap
+  kMremap,
+  kCompactMemory
 };
 
 // madvise's advice: MADV_DONTNEED, MADV_HUGEPAGE or MADV_PAGEOUT (v5.4+).
@@ -94,7 +95,8 @@ inline constexpr std::uint64_t kSocketMessageBytes = 100;
 // per page of its region; bodies do not nest. pipe_write and pipe_read move `bytes` through one of the task pair's
 // pipes, each a system call followed by the return to user mode. numa_scan runs NUMA balancing's scan of the task's
 // mm (task_numa_work, as on a return to user once its scan period has passed); migrate_pages migrates the mm's
-// anonymous pages to the next node (migrate_pages(2) of the task's own process). Neither names a region. mremap
+// anonymous pages to the next node (migrate_pages(2) of the task's own process); compact_memory writes
+// /proc/sys/vm/compact_memory, which compacts every node, whatever process maps the pages. None names a region. mremap
 // moves region `region` onto region `to`, which must be mapped and of the same size: mremap(src, len, len,
 // MREMAP_MAYMOVE | MREMAP_FIXED, dst), which unmaps the destination first; afterwards `to` holds the pages and
 // `region` is unmapped. Both are private anonymous regions.

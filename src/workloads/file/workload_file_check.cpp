@@ -34,7 +34,7 @@ void walk(const WorkloadFile& f, const std::vector<FileOp>& ops, std::vector<boo
     }
     if (o.kind == FileOpKind::kCount || o.kind == FileOpKind::kPipeWrite || o.kind == FileOpKind::kPipeRead ||
         o.kind == FileOpKind::kSleep || o.kind == FileOpKind::kBarrier || o.kind == FileOpKind::kNumaScan ||
-        o.kind == FileOpKind::kMigratePages || in_body) {
+        o.kind == FileOpKind::kMigratePages || o.kind == FileOpKind::kCompactMemory || in_body) {
       counts = counts || o.kind == FileOpKind::kCount;
       continue;
     }

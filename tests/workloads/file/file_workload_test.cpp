@@ -169,13 +169,14 @@ TEST(FileWorkload, ThpNumaHintingFaultsOncePerThpAndRoundEvenForOneThread) {
 }
 
 // A workload file on disk, for the cases the built-in files do not cover.
-RunOutput run_text(const std::string& name, const std::string& text, std::uint32_t threads) {
+RunOutput run_text(const std::string& name, const std::string& text, std::uint32_t threads,
+                   const std::string& kernel = "linux-6.13") {
   const std::string path = ::testing::TempDir() + name + ".toml";
   {
     std::ofstream out(path);
     out << text;
   }
-  return run(path, threads);
+  return run(path, threads, kernel);
 }
 
 const char* kSleepBarrier = R"([workload]
@@ -353,6 +354,45 @@ TEST(FileWorkload, AGibAlignedRegionMovesByItsPudAndAPmdAlignedOneByItsPmds) {
       EXPECT_NE(std::string(e.what()).find("region 'here': align"), std::string::npos) << e.what();
     }
   }
+}
+
+// One task writes its 16 pages and writes /proc/sys/vm/compact_memory, in a loop, while the other writes the same
+// pages: compaction migrates every page of the mm each round, with one flush per page before v6.4 and one per batch
+// of up to 32 pages (COMPACT_CLUSTER_MAX) after, and no write ever hits a stale translation.
+const char* kCompactLoop = R"([workload]
+name = "cl"
+[tasks]
+mode = "threads"
+placement = "pinned"
+[[regions]]
+name = "r"
+backing = "anonymous"
+size = "64KiB"
+[[setup]]
+op = "mmap"
+region = "r"
+[[loop]]
+op = "touch"
+region = "r"
+access = "write"
+[[loop]]
+op = "compact_memory"
+[[loop]]
+op = "count"
+)";
+
+TEST(FileWorkload, CompactMemoryMigratesEveryPageWithItsErasFlushes) {
+  double remote_per_op[2] = {0, 0};
+  int i = 0;
+  for (const char* kernel : {"linux-5.17", "linux-6.13"}) {
+    const RunOutput r = run_text("compact_loop", kCompactLoop, 2, kernel);
+    const double ops = r.json["ops"].get<double>();
+    ASSERT_GT(ops, 2) << kernel;
+    remote_per_op[i++] = r.json["counters"]["nr_tlb_remote_flush"].get<double>() / ops;
+    EXPECT_EQ(r.violations, 0u) << kernel;
+  }
+  EXPECT_GT(remote_per_op[0], 8.0) << "a flush per page of 16";
+  EXPECT_LT(remote_per_op[1], 2.0) << "a flush per batch";
 }
 
 TEST(FileWorkload, UnknownParameterIsRefused) {

@@ -140,6 +140,7 @@ TEST(WorkloadFile, MalformedFilesAreLocatedErrors) {
       // numa_scan and migrate_pages name no region; madvise's advice is dontneed or hugepage, and hugepage names a
       // range, so not inside for_each_page.
       {kHead + kLoop + "[[loop]]\nop = \"numa_scan\"\nregion = \"r\"\n", "unknown key 'loop[4].region'"},
+      {kHead + kLoop + "[[loop]]\nop = \"compact_memory\"\nregion = \"r\"\n", "unknown key 'loop[4].region'"},
       {kHead + "[[setup]]\nop = \"mmap\"\nregion = \"r\"\n[[loop]]\nop = \"madvise\"\nregion = \"r\"\n"
                "advice = \"free\"\n[[loop]]\nop = \"count\"\n",
        "expected one of dontneed, hugepage"},
