@@ -115,21 +115,12 @@ std::vector<Vpn> rmap_candidates(PerCpu& self, const Isolated& p) {
   return {p.vpn};
 }
 
-// try_to_migrate(folio, flags) of a base page: folio_trylock (migrate_folio_unmap; a page another migration holds is
-// left alone), then rmap_walk_anon under anon_vma_lock_read, and try_to_migrate_one for each VMA: under the PTE lock,
-// if the PTE still maps the page, replace it with a migration entry, then flush the address now (ptep_clear_flush) or
-// defer the flush into `ubc` (TTU_BATCH_FLUSH: should_defer_flush, set_tlb_ubc_flush_pending). Returns whether the
-// page was unmapped (and stays locked); one that was not is unlocked.
-sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, const Isolated& p, bool batch_flush) {
-  // A THP: the PMD branch (set_pmd_migration_entry), whose flush is never deferred to the batch.
-  if (p.huge) co_return co_await set_pmd_migration_entry(self, *p.mm, p.vpn.get() << kPageShift, p.page);
-  if (!self.k.frames().trylock_page(p.page)) co_return false;
-  const auto rmap = self.k.frames().anon_rmap(p.page);
-  if (!rmap && p.mm == nullptr) {  // compaction's page, freed and reused meanwhile: put back
-    self.k.frames().unlock_page(p.page);
-    co_return false;
-  }
-  MmStruct& mm = rmap ? *rmap->mm : *p.mm;
+// try_to_migrate(folio, flags) of a base page whose mapping is in `mm`, locked by the caller: rmap_walk_anon under
+// anon_vma_lock_read, and try_to_migrate_one for each VMA: under the PTE lock, if the PTE still maps the page, replace
+// it with a migration entry, then flush the address now (ptep_clear_flush) or defer the flush into `ubc`
+// (TTU_BATCH_FLUSH: should_defer_flush, set_tlb_ubc_flush_pending). Returns whether the page was unmapped.
+sim::Task<bool> try_to_migrate(PerCpu& self, TlbflushUnmapBatch& ubc, MmStruct& mm, const Isolated& p,
+                               bool batch_flush) {
   bool unmapped = false;
   co_await mm.anon_vma_lock().down_read(self);
   for (const Vpn v : rmap_candidates(self, p)) {
@@ -153,8 +144,22 @@ sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, const 
     co_await ptl.unlock(self.k.mem(), self.cpu);
   }
   co_await mm.anon_vma_lock().up_read(self);
-  // Not mapped (zapped meanwhile): put back and unlocked. No migration entry was made, so nobody waits on it.
-  if (!unmapped) self.k.frames().unlock_page(p.page);
+  co_return unmapped;
+}
+
+// migrate_folio_unmap: a THP by its PMD (set_pmd_migration_entry, whose flush is never deferred to the batch); a
+// base page locked first (folio_trylock: one another migration holds is left alone), then unmapped through the rmap.
+// Returns whether the page was unmapped (it stays locked); a base page that was not (zapped meanwhile, or a
+// compaction page freed and reused, with no rmap left) is put back unlocked: no migration entry names it.
+sim::Task<bool> try_to_migrate_one(PerCpu& self, TlbflushUnmapBatch& ubc, const Isolated& p, bool batch_flush) {
+  if (p.huge) co_return co_await set_pmd_migration_entry(self, *p.mm, p.vpn.get() << kPageShift, p.page);
+  bool unmapped = false;
+  const bool locked = self.k.frames().trylock_page(p.page);
+  const auto rmap = self.k.frames().anon_rmap(p.page);
+  if (locked && (rmap || p.mm != nullptr)) {
+    unmapped = co_await try_to_migrate(self, ubc, rmap ? *rmap->mm : *p.mm, p, batch_flush);
+  }
+  if (locked && !unmapped) self.k.frames().unlock_page(p.page);
   co_return unmapped;
 }
 
