@@ -267,18 +267,33 @@ TLBSIM_SCENARIO(MigrateVsMadvise, "migrate_vs_madvise",
 // - kMprotect: mprotects X read-only, then writes it, which must fault (SIGSEGV). From v6.4 compaction defers its
 //   flush (migrate_pages_batch): mprotect finds a migration entry, and only its flush_tlb_batched_pending drops the
 //   writable translation cpu1 still caches.
-// With kSyscall, cpu0 calls migrate_pages(2) on the mm instead (kMremap only): from v6.7 it holds mmap_lock only while
-// it queues the pages, so mremap races its migration as it races compaction's.
+// The migrating side (CompactBy):
+// - kSysctl: cpu0's task writes /proc/sys/vm/compact_memory, in the mm's task;
+// - kKcompactd: cpu0 switches to kcompactd, the node's compaction thread, whose proactive pass (v5.9+) compacts the
+//   node: a kernel thread, it runs lazily in the mm cpu0 had loaded (the flusher itself is lazy);
+// - kMigratePages: cpu0 calls migrate_pages(2) on the mm (kMremap only): from v6.7 it holds mmap_lock only while it
+//   queues the pages, so mremap races its migration as it races compaction's.
 enum class CompactRace { kAccess, kMremap, kMprotect };
+enum class CompactBy { kSysctl, kKcompactd, kMigratePages };
 
-template <CompactRace kRace, bool kSyscall = false>
+template <CompactRace kRace, CompactBy kBy = CompactBy::kSysctl>
 class CompactVs final : public CheckScenario {
  public:
+  std::string applies_to(const kernel::KernelConfig& config) const override {
+    if (kBy == CompactBy::kKcompactd && !kernel::has_proactive_compaction(config)) {
+      return "kcompactd compacts on its own from v5.9 (proactive compaction, facd6b8ab7f1); before, only for a "
+             "high-order allocation kswapd could not satisfy, which the model never makes";
+    }
+    return "";
+  }
   void start(ScenarioRun& run) override {
     s_.prepare(run, true);
     kernel::Kernel& k = run.kernel();
     PerCpu& cpu1 = k.percpu(CpuId{1});
-    run.race(0, kSyscall ? migrate(k.percpu(CpuId{0}), *s_.mm) : compact(k.percpu(CpuId{0})));
+    PerCpu& cpu0 = k.percpu(CpuId{0});
+    run.race(0, kBy == CompactBy::kMigratePages ? migrate(cpu0, *s_.mm)
+                : kBy == CompactBy::kKcompactd  ? kcompactd(cpu0, *s_.mm)
+                                                : compact(cpu0));
     switch (kRace) {
       case CompactRace::kAccess:
         run.race(1, touch_n(cpu1, *s_.mm, s_.x, 3, true));
@@ -294,6 +309,10 @@ class CompactVs final : public CheckScenario {
 
  private:
   static sim::Task<void> compact(PerCpu& self) { co_await kernel::sysctl_compact_memory(self); }
+  static sim::Task<void> kcompactd(PerCpu& self, MmStruct& lazy_in) {
+    co_await switch_to_kthread(self, lazy_in);
+    co_await kernel::proactive_compact_node(self, self.k.cpu_to_node(self.id));
+  }
   static sim::Task<void> migrate(PerCpu& self, MmStruct& mm) { co_await kernel::sys_migrate_pages(self, mm); }
   static sim::Task<void> mremap_then_write(PerCpu& self, MmStruct& mm, std::uint64_t x, std::uint64_t y) {
     co_await kernel::sys_mremap(self, mm, x, 2 * kPageSize, y);
@@ -313,12 +332,25 @@ TLBSIM_SCENARIO(CompactVsAccess, "compact_vs_access",
 using CompactVsMremap = CompactVs<CompactRace::kMremap>;
 TLBSIM_SCENARIO(CompactVsMremap, "compact_vs_mremap",
                 "cpu0 compacts memory while cpu1 mremaps the pages it wrote to a new address and writes them there");
-using MigrateVsMremap = CompactVs<CompactRace::kMremap, true>;
+using MigrateVsMremap = CompactVs<CompactRace::kMremap, CompactBy::kMigratePages>;
 TLBSIM_SCENARIO(MigrateVsMremap, "migrate_vs_mremap",
                 "cpu0 migrates an mm's pages (migrate_pages) while cpu1 mremaps them to a new address and writes them");
 using CompactVsMprotect = CompactVs<CompactRace::kMprotect>;
 TLBSIM_SCENARIO(CompactVsMprotect, "compact_vs_mprotect",
                 "cpu0 compacts memory while cpu1 mprotects a page it wrote read-only and writes it again");
+using KcompactdVsAccess = CompactVs<CompactRace::kAccess, CompactBy::kKcompactd>;
+TLBSIM_SCENARIO(KcompactdVsAccess, "kcompactd_vs_access",
+                "cpu0 switches to kcompactd (lazy in the mm), whose proactive pass compacts the node, while cpu1 keeps "
+                "writing a page of the mm (v5.9+)");
+using KcompactdVsMremap = CompactVs<CompactRace::kMremap, CompactBy::kKcompactd>;
+TLBSIM_SCENARIO(KcompactdVsMremap, "kcompactd_vs_mremap",
+                "cpu0, as kcompactd lazy in the mm, compacts the node while cpu1 mremaps the pages it wrote and writes "
+                "them there (v5.9+)");
+using KcompactdVsMprotect = CompactVs<CompactRace::kMprotect, CompactBy::kKcompactd>;
+TLBSIM_SCENARIO(
+    KcompactdVsMprotect, "kcompactd_vs_mprotect",
+    "cpu0, as kcompactd lazy in the mm, compacts the node while cpu1 mprotects a page it wrote read-only and "
+    "writes it again (v5.9+)");
 
 // cpu0 (node 0) runs the NUMA scanner, task_numa_work, over the mm of two threads, on both nodes; cpu1 (node 1) keeps
 // writing X, a page on node 0 that it caches. Once the scan's flush has reached cpu1 its write takes a hinting

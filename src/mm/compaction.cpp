@@ -3,6 +3,7 @@
 // (isolate_migratepages_block) and migrate_pages(..., MR_COMPACTION).
 #include "mm/compaction.h"
 
+#include <stdexcept>
 #include <vector>
 
 #include "mm/migrate.h"
@@ -41,6 +42,16 @@ sim::Task<std::uint64_t> compact_node(PerCpu& self, std::uint16_t nid, const std
     migrated += co_await migrate_pages_compaction(self, pages, on_migrated);
   }
   co_return migrated;
+}
+
+bool has_proactive_compaction(const KernelConfig& config) { return config.version >= KernelVersion{5, 9}; }
+
+sim::Task<std::uint64_t> proactive_compact_node(PerCpu& self, std::uint16_t nid,
+                                                const std::function<void()>& on_migrated) {
+  if (!has_proactive_compaction(self.k.config())) {
+    throw std::logic_error("proactive_compact_node: proactive compaction is v5.9+ (facd6b8ab7f1)");
+  }
+  co_return co_await compact_node(self, nid, on_migrated);
 }
 
 sim::Task<std::uint64_t> sysctl_compact_memory(PerCpu& self, std::function<void()> on_migrated) {

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "kernel/kernel.h"
+#include "sim/time.h"
 
 namespace tlbsim::kernel {
 
@@ -25,5 +26,24 @@ sim::Task<std::uint64_t> sysctl_compact_memory(PerCpu& self, std::function<void(
 // lowest, isolating up to COMPACT_CLUSTER_MAX anonymous pages at a time (isolate_migratepages_block), each batch
 // migrated (migrate_pages with compaction_alloc, MR_COMPACTION). Returns the pages migrated.
 sim::Task<std::uint64_t> compact_node(PerCpu& self, std::uint16_t nid, const std::function<void()>& on_migrated);
+
+// kcompactd, the per-node compaction thread (v4.6, 698b1b30627c "mm, compaction: introduce kcompactd"), bound to its
+// node's CPUs (kcompactd: set_cpus_allowed_ptr(cpumask_of_node)). Up to v5.8 it compacts only when kswapd wakes it
+// for a high-order allocation (wakeup_kcompactd returns at once for order 0), which the model never makes. From v5.9
+// (facd6b8ab7f1 "mm: proactive compaction", Nitin Gupta) its wait times out every HPAGE_FRAG_CHECK_INTERVAL_MSEC, and
+// when should_proactive_compact_node finds the node's fragmentation score above the high watermark it runs
+// proactive_compact_node. Read in Rtoax/linux-5.10.13 @04a0507a (mm/compaction.c: kcompactd, kcompactd_do_work,
+// proactive_compact_node, compact_node) and in the v6.12 tree docs/model.md names.
+bool has_proactive_compaction(const KernelConfig& config);
+inline constexpr sim::Duration HPAGE_FRAG_CHECK_INTERVAL_MSEC = sim::milliseconds(500);
+
+// proactive_compact_node of node `nid`, run by kcompactd on `self`: a kernel thread, so the CPU runs it lazily in
+// whatever mm it had loaded (the caller switches to it: context_switch's enter_lazy_tlb). compact_zone of the node's
+// zone with order -1, MIGRATE_SYNC_LIGHT, ignore_skip_hint and whole_zone, as compact_node's but for the mode
+// (MIGRATE_SYNC), which the model's anonymous pages do not tell apart (neither waits on writeback they never have).
+// The model keeps no fragmentation score: the pass covers the whole zone, where __compact_finished ends the kernel's
+// once the zone's score falls to the low watermark. Returns the pages migrated.
+sim::Task<std::uint64_t> proactive_compact_node(PerCpu& self, std::uint16_t nid,
+                                                const std::function<void()>& on_migrated = {});
 
 }  // namespace tlbsim::kernel

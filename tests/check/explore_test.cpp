@@ -149,6 +149,18 @@ TEST(Explore, MigratePagesOfAThpFlushesItsOldPmdInEveryEra) {
   }
 }
 
+TEST(Explore, KcompactdMigratesFromAKernelThreadAsCompactionDoes) {
+  // kcompactd's proactive pass (v5.9+) runs lazily in the mm whose pages it migrates, with no lock of that mm. It
+  // must keep what compaction from a system call keeps: cpu1's mprotect and its write never meet a stale writable
+  // entry, and the rmap walk's order still covers mremap's move (rmap_walk_newest_first breaks it).
+  for (const char* kernel : {"linux-5.17", "linux-6.13", "linux-6.2-ppc", "linux-6.6-arm64-fixed"}) {
+    expect_clean(kernel, "kcompactd_vs_mprotect", "pct", 300,
+                 arch_memory_model(kernel::load_kernel_profile(kernel).config.arch));
+  }
+  expect_caught("linux-6.13", "rmap_walk_newest_first", "kcompactd_vs_mremap", "BUG_ON(!PageLocked)");
+  EXPECT_THROW(make_target("linux-4.14-ppc", {}, {}, "kcompactd_vs_access", ""), NotApplicable);
+}
+
 TEST(Explore, EveryStrategyFindsAFlushThatSendsNoIpi) {
   const CheckTarget t = make_target("linux-5.17", {}, {"flush_sends_no_ipis"}, "madvise_vs_access", "");
   for (const char* strategy : {"random", "pct", "exhaustive"}) {

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "arch/x86/mm/tlb.h"
 #include "kernel/options.h"
 #include "kernel/scenario.h"
 #include "mm/memory.h"
@@ -116,6 +117,55 @@ TEST(Compaction, MprotectMakesAMigrationEntryReadableAndALostEntryIsABug) {
   EXPECT_FALSE(entry->writable);
   s.k.frames().unlock_page(page);  // the migration ended without finding its entry
   EXPECT_THROW(s.run_on(1, read(s.cpu(1), mm, addr)), std::logic_error);
+}
+
+// kcompactd: a kernel thread, run lazily in the mm its CPU last ran (context_switch's enter_lazy_tlb).
+sim::Task<void> kcompactd(PerCpu& self, MmStruct& lazy_in, std::uint64_t& migrated) {
+  self.cpu.local_irq_disable();
+  co_await self.k.arch().enter_lazy_tlb(self, lazy_in);
+  co_await self.cpu.local_irq_enable();
+  migrated = co_await proactive_compact_node(self, self.k.cpu_to_node(self.id));
+}
+
+// kcompactd compacts on its own from v5.9 (proactive_compact_node), its own node only. On x86 its CPU is lazy in the
+// mm whose pages it migrates: a flush that other CPUs of the mm share skips it (on_each_cpu_cond_mask's
+// tlb_is_not_lazy), but when it is the mm's only CPU the flush is local, and flush_tlb_func's is_lazy branch switches
+// it to init_mm, whether the flush is per page (v5.17) or the v6.4 batch's (arch_tlbbatch_flush, v6.13).
+TEST(Compaction, KcompactdCompactsItsOwnNodeAndOnX86ItsLazyCpuLeavesTheMm) {
+  for (const char* kernel : {"linux-3.3", "linux-4.14-ppc"}) {
+    EXPECT_FALSE(has_proactive_compaction(profile(kernel))) << kernel;
+  }
+  for (const char* kernel : {"linux-5.17", "linux-6.13", "linux-6.2-ppc", "linux-6.6-arm64"}) {
+    EXPECT_TRUE(has_proactive_compaction(profile(kernel))) << kernel;
+  }
+  for (const char* kernel : {"linux-5.17", "linux-6.13"}) {
+    for (const bool shared : {false, true}) {
+      Scenario s(profile(kernel));
+      std::uint32_t far = 0;  // a CPU of node 1
+      while (s.k.cpu_to_node(CpuId{far}) != 1) ++far;
+      MmStruct& mm = s.k.new_mm();
+      MmStruct& other = s.k.new_mm();
+      std::uint64_t here = 0, there = 0;
+      s.run_on(0, map_and_write(s.cpu(0), mm, 2, here));
+      // Node 1's pages: another process's, or (shared) the same mm's, whose CPU then stays in mm_cpumask.
+      MmStruct& far_mm = shared ? mm : other;
+      s.run_on(far, map_and_write(s.cpu(far), far_mm, 2, there));
+      const Pfn before_here = pfn_at(mm, here), before_there = pfn_at(far_mm, there);
+      ASSERT_EQ(s.k.frames().nid(before_there), 1u) << kernel;
+      std::uint64_t migrated = 0;
+      s.run_on(0, kcompactd(s.cpu(0), mm, migrated));
+      EXPECT_EQ(migrated, 2u) << kernel << ": node 0's two pages, not node 1's";
+      EXPECT_NE(pfn_at(mm, here), before_here) << kernel;
+      EXPECT_EQ(pfn_at(far_mm, there), before_there) << kernel;
+      EXPECT_EQ(x86::cpu_tlbstate(s.cpu(0)).loaded_mm, shared ? &mm : &s.k.init_mm())
+          << kernel << (shared ? ": the IPIs skip the lazy CPU" : ": the lazy CPU's local flush switches it away");
+      EXPECT_TRUE(s.oracle().violations().empty()) << kernel;
+    }
+  }
+  Scenario old(profile("linux-4.14-ppc"), "power9-2s16c-smt4");
+  MmStruct& mm = old.k.new_mm();
+  std::uint64_t migrated = 0;
+  EXPECT_THROW(old.run_on(0, kcompactd(old.cpu(0), mm, migrated)), std::logic_error);
 }
 
 }  // namespace
