@@ -10,6 +10,7 @@
 #include "arch/x86/mm/tlb.h"
 #include "kernel/options.h"
 #include "kernel/scenario.h"
+#include "mm/huge_memory.h"
 #include "mm/memory.h"
 #include "mm/mprotect.h"
 #include "mm/mremap.h"
@@ -166,6 +167,33 @@ TEST(Compaction, KcompactdCompactsItsOwnNodeAndOnX86ItsLazyCpuLeavesTheMm) {
   MmStruct& mm = old.k.new_mm();
   std::uint64_t migrated = 0;
   EXPECT_THROW(old.run_on(0, kcompactd(old.cpu(0), mm, migrated)), std::logic_error);
+}
+
+// isolate_migratepages_block skips a compound page when compaction has no target order (compact_memory, the
+// proactive pass), in every era: a THP stays where it is, and the base pages beside it still move.
+TEST(Compaction, LeavesAThpWhereItIs) {
+  for (const char* kernel : {"linux-5.17", "linux-6.13"}) {
+    Scenario s(profile(kernel));
+    MmStruct& mm = s.k.new_mm();
+    const std::uint64_t x = mm.get_unmapped_area(kHpagePmdSize, kHpagePmdSize);
+    mm.insert_vma(Vma{x, x + kHpagePmdSize, true, false, nullptr, 0, nullptr});
+    s.run_on(0, [](PerCpu& self, MmStruct& m, std::uint64_t a) -> sim::Task<void> {
+      co_await sys_madvise_hugepage(self, m, a, kHpagePmdSize);
+    }(s.cpu(0), mm, x));
+    std::uint64_t small = 0;
+    s.run_on(0, map_and_write(s.cpu(0), mm, 1, small));
+    s.run_on(0, [](PerCpu& self, MmStruct& m, std::uint64_t a) -> sim::Task<void> {
+      co_await user_access(self, m, a, true);  // do_huge_pmd_anonymous_page: a THP (a read would map the zero one)
+    }(s.cpu(0), mm, x));
+    const HugePmd* thp = mm.pgd.huge_pmd(vpn_of(x));
+    ASSERT_NE(thp, nullptr) << kernel;
+    const Pfn head = thp->page;
+    std::uint64_t migrated = 0;
+    s.run_on(0, compact(s.cpu(0), migrated));
+    EXPECT_EQ(migrated, 1u) << kernel << ": the base page only";
+    ASSERT_NE(mm.pgd.huge_pmd(vpn_of(x)), nullptr) << kernel;
+    EXPECT_EQ(mm.pgd.huge_pmd(vpn_of(x))->page, head) << kernel;
+  }
 }
 
 }  // namespace
