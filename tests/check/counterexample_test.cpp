@@ -235,6 +235,13 @@ TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   f10b.target = make_target("linux-6.6-arm64", {"batched_pending_flush_tlb_mm=on"}, {}, f10b.target.scenario, "");
   f10b.target.memory_model = hw::MemoryModel::kArm;
   EXPECT_FALSE(replay(f10b).violation) << "batched_pending_flush_tlb_mm fixes F10 through compaction too";
+  // And through kcompactd, the kernel thread whose proactive pass compacts the node lazily in cpu1's mm.
+  Counterexample f10c = parse_counterexample(read_file(dir + "f10c-arm64-kcompactd-vs-mprotect.json"), "f10c");
+  EXPECT_EQ(f10c.target.scenario, "kcompactd_vs_mprotect");
+  EXPECT_TRUE(replay(f10c).violation);
+  f10c.target = make_target("linux-6.6-arm64", {"batched_pending_flush_tlb_mm=on"}, {}, f10c.target.scenario, "");
+  f10c.target.memory_model = hw::MemoryModel::kArm;
+  EXPECT_FALSE(replay(f10c).violation) << "batched_pending_flush_tlb_mm fixes F10 through kcompactd too";
 }
 
 // F10 is the TLBI's completion rule, not a memory ordering: PCT finds it under sequential consistency too, and not
