@@ -79,23 +79,66 @@ void Oracle::report(sim::SimTime at, CpuId cpu, std::uint32_t mm, Vpn vpn, std::
   if (violations_.size() < kMaxViolations) violations_.push_back(Violation{at, cpu, mm, vpn, std::move(what)});
 }
 
+std::uint32_t Oracle::find_in_flight(const RemovalKey& key, std::uint32_t* prev) const {
+  const auto [pfn, mm, vpn] = key;
+  std::uint32_t before = kNone;
+  for (std::uint32_t n = pfn < head_by_pfn_.size() ? head_by_pfn_[pfn] : kNone; n != kNone; n = pool_[n].next) {
+    if (pool_[n].r.mm == mm && pool_[n].r.vpn == vpn) {
+      if (prev != nullptr) *prev = before;
+      return n;
+    }
+    before = n;
+  }
+  return kNone;
+}
+
+void Oracle::erase_in_flight(std::uint64_t pfn, std::uint32_t node, std::uint32_t prev) {
+  (prev == kNone ? head_by_pfn_[pfn] : pool_[prev].next) = pool_[node].next;
+  pool_[node].live = false;
+  pool_[node].next = free_;
+  free_ = node;
+}
+
 void Oracle::on_pte_removed(const kernel::MmStruct& mm, Vpn v, const kernel::Pte& old, CpuId by, sim::SimTime now) {
-  const RemovalKey key{old.pfn.get(), mm.id(), v.get()};
-  in_flight_[key] = Removal{mm.id(), v.get(), old.pfn.get(), by, now};
+  const std::uint64_t pfn = old.pfn.get();
+  const RemovalKey key{pfn, mm.id(), v.get()};
+  const Removal r{mm.id(), v.get(), pfn, by, now};
+  if (const std::uint32_t n = find_in_flight(key); n != kNone) {
+    pool_[n].r = r;
+  } else {
+    if (pfn >= head_by_pfn_.size()) head_by_pfn_.resize(pfn + 1, kNone);
+    std::uint32_t node = free_;
+    if (node != kNone) {
+      free_ = pool_[node].next;
+    } else {
+      node = static_cast<std::uint32_t>(pool_.size());
+      pool_.emplace_back();
+    }
+    pool_[node] = InFlight{r, head_by_pfn_[pfn], true};
+    head_by_pfn_[pfn] = node;
+  }
   by_cpu_[by.get()].push_back(key);
-  history_.push_back(Removal{mm.id(), v.get(), old.pfn.get(), by, now});
+  history_.push_back(r);
   if (history_.size() > kHistory) history_.pop_front();
 }
 
 void Oracle::on_syscall_return(CpuId cpu) {
-  for (const auto& key : by_cpu_[cpu.get()]) in_flight_.erase(key);
+  for (const auto& key : by_cpu_[cpu.get()]) {
+    std::uint32_t prev = kNone;
+    if (const std::uint32_t n = find_in_flight(key, &prev); n != kNone) erase_in_flight(std::get<0>(key), n, prev);
+  }
   by_cpu_[cpu.get()].clear();
 }
 
 void Oracle::on_range_synced(CpuId, const kernel::MmStruct& mm, std::uint64_t start, std::uint64_t end) {
   const std::uint64_t first = start >> kernel::kPageShift, last = end >> kernel::kPageShift;
-  std::erase_if(in_flight_,
-                [&](const auto& e) { return e.second.mm == mm.id() && e.second.vpn >= first && e.second.vpn < last; });
+  for (std::uint32_t n = 0; n < pool_.size(); ++n) {
+    const Removal& r = pool_[n].r;
+    if (!pool_[n].live || r.mm != mm.id() || r.vpn < first || r.vpn >= last) continue;
+    std::uint32_t prev = kNone;
+    find_in_flight(RemovalKey{r.pfn, r.mm, r.vpn}, &prev);
+    erase_in_flight(r.pfn, n, prev);
+  }
 }
 
 void Oracle::on_page_replaced(const kernel::MmStruct& mm, Vpn v, Pfn page, CpuId by, sim::SimTime now) {
@@ -108,8 +151,13 @@ void Oracle::on_page_replaced(const kernel::MmStruct& mm, Vpn v, Pfn page, CpuId
 }
 
 void Oracle::on_frame_free(Pfn pfn, sim::SimTime now) {
-  in_flight_.erase(in_flight_.lower_bound(RemovalKey{pfn.get(), 0, 0}),
-                   in_flight_.lower_bound(RemovalKey{pfn.get() + 1, 0, 0}));
+  if (pfn.get() < head_by_pfn_.size()) {
+    for (std::uint32_t n = head_by_pfn_[pfn.get()]; n != kNone;) {
+      const std::uint32_t next = pool_[n].next;
+      erase_in_flight(pfn.get(), n, kNone);
+      n = next;
+    }
+  }
   if (frames_.use(pfn) != kernel::FrameUse::kPageTable) return;
   for (std::size_t c = 0; c < tlbs_.size(); ++c) {
     const int tag = loaded_tag_(CpuId{static_cast<std::uint32_t>(c)});
@@ -143,7 +191,7 @@ void Oracle::on_tlb_hit(CpuId cpu, const kernel::MmStruct& mm, Vpn v, const hw::
   const auto truth = mm.pgd.lookup(v);
   const bool stale = !truth || truth->protnone || truth->pfn != t.pfn || (t.writable && !truth->writable);
   if (!stale) return;
-  if (in_flight_.contains(RemovalKey{t.pfn.get(), mm.id(), v.get()})) return;  // removal not yet complete
+  if (find_in_flight(RemovalKey{t.pfn.get(), mm.id(), v.get()}) != kNone) return;  // removal not yet complete
   const std::string now_maps = truth ? fmt::format("pfn {}{}", truth->pfn.get(),
                                                    truth->protnone   ? " protnone"
                                                    : truth->writable ? " rw"

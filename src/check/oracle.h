@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -95,10 +94,22 @@ class Oracle final : public kernel::KernelEvents {
   const hw::PfnHolders& holders_;
   std::vector<const hw::Tlb*> tlbs_;
   std::function<int(CpuId)> loaded_tag_;
-  // In-flight removals, by (old pfn, mm, vpn) -> the CPU whose syscall made it. The pfn leads so that freeing a
-  // frame erases its removals as one range, not by a scan of every removal in flight.
+  // In-flight removals, at most one per (old pfn, mm, vpn): a list per old pfn, its nodes in one pool, so that
+  // freeing a frame drops its removals at once and an mremap of 1 GiB keeps 262,144 of them in flight at O(1) each
+  // with no allocation (an ordered map's inserts and erases were 80% of such a run's profile).
   using RemovalKey = std::tuple<std::uint64_t, std::uint32_t, std::uint64_t>;
-  std::map<RemovalKey, Removal> in_flight_;
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  struct InFlight {
+    Removal r;
+    std::uint32_t next = kNone;  // the next node of the same pfn's list, or of the free list
+    bool live = false;
+  };
+  std::vector<InFlight> pool_;
+  std::vector<std::uint32_t> head_by_pfn_;  // pfn -> its list's first node, kNone when it has none
+  std::uint32_t free_ = kNone;
+  // The node of `key`'s removal, or kNone; `prev` gets the node before it in its pfn's list (kNone: the head).
+  std::uint32_t find_in_flight(const RemovalKey& key, std::uint32_t* prev = nullptr) const;
+  void erase_in_flight(std::uint64_t pfn, std::uint32_t node, std::uint32_t prev);
   std::vector<std::vector<RemovalKey>> by_cpu_;
   std::deque<Removal> history_;  // recent removals, for reports
   std::vector<std::uint32_t> user_mm_;  // per CPU: the mm of the running user task, 0 for none
