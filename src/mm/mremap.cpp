@@ -276,10 +276,12 @@ sim::Task<void> sys_mremap(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, s
     // mm's anonymous pages is in progress while the VMA appears, so a walk either sees it from its start or runs
     // after it (and after any PTE it will find moved). A VMA without an anon_vma has nothing to clone.
     const bool clone_anon_vma = vma.anon_vma;
+    // copy_vma write-locks the new VMA before vma_link makes it visible (v6.4+): a fault at the destination falls
+    // back to mmap_lock and waits for the move, never maps a page where move_ptes will put one.
     if (clone_anon_vma) co_await mm.anon_vma_lock().down_write(self);
     Vma& linked = mm.insert_vma(moved);
+    vma_start_write_unlinked(self, mm, linked);
     if (clone_anon_vma) co_await mm.anon_vma_lock().up_write(self);
-    co_await vma_start_write(self, mm, linked);
     co_await self.cpu.delay(self.k.machine().kernel.mmap_region);  // copy_vma's VMA work, as mmap_region's
     co_await move_page_tables(self, mm, old_addr, new_addr, len, era, skip_flush);
     // do_munmap(mm, old_addr, old_len): the old VMA (split where the move took part of it) and its page tables.

@@ -161,6 +161,21 @@ TEST(Explore, KcompactdMigratesFromAKernelThreadAsCompactionDoes) {
   EXPECT_THROW(make_target("linux-4.14-ppc", {}, {}, "kcompactd_vs_access", ""), NotApplicable);
 }
 
+TEST(Explore, MremapsNewVmaIsWriteLockedBeforeAFaultCanSeeIt) {
+  // copy_vma write-locks the new VMA before vma_link (v6.4+), so a fault at the destination under the per-VMA lock
+  // falls back to mmap_lock and waits for the move. When the model locked it after linking, schedule 17,785 of this
+  // search let cpu1 map the zero page there and move_ptes then overwrote that PTE with no removal or flush.
+  CheckTarget t = make_target("linux-6.6-arm64-fixed", {}, {}, "mremap_fixed_vs_access", "");
+  t.memory_model = hw::MemoryModel::kArm;
+  ExploreSpec spec;
+  spec.strategy = "exhaustive";
+  spec.preemptions = 2;
+  spec.budget = 20000;
+  const ExploreResult r = explore(t, spec);
+  EXPECT_EQ(r.runs, spec.budget);
+  EXPECT_FALSE(r.found.has_value()) << r.found->what;
+}
+
 TEST(Explore, EveryStrategyFindsAFlushThatSendsNoIpi) {
   const CheckTarget t = make_target("linux-5.17", {}, {"flush_sends_no_ipis"}, "madvise_vs_access", "");
   for (const char* strategy : {"random", "pct", "exhaustive"}) {
