@@ -65,8 +65,10 @@ sim::Task<void> vma_start_write(PerCpu& self, MmStruct& mm, Vma& vma);
 // vma_start_write of a VMA that no fault can see yet (v6.4+; nothing before): copy_vma write-locks its new VMA before
 // vma_link makes it visible ("mm/mremap: write-lock VMA while remapping it to a new address range", Suren
 // Baghdasaryan, in the v6.4 per-VMA lock series: "to prevent handling page faults during move_page_tables()"), so
-// no reader holds its lock and it is marked at once, with no step another CPU could run between.
-void vma_start_write_unlinked(PerCpu& self, const MmStruct& mm, Vma& vma);
+// no reader holds its lock: it is marked before the first step another CPU could run between, then the lock's two
+// atomics (down_write and up_write of vm_lock before v6.15, __vma_enter_locked and __vma_exit_locked from it) are
+// charged on its line.
+sim::Task<void> vma_start_write_unlinked(PerCpu& self, const MmStruct& mm, Vma& vma);
 // vma_start_read (include/linux/mm.h v6.4-v6.14, include/linux/mmap_lock.h v6.15+): a fault's try at `lock`; false
 // while an mmap_lock writer has write-locked the VMA or holds its lock.
 sim::Task<bool> vma_start_read(PerCpu& self, MmStruct& mm, VmaLock& lock);

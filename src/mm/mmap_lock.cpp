@@ -122,9 +122,14 @@ sim::Task<void> vma_start_write(PerCpu& self, MmStruct& mm, Vma& vma) {
   co_await m.rmw(self.cpu, lock.count, [](int c) { return c - VmaLock::kVmaLockOffset; });  // __vma_exit_locked
 }
 
-void vma_start_write_unlinked(PerCpu& self, const MmStruct& mm, Vma& vma) {
-  if (!per_vma_lock(self.k.config().version, self.k.arch().arch())) return;
-  vma.vm_lock->vm_lock_seq = mm.mm_lock_seq.value;
+sim::Task<void> vma_start_write_unlinked(PerCpu& self, const MmStruct& mm, Vma& vma) {
+  if (per_vma_lock(self.k.config().version, self.k.arch().arch())) {
+    VmaLock& lock = *vma.vm_lock;
+    lock.vm_lock_seq = mm.mm_lock_seq.value;
+    hw::Memory& m = self.k.mem();
+    co_await m.rmw(self.cpu, lock.count, [](int c) { return c; });
+    co_await m.rmw(self.cpu, lock.count, [](int c) { return c; });
+  }
 }
 
 namespace {

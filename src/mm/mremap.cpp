@@ -280,7 +280,7 @@ sim::Task<void> sys_mremap(PerCpu& self, MmStruct& mm, std::uint64_t old_addr, s
     // back to mmap_lock and waits for the move, never maps a page where move_ptes will put one.
     if (clone_anon_vma) co_await mm.anon_vma_lock().down_write(self);
     Vma& linked = mm.insert_vma(moved);
-    vma_start_write_unlinked(self, mm, linked);
+    co_await vma_start_write_unlinked(self, mm, linked);  // marks it before its first step
     if (clone_anon_vma) co_await mm.anon_vma_lock().up_write(self);
     co_await self.cpu.delay(self.k.machine().kernel.mmap_region);  // copy_vma's VMA work, as mmap_region's
     co_await move_page_tables(self, mm, old_addr, new_addr, len, era, skip_flush);
