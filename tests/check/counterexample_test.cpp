@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "check/explore.h"
 #include "util/atomic_file.h"
@@ -228,20 +229,17 @@ TEST(Counterexample, TheFindingsCounterexamplesReplay) {
   f10.target = make_target("linux-6.5-arm64", {}, {}, f10.target.scenario, "");
   f10.target.memory_model = hw::MemoryModel::kArm;
   EXPECT_FALSE(replay(f10).violation) << "v6.5 flushes each page before the PTE lock is released";
-  // F10 through compaction: migrate_pages_batch defers its flush as reclaim does.
-  Counterexample f10b = parse_counterexample(read_file(dir + "f10b-arm64-compaction-vs-mprotect.json"), "f10b");
-  EXPECT_EQ(f10b.target.scenario, "compact_vs_mprotect");
-  EXPECT_TRUE(replay(f10b).violation);
-  f10b.target = make_target("linux-6.6-arm64", {"batched_pending_flush_tlb_mm=on"}, {}, f10b.target.scenario, "");
-  f10b.target.memory_model = hw::MemoryModel::kArm;
-  EXPECT_FALSE(replay(f10b).violation) << "batched_pending_flush_tlb_mm fixes F10 through compaction too";
-  // And through kcompactd, the kernel thread whose proactive pass compacts the node lazily in cpu1's mm.
-  Counterexample f10c = parse_counterexample(read_file(dir + "f10c-arm64-kcompactd-vs-mprotect.json"), "f10c");
-  EXPECT_EQ(f10c.target.scenario, "kcompactd_vs_mprotect");
-  EXPECT_TRUE(replay(f10c).violation);
-  f10c.target = make_target("linux-6.6-arm64", {"batched_pending_flush_tlb_mm=on"}, {}, f10c.target.scenario, "");
-  f10c.target.memory_model = hw::MemoryModel::kArm;
-  EXPECT_FALSE(replay(f10c).violation) << "batched_pending_flush_tlb_mm fixes F10 through kcompactd too";
+  // F10 through compaction (migrate_pages_batch defers its flush as reclaim does), from compact_memory and from
+  // kcompactd, the kernel thread whose proactive pass compacts the node lazily in cpu1's mm.
+  for (const auto& [file, scenario] : {std::pair{"f10b-arm64-compaction-vs-mprotect.json", "compact_vs_mprotect"},
+                                       std::pair{"f10c-arm64-kcompactd-vs-mprotect.json", "kcompactd_vs_mprotect"}}) {
+    Counterexample c = parse_counterexample(read_file(dir + file), file);
+    EXPECT_EQ(c.target.scenario, scenario);
+    EXPECT_TRUE(replay(c).violation) << file;
+    c.target = make_target("linux-6.6-arm64", {"batched_pending_flush_tlb_mm=on"}, {}, c.target.scenario, "");
+    c.target.memory_model = hw::MemoryModel::kArm;
+    EXPECT_FALSE(replay(c).violation) << file << ": batched_pending_flush_tlb_mm fixes F10 this way too";
+  }
 }
 
 // F10 is the TLBI's completion rule, not a memory ordering: PCT finds it under sequential consistency too, and not
