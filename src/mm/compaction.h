@@ -9,7 +9,6 @@
 #include <functional>
 
 #include "kernel/kernel.h"
-#include "sim/time.h"
 
 namespace tlbsim::kernel {
 
@@ -32,10 +31,11 @@ sim::Task<std::uint64_t> compact_node(PerCpu& self, std::uint16_t nid, const std
 // for a high-order allocation (wakeup_kcompactd returns at once for order 0), which the model never makes. From v5.9
 // (facd6b8ab7f1 "mm: proactive compaction", Nitin Gupta) its wait times out every HPAGE_FRAG_CHECK_INTERVAL_MSEC, and
 // when should_proactive_compact_node finds the node's fragmentation score above the high watermark it runs
-// proactive_compact_node. Read in Rtoax/linux-5.10.13 @04a0507a (mm/compaction.c: kcompactd, kcompactd_do_work,
-// proactive_compact_node, compact_node) and in the v6.12 tree docs/model.md names.
+// proactive_compact_node (HPAGE_FRAG_CHECK_INTERVAL_MSEC is 500 ms; the model runs the pass from the checker's
+// scenarios, not on a timer). Read in Rtoax/linux-5.10.13 @04a0507a (mm/compaction.c: kcompactd, kcompactd_do_work,
+// proactive_compact_node, compact_node); the v6.12 tree docs/model.md names folds the pass into
+// compact_node(pgdat, proactive), MIGRATE_SYNC_LIGHT when proactive.
 bool has_proactive_compaction(const KernelConfig& config);
-inline constexpr sim::Duration HPAGE_FRAG_CHECK_INTERVAL_MSEC = sim::milliseconds(500);
 
 // proactive_compact_node of node `nid`, run by kcompactd on `self`: a kernel thread, so the CPU runs it lazily in
 // whatever mm it had loaded (the caller switches to it: context_switch's enter_lazy_tlb). compact_zone of the node's
