@@ -65,6 +65,35 @@ CoherenceModel::CoherenceModel(const Topology& topo, const CoherenceLatencies& l
       if (t != topo.thread_of(cpu)) siblings_.push_back(topo.cpu_at(topo.socket_of(cpu), core_in_socket, t).get());
     }
   }
+  // The enclosing domains: per level, domain ids are dense (global core, LLC, socket and group indices).
+  cpu_domains_.assign(std::size_t{n} * kDomainLevels, 0);
+  for (std::size_t level = 0; level < kDomainLevels; ++level) {
+    const auto id_of = [&](CpuId cpu) -> std::uint32_t {
+      switch (level) {
+        case 0:
+          return topo.core_of(cpu);
+        case 1:
+          return topo.llc_of(cpu);
+        case 2:
+          return topo.socket_of(cpu);
+        default:
+          return topo.group_of(cpu);
+      }
+    };
+    const std::size_t base = domains_.size();
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const std::size_t d = base + id_of(CpuId{c});
+      while (domains_.size() <= d) {
+        domains_.push_back(Domain{domain_words_.size(), static_cast<std::uint32_t>(words_), 0});
+        domain_words_.resize(domain_words_.size() + words_, 0);
+      }
+      Domain& dom = domains_[d];
+      domain_words_[dom.offset + c / 64] |= std::uint64_t{1} << (c % 64);
+      dom.first_word = std::min(dom.first_word, c / 64);
+      dom.end_word = std::max(dom.end_word, c / 64 + 1);
+      cpu_domains_[std::size_t{c} * kDomainLevels + level] = static_cast<std::uint32_t>(d);
+    }
+  }
 }
 
 bool CoherenceModel::sibling_holds(const Line& l, std::uint32_t line, std::uint32_t c) const {
@@ -112,30 +141,41 @@ void CoherenceModel::for_each_sharer_word(std::uint32_t line, F&& f) const {
   }
 }
 
+// The distance of the nearest sharer: the innermost enclosing domain that holds one (topo_.distance's classes).
 Distance CoherenceModel::nearest_sharer(std::uint32_t line, CpuId cpu) const {
-  Distance best = Distance::kFar;
-  for_each_sharer_word(line, [&](std::size_t i, std::uint64_t bits) {
-    for (; bits != 0; bits &= bits - 1) {
-      const CpuId other{static_cast<std::uint32_t>(i * 64 + std::countr_zero(bits))};
-      best = std::min(best, topo_.distance(cpu, other));
-      if (best <= Distance::kSmt) return true;
+  static constexpr Distance kAtLevel[kDomainLevels] = {Distance::kSmt, Distance::kLlc, Distance::kSocket,
+                                                       Distance::kRemote};
+  const std::uint64_t* sh = sharers(line);
+  const std::uint32_t c = cpu.get();
+  if ((sh[c / 64] >> (c % 64)) & 1) return Distance::kSame;
+  for (std::size_t level = 0; level < kDomainLevels; ++level) {
+    const Domain& d = domain(c, level);
+    const std::uint64_t* m = &domain_words_[d.offset];
+    for (std::uint32_t w = d.first_word; w < d.end_word; ++w) {
+      if ((sh[w] & m[w]) != 0) return kAtLevel[level];
     }
-    return false;
-  });
-  return best;
+  }
+  return Distance::kFar;  // a sharer outside the group, or none
 }
 
+// The distance of the farthest sharer: the innermost enclosing domain that holds them all (kSame for none, or only
+// `cpu` itself).
 Distance CoherenceModel::farthest_other_sharer(std::uint32_t line, CpuId cpu) const {
-  Distance worst = Distance::kSame;
-  for_each_sharer_word(line, [&](std::size_t i, std::uint64_t bits) {
-    for (; bits != 0; bits &= bits - 1) {
-      const CpuId other{static_cast<std::uint32_t>(i * 64 + std::countr_zero(bits))};
-      worst = std::max(worst, topo_.distance(cpu, other));
-      if (worst >= max_distance_) return true;
-    }
-    return false;
-  });
-  return worst;
+  static constexpr Distance kBeyond[kDomainLevels] = {Distance::kLlc, Distance::kSocket, Distance::kRemote,
+                                                      Distance::kFar};
+  const std::uint32_t c = cpu.get();
+  for (std::size_t level = kDomainLevels; level-- > 0;) {
+    if (kBeyond[level] > max_distance_) continue;
+    const std::uint64_t* m = &domain_words_[domain(c, level).offset];
+    bool outside = false;
+    for_each_sharer_word(line, [&](std::size_t i, std::uint64_t bits) { return outside = (bits & ~m[i]) != 0; });
+    if (outside) return kBeyond[level];
+  }
+  const std::uint64_t self = std::uint64_t{1} << (c % 64);
+  bool other = false;
+  for_each_sharer_word(
+      line, [&](std::size_t i, std::uint64_t bits) { return other = (i == c / 64 ? bits & ~self : bits) != 0; });
+  return other ? Distance::kSmt : Distance::kSame;
 }
 
 void CoherenceModel::clear_sharers(std::uint32_t line) {

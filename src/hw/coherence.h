@@ -125,6 +125,21 @@ class CoherenceModel {
   Distance max_distance_;
   std::uint32_t threads_per_core_;
   std::vector<std::uint32_t> siblings_;  // threads_per_core_ - 1 entries per CPU: the other threads of its core
+  // The domains that enclose a CPU, nearest first: its core, its LLC, its socket and its socket group (the distances
+  // kSmt, kLlc, kSocket and kRemote reach no further). Each is a CPU mask of words_ words, with bits only in words
+  // [first_word, end_word), so that the nearest or farthest sharer of a line is found by a few mask tests instead of
+  // a distance lookup per sharer.
+  static constexpr std::size_t kDomainLevels = 4;
+  struct Domain {
+    std::size_t offset;  // into domain_words_
+    std::uint32_t first_word, end_word;
+  };
+  std::vector<Domain> domains_;
+  std::vector<std::uint32_t> cpu_domains_;  // kDomainLevels per CPU: indices into domains_
+  std::vector<std::uint64_t> domain_words_;
+  const Domain& domain(std::uint32_t cpu, std::size_t level) const {
+    return domains_[cpu_domains_[std::size_t{cpu} * kDomainLevels + level]];
+  }
   std::vector<Line> lines_;
   std::vector<std::uint64_t> sharer_words_;
   std::vector<std::string> names_;

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "hw/test_machine.h"
+#include "sim/rng.h"
 
 namespace tlbsim::hw {
 namespace {
@@ -109,6 +112,64 @@ TEST_F(CoherenceTest, StatisticsAreGroupedByName) {
   EXPECT_EQ(by_name[0].first, "mm.tlb_gen");
   EXPECT_EQ(by_name[0].second.loads + by_name[0].second.stores, 2u);
   EXPECT_EQ(by_name[1].first, "mm_cpumask");
+}
+
+// The nearest sharer (a load miss's source) and the farthest (a store's slowest invalidation) are found by domain
+// masks; they must be the distances topo.distance gives, on machines with SMT, LLC domains and socket groups.
+TEST(CoherenceModelSharers, LoadAndStoreCostsFollowTheNearestAndFarthestSharerByDistance) {
+  TopologyParams power8;  // 16 sockets of 12 SMT8 cores, core pairs sharing an LLC, drawers of 4 sockets
+  power8.sockets = 16;
+  power8.cores_per_socket = 12;
+  power8.threads_per_core = 8;
+  power8.cores_per_llc = 2;
+  power8.sockets_per_group = 4;
+  power8.numbering = CpuNumbering::kSmtConsecutive;
+  TopologyParams milan;  // one socket of 32 SMT2 cores, 8 to a CCX
+  milan.cores_per_socket = 32;
+  milan.threads_per_core = 2;
+  milan.cores_per_llc = 8;
+  for (const TopologyParams& params : {testing::small_topology(), power8, milan}) {
+    const Topology topo{params};
+    const CoherenceLatencies lat = testing::round_latencies();
+    CoherenceModel model{topo, lat};
+    sim::Rng rng(7);
+    const std::uint32_t n = topo.cpu_count();
+    auto t = kTimeZero;
+    for (int round = 0; round < 200; ++round) {
+      const CpuId self{static_cast<std::uint32_t>(rng.below(n))};
+      const std::size_t k = 1 + rng.below(round % 2 == 0 ? 3 : 40);
+      std::vector<CpuId> sharers;
+      for (std::size_t i = 0; i < k; ++i) sharers.push_back(CpuId{static_cast<std::uint32_t>(rng.below(n))});
+      // A load by `self`, from the nearest sharer outside its core (a sibling's copy would be a hit).
+      const LineId loaded = model.add_line("test.load");
+      Distance nearest = Distance::kFar;
+      bool any = false;
+      for (CpuId c : sharers) {
+        if (topo.core_of(c) == topo.core_of(self)) continue;
+        t += nanoseconds(10000);
+        model.access(c, loaded, Access::kLoad, t);
+        nearest = std::min(nearest, topo.distance(self, c));
+        any = true;
+      }
+      if (any) {
+        t += nanoseconds(10000);
+        EXPECT_EQ(model.access(self, loaded, Access::kLoad, t), t + lat.transfer(nearest))
+            << topo.summary() << ": load by cpu" << self.get() << ", round " << round;
+      }
+      // A store by `self` invalidates every other sharer; the farthest acknowledgement decides.
+      const LineId stored = model.add_line("test.store");
+      Distance farthest = Distance::kSame;
+      for (CpuId c : sharers) {
+        t += nanoseconds(10000);
+        model.access(c, stored, Access::kLoad, t);
+        farthest = std::max(farthest, topo.distance(self, c));
+      }
+      if (farthest == Distance::kSame) continue;  // only self: an upgrade, not a transfer
+      t += nanoseconds(10000);
+      EXPECT_EQ(model.access(self, stored, Access::kStore, t), t + lat.transfer(farthest) + lat.l1_hit)
+          << topo.summary() << ": store by cpu" << self.get() << ", round " << round;
+    }
+  }
 }
 
 }  // namespace
