@@ -165,7 +165,7 @@ Distance CoherenceModel::farthest_other_sharer(std::uint32_t line, CpuId cpu) co
                                                       Distance::kFar};
   const std::uint32_t c = cpu.get();
   for (std::size_t level = kDomainLevels; level-- > 0;) {
-    if (kBeyond[level] > max_distance_) continue;
+    if (kBeyond[level] > max_distance_) continue;  // the machine has no CPU that far
     const std::uint64_t* m = &domain_words_[domain(c, level).offset];
     bool outside = false;
     for_each_sharer_word(line, [&](std::size_t i, std::uint64_t bits) { return outside = (bits & ~m[i]) != 0; });
