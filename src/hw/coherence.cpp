@@ -2,22 +2,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
+#include <stdexcept>
 
 namespace tlbsim::hw {
-
-namespace {
-
-// One line transfer: the line's own counts and the model's totals (the timeline trace's counter track).
-void count_transfer(LineStats& st, Distance d, std::uint64_t& total, std::uint64_t& total_remote) {
-  ++st.transfers;
-  ++total;
-  if (d >= Distance::kRemote) {
-    ++st.remote_transfers;
-    ++total_remote;
-  }
-}
-
-}  // namespace
 
 sim::Duration CoherenceLatencies::transfer(Distance d) const {
   switch (d) {
@@ -55,7 +43,11 @@ CoherenceModel::CoherenceModel(const Topology& topo, const CoherenceLatencies& l
   const std::uint32_t n = topo.cpu_count();
   // A kernel adds about a dozen lines per CPU at boot (runqueue, csd queue, arch state, tasks): reserving them
   // spares a 1,536-CPU boot from copying the growing arrays (reserved pages cost nothing until touched).
+  if (n > std::numeric_limits<std::uint16_t>::max()) {
+    throw std::invalid_argument("coherence model: " + std::to_string(n) + " CPUs; at most 65535 are modeled");
+  }
   lines_.reserve(std::size_t{16} * n);
+  cold_.reserve(std::size_t{16} * n);
   sharer_words_.reserve(std::size_t{16} * n * words_);
   siblings_.reserve(std::size_t{n} * (threads_per_core_ - 1));
   for (std::uint32_t c = 0; c < n; ++c) {
@@ -112,9 +104,8 @@ LineId CoherenceModel::add_line(std::string_view name) {
     it = name_index_.emplace(std::string(name), static_cast<std::uint32_t>(names_.size())).first;
     names_.emplace_back(name);
   }
-  Line line;
-  line.name_index = it->second;
-  lines_.push_back(std::move(line));
+  lines_.emplace_back();
+  cold_.emplace_back().name_index = it->second;
   sharer_words_.resize(sharer_words_.size() + words_, 0);
   return LineId{static_cast<std::uint32_t>(lines_.size() - 1)};
 }
@@ -205,13 +196,13 @@ struct CoherenceModel::AccessSite {
 // `op`, and is counted in the line's statistics and the model's totals.
 inline sim::SimTime CoherenceModel::complete_transfer(const AccessSite& a, Distance d, sim::Duration cost,
                                                       sim::Duration op) {
-  LineStats& st = a.l.stats;
   const std::int64_t start = std::max(a.now.time_since_epoch().count(), a.l.busy_until_ps);
   const std::int64_t done = start + cost.count() + op.count();
   a.l.busy_until_ps = done;
-  count_transfer(st, d, total_transfers_, total_remote_transfers_);
-  st.wait += sim::Duration{start - a.now.time_since_epoch().count()};
-  st.transfer_time += cost;
+  count_transfer(a.l, d);
+  LineCold& cold = cold_[a.id];
+  cold.wait += sim::Duration{start - a.now.time_since_epoch().count()};
+  cold.transfer_time += cost;
   return sim::SimTime{sim::Duration{done}};
 }
 
@@ -234,8 +225,8 @@ inline sim::SimTime CoherenceModel::load_miss(const AccessSite& a) {
     cost = lat_.transfer(d);
     set_sharer(l, a.sh, a.c);
     ++l.sharer_count;
-    count_transfer(l.stats, d, total_transfers_, total_remote_transfers_);
-    l.stats.transfer_time += cost;
+    count_transfer(l, d);
+    cold_[a.id].transfer_time += cost;
     return sim::SimTime{sim::Duration{std::max(a.now.time_since_epoch().count(), l.busy_until_ps) + cost.count()}};
   } else {
     d = Distance::kSame;
@@ -249,13 +240,9 @@ inline sim::SimTime CoherenceModel::load_miss(const AccessSite& a) {
 // A load: hits when this CPU or an SMT sibling (the same L1D) holds the line, else misses.
 inline sim::SimTime CoherenceModel::load(const AccessSite& a) {
   Line& l = a.l;
-  LineStats& st = l.stats;
-  ++st.loads;
+  ++l.loads;
   const bool held = l.owner >= 0 ? static_cast<std::uint32_t>(l.owner) == a.c : (a.sh[a.c / 64] & a.bit) != 0;
-  if (held) {
-    ++st.hits;
-    return a.now + lat_.l1_hit;
-  }
+  if (held) return a.now + lat_.l1_hit;
   if (threads_per_core_ > 1 && sibling_holds(l, a.id, a.c)) {
     // The core's L1D holds the line for a sibling (or will once a transfer to it completes). An owner keeps M; a
     // shared copy gains this CPU as a sharer.
@@ -263,7 +250,6 @@ inline sim::SimTime CoherenceModel::load(const AccessSite& a) {
       set_sharer(l, a.sh, a.c);
       ++l.sharer_count;
     }
-    ++st.hits;
     return sim::SimTime{
         sim::Duration{std::max(a.now.time_since_epoch().count(), l.busy_until_ps) + lat_.l1_hit.count()}};
   }
@@ -274,16 +260,12 @@ inline sim::SimTime CoherenceModel::load(const AccessSite& a) {
 // sharers (invalidating them) or memory.
 inline sim::SimTime CoherenceModel::store(const AccessSite& a, bool rmw) {
   Line& l = a.l;
-  LineStats& st = l.stats;
   if (rmw)
-    ++st.rmws;
+    ++l.rmws;
   else
-    ++st.stores;
+    ++l.stores;
   const sim::Duration op = rmw ? lat_.local_rmw : lat_.l1_hit;
-  if (l.owner >= 0 && static_cast<std::uint32_t>(l.owner) == a.c) {
-    ++st.hits;
-    return a.now + op;
-  }
+  if (l.owner >= 0 && static_cast<std::uint32_t>(l.owner) == a.c) return a.now + op;
   Distance d;
   sim::Duration cost;
   if (l.owner >= 0) {
@@ -318,13 +300,30 @@ sim::SimTime CoherenceModel::access(CpuId cpu, LineId line_id, Access kind, sim:
 
 void CoherenceModel::take_waiters(LineId line, std::vector<LineWaiter>& out) {
   out.clear();
-  out.swap(lines_[line.get()].waiters);
+  out.swap(cold_[line.get()].waiters);
+  lines_[line.get()].has_waiters = false;
+}
+
+LineStats CoherenceModel::stats(LineId line) const {
+  const Line& l = lines_[line.get()];
+  const LineCold& c = cold_[line.get()];
+  LineStats st;
+  st.loads = l.loads;
+  st.stores = l.stores;
+  st.rmws = l.rmws;
+  st.hits = l.loads + l.stores + l.rmws - l.transfers;  // every access is a hit or a transfer
+  st.transfers = l.transfers;
+  st.remote_transfers = l.remote_transfers;
+  st.wait = c.wait;
+  st.transfer_time = c.transfer_time;
+  return st;
 }
 
 std::vector<std::pair<std::string, LineStats>> CoherenceModel::stats_by_name() const {
   std::vector<std::pair<std::string, LineStats>> out(names_.size());
   for (std::size_t i = 0; i < names_.size(); ++i) out[i].first = names_[i];
-  for (const Line& l : lines_) out[l.name_index].second += l.stats;
+  for (std::size_t i = 0; i < lines_.size(); ++i)
+    out[cold_[i].name_index].second += stats(LineId{static_cast<std::uint32_t>(i)});
   return out;
 }
 

@@ -60,7 +60,7 @@ class CoherenceModel {
   // Adds a line. `name` classifies it for statistics (e.g. "mm.tlb_gen"); many lines may share a name.
   LineId add_line(std::string_view name);
   std::size_t line_count() const { return lines_.size(); }
-  std::string_view name(LineId line) const { return names_[lines_[line.get()].name_index]; }
+  std::string_view name(LineId line) const { return names_[cold_[line.get()].name_index]; }
 
   sim::SimTime access(CpuId cpu, LineId line, Access kind, sim::SimTime now);
 
@@ -69,12 +69,15 @@ class CoherenceModel {
   int owner(LineId line) const { return lines_[line.get()].owner; }
   std::uint32_t sharer_count(LineId line) const { return lines_[line.get()].sharer_count; }
 
-  void add_waiter(LineId line, LineWaiter w) { lines_[line.get()].waiters.push_back(w); }
+  void add_waiter(LineId line, LineWaiter w) {
+    cold_[line.get()].waiters.push_back(w);
+    lines_[line.get()].has_waiters = true;
+  }
   // Moves the line's waiters into `out` (cleared first).
   void take_waiters(LineId line, std::vector<LineWaiter>& out);
-  bool has_waiters(LineId line) const { return !lines_[line.get()].waiters.empty(); }
+  bool has_waiters(LineId line) const { return lines_[line.get()].has_waiters; }
 
-  const LineStats& stats(LineId line) const { return lines_[line.get()].stats; }
+  LineStats stats(LineId line) const;
   // Statistics summed over lines of one name, in order of first registration.
   std::vector<std::pair<std::string, LineStats>> stats_by_name() const;
   // Transfers of every line so far, and those that crossed a socket (the timeline trace's counter track).
@@ -84,17 +87,38 @@ class CoherenceModel {
   const Topology& topology() const { return topo_; }
 
  private:
-  struct Line {
+  // What every access reads and writes, in one cache line: the state and the counters. The rest of a line's record
+  // (LineCold) is touched only by transfers, spinners and reports. Hits are not kept: every access is a hit or a
+  // transfer, so hits = loads + stores + rmws - transfers.
+  struct alignas(64) Line {
     std::int32_t owner = -1;  // CPU holding the line exclusively (M/E), or -1 when shared or uncached
-    std::uint32_t sharer_count = 0;
-    std::uint32_t name_index = 0;
+    std::uint16_t sharer_count = 0;  // at most the CPU count, which the constructor bounds
+    bool has_waiters = false;        // LineCold::waiters is not empty
     std::int64_t busy_until_ps = 0;
     // Bit w set: word w of the sharer mask may be nonzero (all bits set when the mask has over 64 words), so
     // scans and clears of a 1,536-CPU machine's 24-word mask visit the few words that hold sharers.
     std::uint64_t sharer_words_used = 0;
-    LineStats stats;
+    std::uint64_t loads = 0;
+    std::uint64_t stores = 0;
+    std::uint64_t rmws = 0;
+    std::uint64_t transfers = 0;
+    std::uint64_t remote_transfers = 0;
+  };
+  static_assert(sizeof(Line) == 64);
+  struct LineCold {
+    sim::Duration wait{0};           // LineStats::wait
+    sim::Duration transfer_time{0};  // LineStats::transfer_time
+    std::uint32_t name_index = 0;
     std::vector<LineWaiter> waiters;
   };
+  void count_transfer(Line& l, Distance d) {
+    ++l.transfers;
+    ++total_transfers_;
+    if (d >= Distance::kRemote) {
+      ++l.remote_transfers;
+      ++total_remote_transfers_;
+    }
+  }
 
   std::uint64_t* sharers(std::uint32_t line) { return &sharer_words_[std::size_t{line} * words_]; }
   const std::uint64_t* sharers(std::uint32_t line) const { return &sharer_words_[std::size_t{line} * words_]; }
@@ -141,6 +165,7 @@ class CoherenceModel {
     return domains_[cpu_domains_[std::size_t{cpu} * kDomainLevels + level]];
   }
   std::vector<Line> lines_;
+  std::vector<LineCold> cold_;  // by line, as lines_
   std::vector<std::uint64_t> sharer_words_;
   std::vector<std::string> names_;
   // Looked up by string_view (a transparent hash): PerCpu and TaskStruct add lines by the thousand at start.
