@@ -41,11 +41,11 @@ CoherenceModel::CoherenceModel(const Topology& topo, const CoherenceLatencies& l
   else max_distance_ = Distance::kSmt;
   threads_per_core_ = p.threads_per_core;
   const std::uint32_t n = topo.cpu_count();
-  // A kernel adds about a dozen lines per CPU at boot (runqueue, csd queue, arch state, tasks): reserving them
-  // spares a 1,536-CPU boot from copying the growing arrays (reserved pages cost nothing until touched).
-  if (n > std::numeric_limits<std::uint16_t>::max()) {
+  if (n > std::numeric_limits<std::uint16_t>::max()) {  // Line::sharer_count
     throw std::invalid_argument("coherence model: " + std::to_string(n) + " CPUs; at most 65535 are modeled");
   }
+  // A kernel adds about a dozen lines per CPU at boot (runqueue, csd queue, arch state, tasks): reserving them
+  // spares a 1,536-CPU boot from copying the growing arrays (reserved pages cost nothing until touched).
   lines_.reserve(std::size_t{16} * n);
   cold_.reserve(std::size_t{16} * n);
   sharer_words_.reserve(std::size_t{16} * n * words_);
