@@ -454,7 +454,17 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
 
 sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
-  co_await mm.mmap_lock.down_read(self);
+  // madvise_lock / madvise_walk_vmas: v6.17+ tries the VMA's read lock first (try_vma_read_lock), else mmap_lock.
+  std::shared_ptr<VmaLock> vma_lock;
+  if (vma_lock_era(self.k.config().version, self.k.arch().arch()).madvise_dontneed) {
+    const Vma* vma = co_await lock_vma_under_rcu(self, mm, addr);
+    if (vma != nullptr && addr + len > vma->end) {  // the range must lie in the one VMA
+      co_await vma_end_read(self, mm, *vma->vm_lock);
+      vma = nullptr;
+    }
+    if (vma != nullptr) vma_lock = vma->vm_lock;
+  }
+  if (vma_lock == nullptr) co_await mm.mmap_lock.down_read(self);
   // zap_page_range (zap_page_range_single from v6.3; mm/memory.c): one VMA here, so unmap_page_range's
   // tlb_start_vma / tlb_end_vma bracket it. tlb_end_vma flushes nothing on x86 and powerpc, so the gathered
   // range is flushed once, by tlb_finish_mmu (the whole mm when another gather runs on it, mm_tlb_flush_nested), or
@@ -472,7 +482,11 @@ sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t a
   co_await zap_page_range_in(self, tlb, mm, addr, addr + len);
   co_await tlb_end_vma(self, tlb);
   co_await tlb_finish_mmu(self, tlb);
-  co_await mm.mmap_lock.up_read(self);
+  if (vma_lock != nullptr) {
+    co_await vma_end_read(self, mm, *vma_lock);
+  } else {
+    co_await mm.mmap_lock.up_read(self);
+  }
   self.k.events().on_syscall_return(self.id);
 }
 

@@ -43,7 +43,15 @@ struct VmaLockEra {
   // arm64's do_page_fault (v6.4+) sends a VMA that refuses the access (vm_flags) to the mmap_lock path, which then
   // signals; x86's do_user_addr_fault signals under the VMA lock.
   bool access_error_falls_back = false;
+  // v6.17+ (Barry Song, "mm: use per_vma lock for MADV_DONTNEED"): madvise(MADV_DONTNEED) of a range inside one VMA
+  // runs under that VMA's read lock (get_lock_mode: MADVISE_VMA_READ_LOCK; try_vma_read_lock), and takes mmap_lock
+  // for read only when lock_vma_under_rcu fails or the range leaves the VMA.
+  bool madvise_dontneed = false;
 };
+// lock_vma_under_rcu (mm/memory.c v6.4-v6.14, mm/mmap_lock.c v6.15+) without a fault's era checks: the VMA at `addr`,
+// read-locked (vma_start_read), looked up again when it was detached meanwhile (VMA_LOCK_MISS); nullptr when there is
+// none, it is write-locked, or it no longer covers `addr` (VMA_LOCK_ABORT).
+sim::Task<const Vma*> lock_vma_under_rcu(PerCpu& self, MmStruct& mm, std::uint64_t addr);
 VmaLockEra vma_lock_era(KernelVersion version, Arch arch);
 // vma_is_anonymous (include/linux/mm.h): a private anonymous VMA, with no vm_ops (MAP_SHARED | MAP_ANONYMOUS memory
 // is shmem's).

@@ -56,7 +56,30 @@ VmaLockEra vma_lock_era(KernelVersion version, Arch arch) {
   e.file_fault_retry = version >= KernelVersion{6, 6} && version < KernelVersion{6, 7};
   e.anon_prepare_trylock = version >= KernelVersion{6, 10};
   e.access_error_falls_back = arch == Arch::kArm64;
+  e.madvise_dontneed = version >= KernelVersion{6, 17};
   return e;
+}
+
+sim::Task<const Vma*> lock_vma_under_rcu(PerCpu& self, MmStruct& mm, std::uint64_t addr) {
+  VmaLockStats& stats = self.k.counters().vma_lock;
+  const Vma* found = nullptr;
+  for (const Vma* vma = mm.find_vma(addr); vma != nullptr && vma->contains(addr); vma = mm.find_vma(addr)) {
+    const std::shared_ptr<VmaLock> lock = vma->vm_lock;  // rcu_read_lock keeps it
+    if (!co_await vma_start_read(self, mm, *lock)) break;
+    if (lock->detached) {
+      co_await vma_end_read(self, mm, *lock);
+      ++stats.miss;
+      continue;
+    }
+    if (!vma->contains(addr)) {
+      co_await vma_end_read(self, mm, *lock);
+      break;
+    }
+    found = vma;
+    break;
+  }
+  if (found == nullptr) ++stats.abort;
+  co_return found;
 }
 
 // (One exit: GCC 12 built an earlier form, with a co_return before the first co_await and another inside a nested

@@ -208,5 +208,38 @@ TEST(MmOps, AFileCowFaultGivesUpUnderTheVmaLockWithoutAnAnonVma) {
   }
 }
 
+sim::Task<void> madvise_after(PerCpu& self, MmStruct& mm, std::uint64_t addr, sim::Duration wait, sim::SimTime& done) {
+  co_await self.cpu.delay(wait);
+  co_await sys_madvise_dontneed(self, mm, addr, kPageSize);
+  done = self.cpu.now();
+}
+
+// madvise(MADV_DONTNEED) of a written page on cpu0 while cpu1 holds mmap_lock for write 50 us: up to v6.16 the
+// madvise takes mmap_lock for read and waits for the writer; from v6.17 it takes the VMA's read lock alone
+// (MADVISE_VMA_READ_LOCK), which a writer that has not write-locked this VMA leaves free, and zaps at once.
+TEST(MmOps, MadviseDontneedRunsUnderTheVmaLockFromV617) {
+  for (const auto& [profile, waits] :
+       {std::pair{"linux-5.17", true}, std::pair{"linux-6.13", true}, std::pair{"linux-6.18", false}}) {
+    const KernelConfig cfg = load_kernel_profile(profile).config;
+    EXPECT_EQ(vma_lock_era(cfg.version, cfg.arch).madvise_dontneed, !waits) << profile;
+    Scenario s(cfg, Scenario::machine_for(cfg));
+    MmStruct& mm = s.k.new_mm();
+    s.oracle().set_user_context(CpuId{0}, mm.id());
+    std::uint64_t addr = 0;
+    s.run_on(0, map(s.cpu(0), mm, nullptr, addr));
+    s.run_on(0, touch(s.cpu(0), mm, addr, true, false));
+    const VmaLockStats before = s.k.counters().vma_lock;
+    const sim::SimTime start = s.sys.scheduler().now();
+    const sim::Duration hold = sim::microseconds(50);
+    sim::SimTime done{};
+    s.cpu(1).cpu.start(hold_mmap_lock_for_write(s.cpu(1), mm, hold));
+    s.run_on(0, madvise_after(s.cpu(0), mm, addr, sim::microseconds(1), done));
+    EXPECT_EQ(done - start > hold, waits) << profile;
+    EXPECT_FALSE(mm.pgd.lookup(Vpn{addr / kPageSize}).has_value()) << profile << ": the page was zapped";
+    EXPECT_EQ(s.k.counters().vma_lock.abort, before.abort) << profile;
+    EXPECT_TRUE(s.oracle().violations().empty()) << profile;
+  }
+}
+
 }  // namespace
 }  // namespace tlbsim::kernel

@@ -3,8 +3,10 @@
 // rwsem_wake and rwsem_downgrade_wake, as of v6.13 (read in Kingxukai/linux @0291023e), with the era differences the
 // header lists. rwsem_mark_wake hands the lock to the readers it wakes; a woken writer retries it itself. A writer
 // spinning on a writer owner stops when that owner leaves its CPU (it sleeps holding the lock, as a v6.15+
-// vma_start_write does). Simplified (docs/model.md): there is no handoff bit and no reader lock stealing, the osq
-// queue of spinners is not modeled, and a spinner does not stop for need_resched.
+// vma_start_write does). The handoff bit (v5.3) and reader lock stealing (v5.12) are v6.13's: a waiter past its
+// timeout sets the bit in rwsem_try_write_lock or rwsem_mark_wake, and it keeps out spinners and stealing readers.
+// Simplified (docs/model.md): the osq queue of spinners is not modeled, a spinner does not stop for need_resched,
+// and stealing does not also require an empty osq (rwsem_no_spinners, in the first releases that had it).
 #include "kernel/locking/rwsem.h"
 
 #include <algorithm>
@@ -34,19 +36,20 @@ TaskStruct* RwSem::current_task(PerCpu& self) {
   return s == nullptr ? nullptr : &s->current(self.id);
 }
 
-sim::Task<bool> RwSem::rwsem_trylock(PerCpu& self, bool writer, bool queued, const TaskStruct* queued_task) {
+sim::Task<bool> RwSem::rwsem_trylock(PerCpu& self, bool writer, Attempt who, const TaskStruct* queued_task) {
   // A queued reader takes the lock only with no writer queued ahead of it: rwsem_down_read_slowpath queues a
   // reader behind a sleeping writer when readers own the lock (no lock stealing then), and rwsem_mark_wake hands
   // the lock to the readers at the head of the queue only.
   bool writer_ahead = false;
-  if (queued && !writer) {
+  if (who == Attempt::kQueued && !writer) {
     for (const Waiter& w : wait_list_) {
       if (w.task == queued_task) break;
       writer_ahead = writer_ahead || w.writer;
     }
   }
-  const auto may_take = [writer, queued, writer_ahead](const State& st) {
-    if (!queued && st.waiters > 0) return false;
+  const auto may_take = [writer, who, writer_ahead](const State& st) {
+    if (who == Attempt::kFast && (st.waiters > 0 || st.handoff)) return false;
+    if (who == Attempt::kSpinner && st.handoff) return false;
     return writer ? st.count == 0 : st.count >= 0 && !writer_ahead;
   };
   const State old = co_await self.k.mem().rmw(self.cpu, v_, [&](State st) {
@@ -64,6 +67,59 @@ sim::Task<bool> RwSem::rwsem_trylock(PerCpu& self, bool writer, bool queued, con
   co_return may_take(old);
 }
 
+RwSem::Waiter* RwSem::find_waiter(const TaskStruct& t) {
+  for (Waiter& w : wait_list_) {
+    if (w.task == &t) return &w;
+  }
+  return nullptr;
+}
+
+std::int64_t RwSem::jiffies(const PerCpu& self) const { return jiffies_at(self.cpu.now(), self.k.config().HZ); }
+
+std::int64_t RwSem::wait_timeout(const PerCpu& self) const {
+  const std::int64_t hz = std::max<std::int64_t>(self.k.config().HZ, 1);
+  return jiffies(self) + (hz + 249) / 250;  // RWSEM_WAIT_TIMEOUT: DIV_ROUND_UP(HZ, 250)
+}
+
+bool RwSem::has_handoff(const PerCpu& self) const {
+  // "locking/rwsem: Implement lock handoff to prevent lock starvation" (4f23dbc1e657, v5.3).
+  return self.k.config().version >= KernelVersion{5, 3};
+}
+
+bool RwSem::readers_steal(const PerCpu& self) const {
+  // "locking/rwsem: Enable reader optimistic lock stealing" (1a728dff855a), of the series that also removed reader
+  // optimistic spinning; the model dates both to v5.12 (no profile lies between v5.10 and v5.17).
+  return self.k.config().version >= KernelVersion{5, 12};
+}
+
+sim::Task<bool> RwSem::rwsem_try_write_lock(PerCpu& self, TaskStruct& t) {
+  Waiter* me = find_waiter(t);
+  Waiter& first = wait_list_.front();
+  const bool me_first = &first == me;
+  // A waiter (first or not) may set the handoff bit once it has waited past its timeout: time_after(jiffies,
+  // waiter->timeout). The bit then belongs to the first waiter (first->handoff_set).
+  const bool timed_out = has_handoff(self) && me != nullptr && jiffies(self) > me->timeout;
+  const bool yields = first.handoff_set && !me_first;  // honor the first waiter's handoff
+  const State old = co_await self.k.mem().rmw(self.cpu, v_, [&](State st) {
+    if (st.handoff && yields) return st;
+    if (st.count != 0) {
+      if (!st.handoff && timed_out) st.handoff = true;
+      return st;
+    }
+    st.count = -1;
+    st.nonspinnable = false;  // rwsem_set_owner
+    st.handoff = false;
+    return st;
+  });
+  if (old.handoff && yields) co_return false;
+  if (old.count != 0) {
+    if (!old.handoff && timed_out) first.handoff_set = true;
+    co_return false;
+  }
+  owner_ = current_task(self);
+  co_return true;
+}
+
 sim::Task<bool> RwSem::optimistic_spin_write(PerCpu& self) {
   hw::Memory& mem = self.k.mem();
   const bool spins_on_readers = self.k.config().version >= KernelVersion{5, 3};
@@ -71,8 +127,13 @@ sim::Task<bool> RwSem::optimistic_spin_write(PerCpu& self) {
   for (;;) {
     const State seen = co_await mem.read(self.cpu, v_);
     if (seen.count == 0) {
-      // rwsem_try_write_lock_unqueued: a spinner may take a free lock ahead of queued waiters.
-      if (co_await rwsem_trylock(self, true, true)) co_return true;
+      // rwsem_try_write_lock_unqueued: a spinner may take a free lock ahead of queued waiters, unless the handoff
+      // bit reserves it for the first of them: then it spins on (OWNER_NULL) until that waiter has it.
+      if (seen.handoff) {
+        co_await mem.wait_for_write(self.cpu, v_.line);
+        continue;
+      }
+      if (co_await rwsem_trylock(self, true, Attempt::kSpinner)) co_return true;
       continue;
     }
     if (seen.count < 0) {
@@ -111,7 +172,7 @@ sim::Task<void> RwSem::slowpath(PerCpu& self, TaskStruct& t, bool writer) {
   hw::Memory& mem = self.k.mem();
   Sched& s = *self.k.sched();
   co_await wait_lock_.lock(mem, self.cpu);
-  wait_list_.push_back(Waiter{&t, writer});
+  wait_list_.push_back(Waiter{&t, writer, wait_timeout(self)});
   co_await mem.rmw(self.cpu, v_, [](State st) {
     ++st.waiters;  // RWSEM_FLAG_WAITERS
     return st;
@@ -124,19 +185,41 @@ sim::Task<void> RwSem::slowpath(PerCpu& self, TaskStruct& t, bool writer) {
       co_await wait_lock_.unlock(mem, self.cpu);
       co_return;
     }
-    if (co_await rwsem_trylock(self, writer, true, &t)) break;
-    t.state = TaskState::TASK_UNINTERRUPTIBLE;
+    if (writer ? co_await rwsem_try_write_lock(self, t) : co_await rwsem_trylock(self, false, Attempt::kQueued, &t)) {
+      break;
+    }
     co_await wait_lock_.unlock(mem, self.cpu);
+    // A writer that holds the handoff bit spins on a writer owner that runs (rwsem_spin_on_owner) and, when the
+    // lock is then free (OWNER_NULL), tries again without sleeping.
+    const Waiter* me = writer ? find_waiter(t) : nullptr;
+    if (me != nullptr && me->handoff_set && co_await spin_on_owner_after_handoff(self)) {
+      co_await wait_lock_.lock(mem, self.cpu);
+      continue;
+    }
+    t.state = TaskState::TASK_UNINTERRUPTIBLE;
     co_await s.schedule(t);
     co_await wait_lock_.lock(mem, self.cpu);
   }
   t.state = TaskState::TASK_RUNNING;
   std::erase_if(wait_list_, [&t](const Waiter& w) { return w.task == &t; });
-  co_await mem.rmw(self.cpu, v_, [](State st) {
+  co_await mem.rmw(self.cpu, v_, [this](State st) {
     --st.waiters;
+    if (wait_list_.empty()) st.handoff = false;  // rwsem_del_waiter of the last waiter
     return st;
   });
   co_await wait_lock_.unlock(mem, self.cpu);
+}
+
+sim::Task<bool> RwSem::spin_on_owner_after_handoff(PerCpu& self) {
+  hw::Memory& mem = self.k.mem();
+  for (;;) {
+    const State seen = co_await mem.read(self.cpu, v_);
+    if (seen.count == 0) co_return true;  // OWNER_NULL
+    TaskStruct* owner = owner_;
+    if (seen.count > 0 || seen.nonspinnable || owner == nullptr) co_return false;  // OWNER_READER, NONSPINNABLE
+    if (!co_await mem.read(self.cpu, owner->on_cpu)) co_return false;              // !owner_on_cpu
+    co_await mem.wait_for_write_either(self.cpu, v_.line, owner->on_cpu.line);
+  }
 }
 
 sim::Task<void> RwSem::wake(PerCpu& self, bool readers_only) {
@@ -162,13 +245,20 @@ sim::Task<void> RwSem::wake(PerCpu& self, bool readers_only) {
         if (!wait_list_[i].writer) woken.push_back(wait_list_[i].task);
       }
       const int n = static_cast<int>(woken.size());
-      const State old = co_await mem.rmw(self.cpu, v_, [n](State st) {
+      // A writer holds the lock: the head reader that has waited past its timeout sets the handoff bit (v5.3+).
+      Waiter& head = wait_list_.front();
+      const bool timed_out = has_handoff(self) && jiffies(self) > head.timeout;
+      const State old = co_await mem.rmw(self.cpu, v_, [n, timed_out](State st) {
         if (st.count >= 0) {
           st.count += n;
           st.waiters -= n;
+          st.handoff = false;  // a reader was woken: writers need no longer be forced to give way
+        } else if (timed_out) {
+          st.handoff = true;
         }
         return st;
       });
+      if (old.count < 0 && timed_out) head.handoff_set = true;
       if (old.count >= 0) {
         std::erase_if(wait_list_, [&woken](const Waiter& w) {
           return std::find(woken.begin(), woken.end(), w.task) != woken.end();
@@ -185,7 +275,7 @@ sim::Task<void> RwSem::wake(PerCpu& self, bool readers_only) {
 }
 
 sim::Task<bool> RwSem::down_read_trylock(PerCpu& self) {
-  const bool taken = co_await rwsem_trylock(self, false, false);
+  const bool taken = co_await rwsem_trylock(self, false, Attempt::kFast);
   co_return taken;
 }
 
@@ -200,18 +290,31 @@ sim::Task<void> RwSem::down_read(PerCpu& self) {
         co_await mem.wait_for_write(self.cpu, v_.line);
         continue;
       }
-      if (co_await rwsem_trylock(self, false, false)) co_return;
+      if (co_await rwsem_trylock(self, false, Attempt::kFast)) co_return;
     }
   }
   const KernelVersion v = self.k.config().version;
   const bool readers_spin = v >= KernelVersion{5, 3} && v < KernelVersion{5, 12};
   for (;;) {
-    if (co_await rwsem_trylock(self, false, false)) co_return;  // rwsem_read_trylock
+    if (co_await rwsem_trylock(self, false, Attempt::kFast)) co_return;  // rwsem_read_trylock
     if (!readers_spin) break;
     // v5.3-v5.11: a reader spins while a writer owns the lock (its optimistic spin), then tries again.
     const State seen = co_await mem.read(self.cpu, v_);
     if (seen.count >= 0) break;
     co_await mem.wait_for_write(self.cpu, v_.line);
+  }
+  if (readers_steal(self)) {
+    // rwsem_down_read_slowpath's entry: unless other readers own the lock (then it queues, so that a stream of
+    // readers cannot starve a sleeping writer), a reader steals a lock that no writer holds and no handoff reserves,
+    // ahead of the queue; the first such reader wakes the readers queued (rwsem_mark_wake, RWSEM_WAKE_READ_OWNED).
+    const State old = co_await mem.rmw(self.cpu, v_, [](State st) {
+      if (st.count == 0 && !st.handoff) ++st.count;
+      return st;
+    });
+    if (old.count == 0 && !old.handoff) {
+      if (old.waiters > 0) co_await wake(self, true);
+      co_return;
+    }
   }
   co_await slowpath(self, *t, false);
 }
@@ -254,7 +357,7 @@ sim::Task<void> RwSem::down_write(PerCpu& self) {
       }
     }
   }
-  if (co_await rwsem_trylock(self, true, false)) co_return;  // rwsem_write_trylock
+  if (co_await rwsem_trylock(self, true, Attempt::kFast)) co_return;  // rwsem_write_trylock
   if (self.k.config().version >= KernelVersion{3, 16} && co_await optimistic_spin_write(self)) co_return;
   co_await slowpath(self, *t, true);
 }

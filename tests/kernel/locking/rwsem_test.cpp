@@ -186,5 +186,49 @@ TEST(Rwsem, AWriterStopsSpinningWhenTheOwnerSleepsHoldingTheLock) {
   EXPECT_EQ(outer.value(), 0);
 }
 
+// Takes the lock for read `rounds` times: each holds it `hold`, then leaves it free for `gap`.
+sim::Task<void> read_stream(Sched& s, TaskStruct& t, RwSem& sem, int rounds, sim::Duration hold, sim::Duration gap) {
+  PerCpu& pc = s.cpu_of(t);
+  for (int i = 0; i < rounds; ++i) {
+    co_await sem.down_read(pc);
+    co_await pc.cpu.delay(hold);
+    co_await sem.up_read(pc);
+    co_await pc.cpu.delay(gap);
+  }
+}
+
+TEST(Rwsem, AStreamOfReadersStarvesAQueuedWriterUntilTheHandoffTimeoutFromV512) {
+  // One reader takes the lock for 15 us and leaves it free for 0.2 us, over and over; a writer asks for it at 1 us,
+  // spins out its 10.5 us on the reader-owned lock (v5.3+) and sleeps. Before v5.12 a reader whose fast path fails on
+  // the queued writer (RWSEM_FLAG_WAITERS) queues behind it, so the writer has the lock at the reader's first release.
+  // From v5.12 that reader steals the free lock ahead of the queue (rwsem_down_read_slowpath), and the writer, woken at
+  // each release, finds it taken again, until it has waited past RWSEM_WAIT_TIMEOUT (DIV_ROUND_UP(HZ, 250) jiffies: one
+  // jiffy at these profiles' HZ = 250, and time_after needs the jiffy after it, so 4-8 ms): then it sets the handoff
+  // bit, which stops the stealing.
+  for (const auto& [profile, min_us, max_us] :
+       {std::tuple{"linux-3.3", 15.0, 30.0}, std::tuple{"linux-5.17", 4000.0, 8100.0},
+        std::tuple{"linux-6.13", 4000.0, 8100.0}}) {
+    Scenario s(load_kernel_profile(profile).config);
+    Sched sched(s.k, false);
+    RwSem sem(s.sys.coherence(), "test.rwsem", s.k.arch().spinlock_kind());
+    sched.start();
+    sim::SimTime acquired{};
+    pin(sched.create_task("reader", nullptr, CpuId{0},
+                          [&](TaskStruct& t) {
+                            return read_stream(sched, t, sem, 600, sim::microseconds(15), sim::nanoseconds(200));
+                          }),
+        s.k.ncpus());
+    pin(sched.create_task("writer", nullptr, CpuId{2},
+                          [&](TaskStruct& t) { return take(sched, t, sem, true, sim::microseconds(1), acquired); }),
+        s.k.ncpus());
+    s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(10));
+    const double us = static_cast<double>((acquired - sim::kTimeZero).count()) / 1e6;
+    EXPECT_GE(us, min_us) << profile;
+    EXPECT_LE(us, max_us) << profile;
+    EXPECT_EQ(sem.value(), 0) << profile;
+    EXPECT_EQ(sem.sleepers(), 0u) << profile;
+  }
+}
+
 }  // namespace
 }  // namespace tlbsim::kernel
