@@ -41,6 +41,8 @@ class ValidateCommand final : public Command {
                   "A workload .toml file, run natively and simulated (repeatable; replaces the default --workloads)");
     c->add_option("--threads", threads_, "Thread counts, e.g. 1,2 (default: 1 and the online CPUs)");
     c->add_option("--seconds", o_.seconds, "Measured wall time per native run")->capture_default_str();
+    c->add_option("--runs", o_.runs, "Native runs per workload and thread count (the modes they settle in are shown)")
+        ->capture_default_str();
     c->add_option("--machine", o_.machine, "Machine name or file (default: calibrate this host in-process)");
     c->add_option("--kernel", o_.kernel, "Kernel profile (default: the x86 profile closest to `uname -r`)");
     c->add_option("--sim-duration", o_.sim_duration, "Simulated time per simulated run")->capture_default_str();

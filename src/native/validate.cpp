@@ -257,10 +257,14 @@ void run_real_side(Validation& v) {
     const TlbFlushTracepoint trace(static_cast<std::uint32_t>(v.host.cpus.back().cpu + 1));
     if (!trace.available()) rep.notes.push_back("tlb:tlb_flush tracepoint not counted: " + trace.why());
     for (const auto& [w, t] : v.plan) {
-      v.progress << fmt::format("validate: native {} with {} threads for {:.2f} s\n", w, t, o.seconds) << std::flush;
-      v.real.push_back(workloads::is_workload_file_name(w)
-                           ? run_native_file_workload(w, t, o.warmup, o.seconds, v.host, &trace)
-                           : run_native_workload(w, t, o.warmup, o.seconds, v.host, &trace));
+      for (std::uint32_t run = 0; run < o.runs; ++run) {
+        v.progress << fmt::format("validate: native {} with {} threads for {:.2f} s{}\n", w, t, o.seconds,
+                                  o.runs > 1 ? fmt::format(" (run {} of {})", run + 1, o.runs) : "")
+                   << std::flush;
+        v.real.push_back(workloads::is_workload_file_name(w)
+                             ? run_native_file_workload(w, t, o.warmup, o.seconds, v.host, &trace)
+                             : run_native_workload(w, t, o.warmup, o.seconds, v.host, &trace));
+      }
     }
   }
   const KernelCounters& probe = v.real.front().before;
@@ -297,7 +301,14 @@ ValidateRow compare_run(Validation& v, const hw::Machine& machine, std::size_t i
   ValidateRow row;
   row.workload = w;
   row.threads = t;
-  row.real = real_figures(v.real[i], v.rep.flush_source);
+  const std::uint32_t runs = v.qemu ? 1 : v.o.runs;
+  for (std::uint32_t r = 0; r < runs; ++r) {
+    const NativeRun& run = v.real[i * runs + r];
+    row.real_runs.push_back(real_figures(run, v.rep.flush_source));
+    row.real_layouts.push_back(run.layout);
+  }
+  row.real_groups = group_runs(row.real_runs, row.real_layouts);
+  row.real = row.real_runs[median_run(row.real_runs)];
   if (!workloads::is_workload_file_name(w) && Registry<workloads::Workload>::find(w) == nullptr) {
     row.simulated_missing = "the simulator has no workload " + w;
     return row;
@@ -324,6 +335,22 @@ void compare_runs(Validation& v, const hw::Machine& machine) {
     ValidateRow row = compare_run(v, machine, i);
     const auto& [w, t] = v.plan[i];
     if (w.starts_with("tlb_flush") && t > 1 && row.real.ipis_per_op && *row.real.ipis_per_op < 0.01) tlb_silent = true;
+    if (row.real_groups.size() > 1) {
+      std::string modes;
+      for (const RunGroup& g : row.real_groups) {
+        modes += fmt::format("{}{:.3f}-{:.3f} ({} of {})", modes.empty() ? "" : ", ", g.ipis_lo, g.ipis_hi,
+                             g.runs.size(), row.real_runs.size());
+      }
+      v.rep.notes.push_back(fmt::format(
+          "{} with {} threads: the runs settle in {} modes of IPIs/op, {}; each run keeps the mode its start gave "
+          "it, so compare the simulated figure with each mode, not with the median run shown in the row",
+          w, t, row.real_groups.size(), modes));
+    } else if (w == "mmap_storm" && t > 1 && row.real_runs.size() == 1) {
+      v.rep.notes.push_back(fmt::format(
+          "mmap_storm with {} threads settles, at each start, in one of several modes (where the threads' mappings "
+          "land decides it: layout '{}' here); one run is one mode's sample: repeat with --runs",
+          t, row.real_layouts.front()));
+    }
     v.rep.rows.push_back(std::move(row));
   }
   // How idle CPUs wake decides how often a flush finds the other CPUs of the mm lazy (asleep in mmap_lock or a
@@ -370,6 +397,8 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
   check_threads(o, v.host);
   v.sim_duration = parse_sim_duration(o);
   if (!o.kernel.empty()) kernel::load_kernel_profile(o.kernel);  // unknown profile: InputError before measuring
+  if (o.runs == 0 || o.runs > 100) throw InputError(fmt::format("--runs: {} is outside 1..100", o.runs));
+  if (o.runs > 1 && o.qemu_smp > 0) throw InputError("--runs: repeated runs are the host's, not a QEMU guest's");
   v.qemu = qemu_setup(o);
   for (const std::string& w : o.workloads) {
     for (std::uint32_t t : o.threads) v.plan.emplace_back(w, t);
@@ -381,16 +410,6 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
 }
 
 namespace {
-
-nlohmann::json figures_json(const Figures& f) {
-  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  return {{"ops_per_sec", f.ops_per_sec},
-          {"ipis_per_op", opt(f.ipis_per_op)},
-          {"flushes_per_op", opt(f.flushes_per_op)},
-          {"remote_flushes_per_op", opt(f.remote_flushes_per_op)},
-          {"call_ipis_per_op", opt(f.call_ipis_per_op)},
-          {"tlb_flush_per_op", f.tlb_flush_per_op}};
-}
 
 std::string cell(const std::optional<double>& v, const char* f = "{:.3f}") {
   return v ? fmt::format(fmt::runtime(f), *v) : "-";
@@ -412,8 +431,9 @@ nlohmann::json to_json(const ValidateReport& r) {
   j["flush_source"] = r.flush_source;
   j["rows"] = nlohmann::json::array();
   for (const ValidateRow& row : r.rows) {
-    nlohmann::json x = {{"workload", row.workload}, {"threads", row.threads}, {"real", figures_json(row.real)}};
-    x["simulated"] = row.simulated ? figures_json(*row.simulated) : nlohmann::json(nullptr);
+    nlohmann::json x = {{"workload", row.workload}, {"threads", row.threads}, {"real", figures_to_json(row.real)}};
+    add_runs_json(x, row);
+    x["simulated"] = row.simulated ? figures_to_json(*row.simulated) : nlohmann::json(nullptr);
     if (!row.simulated) x["simulated_missing"] = row.simulated_missing;
     j["rows"].push_back(std::move(x));
   }
@@ -449,6 +469,7 @@ std::string to_table(const ValidateReport& r) {
                      s ? ratio(a.remote_flushes_per_op, b.remote_flushes_per_op) : "-", cell(a.flushes_per_op),
                      sim_cell(b.flushes_per_op), s ? ratio(a.flushes_per_op, b.flushes_per_op) : "-");
     if (!s) t += fmt::format("{:<{}}       simulated: none ({})\n", "", width, row.simulated_missing);
+    t += runs_table(row);
   }
   for (const std::string& n : r.notes) t += "note: " + n + "\n";
   return t;

@@ -20,6 +20,7 @@ struct ValidateOptions {
   std::vector<std::string> workloads;  // native workload names
   std::vector<std::uint32_t> threads;  // thread counts
   double seconds = 1.0;                // measured wall time per native run
+  std::uint32_t runs = 1;              // native runs per workload and thread count (each starts its tasks afresh)
   double warmup = 0.2;                 // wall time run before measuring
   std::string machine;                 // machine name or file; empty: calibrate this host in-process
   std::string kernel;                  // kernel profile; empty: the x86 profile closest to `uname -r`
@@ -39,13 +40,37 @@ struct Figures {
   std::map<std::string, double> tlb_flush_per_op;  // tlb:tlb_flush events per op by reason (when counted)
 };
 
+// Runs of one workload and thread count whose IPIs/op lie together: a kernel that settles into one of several
+// steady states (modes) at each start shows one group per mode.
+struct RunGroup {
+  std::vector<std::size_t> runs;  // indices into ValidateRow::real_runs, by IPIs/op
+  double ipis_lo = 0, ipis_hi = 0, ops_lo = 0, ops_hi = 0;
+  std::string layouts;  // the runs' mapping layouts (NativeRun::layout), when recorded
+};
+// Groups runs by IPIs/op: sorted, a new group starts where the next run's IPIs/op is more than 0.1 above the
+// previous run's (a gap no run-to-run noise of these counters reaches: docs/fidelity-notes.md, issue 31 part 5).
+// Runs without an IPI count form one group.
+std::vector<RunGroup> group_runs(const std::vector<Figures>& runs, const std::vector<std::string>& layouts);
+// The index of the run of median IPIs/op (the lower middle of an even count), or of median ops/s when a run has no
+// IPI count. Contract: `runs` is not empty.
+std::size_t median_run(const std::vector<Figures>& runs);
+
 struct ValidateRow {
   std::string workload;
   std::uint32_t threads = 0;
-  Figures real;
+  Figures real;                           // with several runs: the run of median IPIs/op (else ops/s)
+  std::vector<Figures> real_runs;         // every run, in the order run (one when --runs is 1)
+  std::vector<std::string> real_layouts;  // each run's NativeRun::layout
+  std::vector<RunGroup> real_groups;      // the runs grouped by IPIs/op (group_runs)
   std::optional<Figures> simulated;  // absent: the simulator has no such workload or cannot run it (see why)
   std::string simulated_missing;
 };
+// The table lines that list a row's runs and groups (none for a single run).
+std::string runs_table(const ValidateRow& row);
+// Adds the row's runs ("real_runs", "real_groups") to its JSON `x`, or, for a single run, its layout to x["real"].
+void add_runs_json(nlohmann::json& x, const ValidateRow& row);
+// One side's figures as JSON.
+nlohmann::json figures_to_json(const Figures& f);
 
 struct ValidateReport {
   std::string release;         // uname -r

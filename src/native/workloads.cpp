@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -24,9 +25,11 @@ namespace tlbsim::native {
 namespace {
 
 constexpr std::uint32_t kMaxTasks = 1024;
+constexpr std::size_t kStormPages = 16;  // mmap_storm's mapping
 
 struct alignas(64) TaskCounter {
   std::atomic<std::uint64_t> ops{0};
+  std::atomic<std::uintptr_t> last_map{0};  // the latest mapping of a workload whose layout matters (mmap_storm)
 };
 
 // Lives in a MAP_SHARED mapping so that processes-mode tasks count into it too.
@@ -96,13 +99,14 @@ void tlb_flush2(Control& c, std::uint32_t i, const std::vector<std::uint32_t>& c
 // An mmap/touch/munmap storm: map 16 anonymous pages, write each, unmap; one iteration per cycle.
 void mmap_storm(Control& c, std::uint32_t i, const std::vector<std::uint32_t>& cpus) {
   pin_this_thread(cpus);
-  const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), size = 16 * pg;
+  const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), size = kStormPages * pg;
   c.ready.fetch_add(1);
   while (!c.stop.load(std::memory_order_relaxed)) {
     auto* addr =
         static_cast<volatile char*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     if (addr == MAP_FAILED) fail("mmap");
     for (std::size_t off = 0; off < size; off += pg) addr[off] = 1;
+    c.tasks[i].last_map.store(reinterpret_cast<std::uintptr_t>(addr), std::memory_order_relaxed);
     munmap(const_cast<char*>(addr), size);
     c.tasks[i].ops.fetch_add(1, std::memory_order_relaxed);
   }
@@ -166,6 +170,23 @@ constexpr NativeWorkload kWorkloads[] = {
     {"tlb_flush2", "will-it-scale tlb_flush2, threads mode: tlb_flush1's loop on 1 MiB of anonymous memory", tlb_flush2,
      false},
 };
+
+// mmap_storm's mappings (kStormPages pages each) at the end of a run: "adjacent" when each task's latest one borders
+// another task's (top-down placement put them side by side: one merged VMA), "apart" otherwise (another mapping,
+// such as a thread's stack, lies between); empty when no task recorded one.
+std::string mapping_layout(const Control& c, std::uint32_t n) {
+  std::vector<std::uintptr_t> at;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (const std::uintptr_t a = c.tasks[i].last_map.load(std::memory_order_relaxed); a != 0) at.push_back(a);
+  }
+  if (at.size() < 2) return at.empty() ? "" : "one task";
+  std::sort(at.begin(), at.end());
+  const std::uintptr_t size = kStormPages * static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  for (std::size_t k = 1; k < at.size(); ++k) {
+    if (at[k] - at[k - 1] != size) return "apart";
+  }
+  return "adjacent";
+}
 
 std::uint64_t total_ops(const Control& c, std::uint32_t n) {
   std::uint64_t s = 0;
@@ -269,12 +290,13 @@ NativeRun run_native_tasks(std::string_view name, std::uint32_t threads, bool pr
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
-  NativeRun r{std::string(name), threads, 0, 0, read_kernel_counters(trace), {}};
+  NativeRun r{std::string(name), threads, 0, 0, read_kernel_counters(trace), {}, {}};
   const std::uint64_t ops0 = total_ops(c, threads);
   const auto t0 = Clock::now();
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   const std::uint64_t ops1 = total_ops(c, threads);
   const auto t1 = Clock::now();
+  r.layout = mapping_layout(c, threads);
   r.after = read_kernel_counters(trace);
   const bool child_failed = stop_all();
   if (!error.empty()) throw std::runtime_error(error);

@@ -23,6 +23,9 @@ struct NativeRun {
   double seconds = 0;     // the measured interval (after the warm-up)
   std::uint64_t ops = 0;  // iterations in it, summed over tasks
   KernelCounters before, after;
+  // mmap_storm: where the tasks' mappings lay at the end, "adjacent" (every task's latest mapping borders another's:
+  // the threads share one merged VMA) or "apart"; empty for the other workloads.
+  std::string layout;
 };
 
 // (name, one-line description) of every native workload; names match the simulator's workloads where one exists.

@@ -47,6 +47,52 @@ TEST(Validate, BadInputExitsWithStatus2) {
   EXPECT_EQ(run_cli_status({"calibrate", "--name", "Bad Name"}), 2);
 }
 
+TEST(Validate, RunsOutsideTheirRangeExitWithStatus2) {
+  std::string err;
+  EXPECT_EQ(run_cli_status({"validate", "--runs", "0", "--machine", "small-2s2c"}, &err), 2);
+  EXPECT_NE(err.find("--runs: 0 is outside 1..100"), std::string::npos) << err;
+  EXPECT_EQ(run_cli_status({"validate", "--runs", "101", "--machine", "small-2s2c"}), 2);
+  EXPECT_EQ(run_cli_status({"validate", "--runs", "x", "--machine", "small-2s2c"}), 2);
+  EXPECT_EQ(run_cli_status({"validate", "--runs", "3", "--qemu", "--smp", "2"}, &err), 2);
+  EXPECT_NE(err.find("--runs"), std::string::npos) << err;
+}
+
+Figures run_of(double ops, std::optional<double> ipis) {
+  Figures f;
+  f.ops_per_sec = ops;
+  f.ipis_per_op = ipis;
+  return f;
+}
+
+// The real mmap_storm at two threads on a 2-vCPU guest (docs/fidelity-notes.md, issue 31 part 5): runs near 0.25
+// IPIs/op with the mappings adjacent, near 0.8 with a thread stack between them, and one at 0.67.
+TEST(Validate, RunsGroupIntoModesWhereTheirIpisPerOpLieApart) {
+  const std::vector<Figures> runs = {run_of(31000, 0.80),  run_of(21900, 0.229), run_of(30600, 0.853),
+                                     run_of(20400, 0.665), run_of(20300, 0.280), run_of(21700, 0.264)};
+  const std::vector<std::string> layouts = {"apart", "adjacent", "apart", "adjacent", "adjacent", "adjacent"};
+  const std::vector<RunGroup> g = group_runs(runs, layouts);
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0].runs, (std::vector<std::size_t>{1, 5, 4}));
+  EXPECT_DOUBLE_EQ(g[0].ipis_lo, 0.229);
+  EXPECT_DOUBLE_EQ(g[0].ipis_hi, 0.280);
+  EXPECT_DOUBLE_EQ(g[0].ops_lo, 20300);
+  EXPECT_DOUBLE_EQ(g[0].ops_hi, 21900);
+  EXPECT_EQ(g[0].layouts, "adjacent");
+  EXPECT_EQ(g[1].runs, (std::vector<std::size_t>{3}));
+  EXPECT_EQ(g[2].runs, (std::vector<std::size_t>{0, 2}));
+  EXPECT_EQ(g[2].layouts, "apart");
+  // The median run by IPIs/op: 0.229 0.264 0.280 | 0.665 0.80 0.853 -> the lower middle, 0.280.
+  EXPECT_EQ(median_run(runs), 4u);
+  // Runs within 0.1 of each other in a chain stay one group; runs without an IPI count form their own.
+  const std::vector<RunGroup> one = group_runs({run_of(1, 0.10), run_of(2, 0.19), run_of(3, 0.28)}, {});
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].layouts, "");
+  const std::vector<RunGroup> none = group_runs({run_of(5, std::nullopt), run_of(4, 0.5)}, {});
+  ASSERT_EQ(none.size(), 2u);
+  EXPECT_EQ(none[0].runs, (std::vector<std::size_t>{1}));
+  EXPECT_EQ(median_run({run_of(5, std::nullopt), run_of(3, std::nullopt), run_of(4, std::nullopt)}), 2u);
+}
+
 TEST(Validate, ListNativeNamesEveryNativeWorkload) {
   std::string out;
   EXPECT_EQ(run_cli_status({"list", "native"}, nullptr, &out), 0);

@@ -40,6 +40,17 @@ TEST(NativeWorkloads, EveryWorkloadRunsAndCounts) {
   }
 }
 
+// mmap_storm records where its tasks' latest mappings lay (the mode of a multi-threaded run depends on it); the other
+// workloads record nothing.
+TEST(NativeWorkloads, MmapStormRecordsItsMappingsLayout) {
+  if (!native_supported()) GTEST_SKIP() << "native benchmarks need Linux";
+  const HostTopology host = read_host_topology();
+  EXPECT_EQ(run_native_workload("mmap_storm", 1, 0.01, 0.05, host, nullptr).layout, "one task");
+  const std::string two = run_native_workload("mmap_storm", 2, 0.01, 0.05, host, nullptr).layout;
+  EXPECT_TRUE(two == "adjacent" || two == "apart") << two;
+  EXPECT_EQ(run_native_workload("tlb_flush2", 1, 0.01, 0.05, host, nullptr).layout, "");
+}
+
 TEST(NativeWorkloads, RejectsUnknownNamesAndZeroThreads) {
   const HostTopology host = read_host_topology();
   EXPECT_THROW(run_native_workload("no_such", 1, 0, 0.01, host, nullptr), InputError);

@@ -1,0 +1,114 @@
+// `tlbsim validate --runs N`: the real side's repeated runs of one workload and thread count, and the steady states
+// (modes) they settle in. A two-thread mmap_storm on a 2-vCPU guest settles, at each start, into one of several
+// modes decided by where the threads' mappings land (docs/fidelity-notes.md, issue 31 part 5), so one run is a
+// sample of one mode, not the figure.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
+#include <set>
+
+#include "native/validate.h"
+
+namespace tlbsim::native {
+
+namespace {
+
+// Runs ordered by IPIs/op (runs without a count last, by ops/s).
+std::vector<std::size_t> by_ipis(const std::vector<Figures>& runs) {
+  std::vector<std::size_t> order(runs.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto& x = runs[a].ipis_per_op;
+    const auto& y = runs[b].ipis_per_op;
+    if (x.has_value() != y.has_value()) return x.has_value();
+    if (x && *x != *y) return *x < *y;
+    return runs[a].ops_per_sec < runs[b].ops_per_sec;
+  });
+  return order;
+}
+
+}  // namespace
+
+nlohmann::json figures_to_json(const Figures& f) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"ops_per_sec", f.ops_per_sec},
+          {"ipis_per_op", opt(f.ipis_per_op)},
+          {"flushes_per_op", opt(f.flushes_per_op)},
+          {"remote_flushes_per_op", opt(f.remote_flushes_per_op)},
+          {"call_ipis_per_op", opt(f.call_ipis_per_op)},
+          {"tlb_flush_per_op", f.tlb_flush_per_op}};
+}
+
+std::size_t median_run(const std::vector<Figures>& runs) {
+  const std::vector<std::size_t> order = by_ipis(runs);
+  return order[(order.size() - 1) / 2];
+}
+
+std::vector<RunGroup> group_runs(const std::vector<Figures>& runs, const std::vector<std::string>& layouts) {
+  constexpr double kGap = 0.1;
+  std::vector<RunGroup> groups;
+  std::optional<double> previous;
+  for (std::size_t i : by_ipis(runs)) {
+    const std::optional<double>& ipis = runs[i].ipis_per_op;
+    const bool split =
+        groups.empty() || ipis.has_value() != previous.has_value() || (ipis && previous && *ipis - *previous > kGap);
+    if (split) {
+      groups.emplace_back();
+      groups.back().ipis_lo = ipis.value_or(0);
+      groups.back().ops_lo = runs[i].ops_per_sec;
+      groups.back().ops_hi = runs[i].ops_per_sec;
+    }
+    RunGroup& g = groups.back();
+    g.runs.push_back(i);
+    g.ipis_hi = ipis.value_or(0);
+    g.ops_lo = std::min(g.ops_lo, runs[i].ops_per_sec);
+    g.ops_hi = std::max(g.ops_hi, runs[i].ops_per_sec);
+    previous = ipis;
+  }
+  for (RunGroup& g : groups) {
+    std::set<std::string> seen;
+    for (std::size_t i : g.runs) {
+      if (i < layouts.size() && !layouts[i].empty()) seen.insert(layouts[i]);
+    }
+    for (const std::string& l : seen) g.layouts += (g.layouts.empty() ? "" : ", ") + l;
+  }
+  return groups;
+}
+
+std::string runs_table(const ValidateRow& row) {
+  if (row.real_runs.size() < 2) return "";
+  std::string t = fmt::format("    {} runs, IPI/op:", row.real_runs.size());
+  for (const Figures& f : row.real_runs) t += f.ipis_per_op ? fmt::format(" {:.3f}", *f.ipis_per_op) : " -";
+  t += "\n";
+  for (const RunGroup& g : row.real_groups) {
+    t += fmt::format("    {} run{}: IPI/op {:.3f}-{:.3f}, ops/s {:.0f}-{:.0f}{}\n", g.runs.size(),
+                     g.runs.size() == 1 ? "" : "s", g.ipis_lo, g.ipis_hi, g.ops_lo, g.ops_hi,
+                     g.layouts.empty() ? "" : "; mappings " + g.layouts);
+  }
+  return t;
+}
+
+void add_runs_json(nlohmann::json& x, const ValidateRow& row) {
+  if (row.real_runs.size() > 1) {
+    x["real_runs"] = nlohmann::json::array();
+    for (std::size_t k = 0; k < row.real_runs.size(); ++k) {
+      nlohmann::json f = figures_to_json(row.real_runs[k]);
+      if (!row.real_layouts[k].empty()) f["layout"] = row.real_layouts[k];
+      x["real_runs"].push_back(std::move(f));
+    }
+    x["real_groups"] = nlohmann::json::array();
+    for (const RunGroup& g : row.real_groups) {
+      x["real_groups"].push_back({{"runs", g.runs},
+                                  {"ipis_per_op", {g.ipis_lo, g.ipis_hi}},
+                                  {"ops_per_sec", {g.ops_lo, g.ops_hi}},
+                                  {"layouts", g.layouts}});
+    }
+  } else if (!row.real_layouts.empty() && !row.real_layouts.front().empty()) {
+    x["real"]["layout"] = row.real_layouts.front();
+  }
+}
+
+}  // namespace tlbsim::native
