@@ -127,4 +127,50 @@ sim::Task<CpuId> Sched::select_task_rq(TaskStruct& waker, TaskStruct& p, unsigne
   co_return co_await select_idle_sibling(w, p, prev, target);
 }
 
+// ttwu_queue_wakelist (kernel/sched/core.c v5.8+, "sched: Replace rq::wake_list"): a waker may leave the activation
+// of the task it wakes to the target CPU, by queueing the task's wake_entry on that CPU's call_single_queue. Before
+// v5.8 the model's wakers always activate the task themselves (docs/model.md, "Wake-ups").
+bool Sched::ttwu_queue_cond(const TaskStruct& p, CpuId from, CpuId target, bool on_cpu) {
+  const KernelVersion v = k.config().version;
+  if (v < KernelVersion{5, 8} || target == from) return false;
+  const hw::Topology& topo = k.sys().topology();
+  if (topo.llc_of(from) != topo.llc_of(target)) return true;  // !cpus_share_cache
+  const Rq& r = rq(target);
+  // rq->nr_running: the wakee, dequeued when it went to sleep, is not counted while it is still descheduling.
+  const std::size_t nr_running = r.queue.size() + (r.curr != nullptr && r.curr != r.idle && r.curr != &p ? 1 : 0);
+  if (v >= KernelVersion{6, 0}) return nr_running == 0;
+  return on_cpu && nr_running <= 1;  // WF_ON_CPU: the descheduling wakee may be the only task left
+}
+
+sim::Task<void> Sched::ttwu_queue_wakelist(PerCpu& w, TaskStruct& p, CpuId target, unsigned wake_flags) {
+  hw::Memory& mem = k.mem();
+  p.wake_entry_flags = wake_flags;
+  p.cpu = target;  // set_task_cpu, before the queueing
+  PerCpu& t = k.percpu(target);
+  // llist_add(&p->wake_entry.llist, &per_cpu(call_single_queue, cpu)): true if the queue was empty.
+  co_await mem.touch(w.cpu, t.call_single_queue_line, hw::Access::kRmw);
+  const bool was_empty = t.call_single_queue.empty();
+  t.call_single_queue.push_back(&p.wake_entry);
+  if (!was_empty) co_return;
+  Rq& r = rq(target);
+  if (r.polling && r.curr == r.idle) {
+    co_await mem.write(w.cpu, r.need_resched, true);  // set_nr_if_polling: do_idle flushes the queue
+    co_return;
+  }
+  const CpuId targets[] = {target};
+  ++k.counters().ipis_sent;
+  ++k.counters().ipis_call_function_single;
+  k.trace_ipi_send(w, targets, CALL_FUNCTION_SINGLE_VECTOR);
+  co_await k.sys().ipi().send(w.cpu, targets, CALL_FUNCTION_SINGLE_VECTOR);
+}
+
+sim::Task<void> Sched::sched_ttwu_pending(PerCpu& self, const void* info) {
+  TaskStruct& p = *static_cast<TaskStruct*>(const_cast<void*>(info));
+  Sched& s = *self.k.sched();
+  Rq& r = s.rq(self.id);
+  co_await r.lock.lock(self.k.mem(), self.cpu);
+  co_await s.ttwu_do_activate(self, r, p, self.id, p.wake_entry_flags);
+  co_await r.lock.unlock(self.k.mem(), self.cpu);
+}
+
 }  // namespace tlbsim::kernel
