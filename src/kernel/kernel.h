@@ -49,9 +49,6 @@ struct Csd {
   hw::Shared<std::uint32_t> flags;
   SmpCallFunc func = nullptr;
   const void* info = nullptr;
-  // CSD_TYPE_TTWU: a task's wake_entry (ttwu_queue_wakelist, v5.8+), which has no csd lock to release; the queue's
-  // flush runs these after the other entries (sched_ttwu_pending).
-  bool ttwu = false;
 };
 
 // Per-CPU kernel state. Contract: `arch_state` belongs to the architecture's code; the call queue is shared and lives

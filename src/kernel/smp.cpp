@@ -125,16 +125,12 @@ sim::Task<void> flush_smp_call_function_queue(PerCpu& self) {
   // Asynchronous entries: release first, then run.
   for (std::size_t i = 0; i < entries.size(); ++i) {
     Csd* csd = entries[i];
-    if (!sync[i] && !csd->ttwu) {
+    if (!sync[i]) {
       const SmpCallFunc func = csd->func;
       const void* info = csd->info;
       co_await csd_unlock(self, *csd);
       co_await func(self, info);
     }
-  }
-  // Queued wake-ups last (sched_ttwu_pending), in the order queued.
-  for (Csd* csd : entries) {
-    if (csd->ttwu) co_await csd->func(self, csd->info);
   }
 }
 

@@ -7,7 +7,6 @@
 #include "kernel/fork.h"
 #include "kernel/options.h"
 #include "kernel/sched/sched.h"
-#include "kernel/smp.h"
 #include "trace/tracer.h"
 
 namespace tlbsim::kernel {
@@ -32,10 +31,6 @@ TaskStruct::TaskStruct(hw::CoherenceModel& model, std::uint32_t p, std::string c
                        SpinlockKind lock_kind)
     : pid(p), comm(std::move(c)), mm(m), cpu(on), pi_lock(model, "task_struct.pi_lock", lock_kind) {
   on_rq.line = on_cpu.line = model.add_line("task_struct.on_cpu");
-  wake_entry.flags.line = on_cpu.line;  // p->wake_entry shares the scheduling line
-  wake_entry.ttwu = true;
-  wake_entry.func = &Sched::sched_ttwu_pending;
-  wake_entry.info = this;
 }
 
 TaskStruct::~TaskStruct() {
@@ -132,8 +127,6 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
     // this CPU without an IPI.
     const bool need = co_await mem.read(pc.cpu, r.need_resched);
     if (need) {
-      // do_idle's flush_smp_call_function_queue (v5.8+): wake-ups queued while this CPU polled (set_nr_if_polling).
-      if (!pc.call_single_queue.empty()) co_await flush_smp_call_function_queue(pc);
       if (std::exchange(r.nohz_kick, false)) co_await nohz_idle_balance(pc);  // the kick's SCHED_SOFTIRQ
       co_await schedule(idle);
       continue;
@@ -333,12 +326,6 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned
     }
   }
   p.state = TaskState::TASK_RUNNING;  // TASK_WAKING, then running: claimed, under pi_lock
-  // v5.8+: a task still descheduling on its CPU may be queued there, for that CPU to activate once it is off it.
-  if (co_await mem.read(w.cpu, p.on_cpu) && ttwu_queue_cond(p, w.id, p.cpu, true)) {
-    co_await ttwu_queue_wakelist(w, p, p.cpu, wake_flags);
-    co_await done();
-    co_return;
-  }
   // smp_cond_load_acquire(&p->on_cpu, !VAL): wait until its CPU has switched away from it.
   for (;;) {
     const bool on = co_await mem.read(w.cpu, p.on_cpu);
@@ -346,21 +333,8 @@ sim::Task<void> Sched::try_to_wake_up(TaskStruct& waker, TaskStruct& p, unsigned
     co_await mem.wait_for_write(w.cpu, p.on_cpu.line);
   }
   const CpuId target = co_await select_task_rq(waker, p, wake_flags);
-  // ttwu_queue -> ttwu_queue_wakelist; wake_up_new_task (WF_FORK) activates the new task itself.
-  if ((wake_flags & WF_FORK) == 0 && ttwu_queue_cond(p, w.id, target, false)) {
-    co_await ttwu_queue_wakelist(w, p, target, wake_flags);
-    co_await done();
-    co_return;
-  }
   Rq& r = rq(target);
   co_await r.lock.lock(mem, w.cpu);  // ttwu_queue -> ttwu_do_activate
-  co_await ttwu_do_activate(w, r, p, target, wake_flags);
-  co_await r.lock.unlock(mem, w.cpu);
-  co_await done();
-}
-
-sim::Task<void> Sched::ttwu_do_activate(PerCpu& w, Rq& r, TaskStruct& p, CpuId target, unsigned wake_flags) {
-  hw::Memory& mem = k.mem();
   // select_task_rq's and enqueue_task's bookkeeping and check_preempt, beyond the lines and locks modeled here
   // (machine [kernel] try_to_wake_up; all of it charged under the runqueue lock).
   if (const sim::Duration c = k.machine().kernel.try_to_wake_up; c > sim::Duration{0}) co_await w.cpu.delay(c);
@@ -389,6 +363,8 @@ sim::Task<void> Sched::ttwu_do_activate(PerCpu& w, Rq& r, TaskStruct& p, CpuId t
   } else if (preempt && !r.need_resched.value) {
     co_await mem.write(w.cpu, r.need_resched, true);
   }
+  co_await r.lock.unlock(mem, w.cpu);
+  co_await done();
 }
 
 sim::Task<void> Sched::exit_to_user_mode(TaskStruct& current) {

@@ -70,9 +70,6 @@ class TaskStruct {
   // from prepare_task until finish_task on the next switch. Both on the task_struct's scheduling line.
   hw::Shared<bool> on_rq;
   hw::Shared<bool> on_cpu;
-  // p->wake_entry: queued on a CPU's call_single_queue by ttwu_queue_wakelist (v5.8+), with the wake-up's flags.
-  Csd wake_entry;
-  unsigned wake_entry_flags = 0;
 
   // struct sched_entity's EEVDF fields (kernel/sched/fair.c, v6.6+; kernel/sched/fair.cpp), used where
   // KernelConfig::sched_eevdf(). Every task has the weight of nice 0, so virtual time runs at the rate of real time.
@@ -204,9 +201,6 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   // resched_curr of an idle `target` from `waker`: set_nr_and_not_polling sets TIF_NEED_RESCHED, and when the idle
   // task does not poll (it halted) smp_send_reschedule interrupts it.
   sim::Task<void> resched_idle(PerCpu& waker, CpuId target);
-  // sched_ttwu_pending (kernel/sched/core.c v5.8+): the target CPU's activation of a task that a waker queued on
-  // its call_single_queue (ttwu_queue_wakelist), run from flush_smp_call_function_queue; `info` is the task.
-  static sim::Task<void> sched_ttwu_pending(PerCpu& self, const void* info);
   // need_resched(): TIF_NEED_RESCHED of the task running on `t`'s CPU, tested where a preemptible task would
   // take a preemption (the return to user mode of the tick or of a reschedule).
   bool need_resched(TaskStruct& t) { return rq(t.cpu).need_resched.value; }
@@ -254,17 +248,6 @@ class Sched final : private sim::RootObserver, private sim::TimerHandler {
   sim::Duration lag_limit() const;
   // newidle_balance (sched_balance.cpp): before idling, pull a queued task from the busiest runqueue nearby.
   sim::Task<void> newidle_balance(PerCpu& pc, Rq& r);
-  // ttwu_do_activate under `r`'s lock, held by `on` (the waker, or the target for a queued wake-up): the enqueue
-  // and the wake-up preemption check (check_preempt_curr / wakeup_preempt) of `p` on `target`.
-  sim::Task<void> ttwu_do_activate(PerCpu& on, Rq& r, TaskStruct& p, CpuId target, unsigned wake_flags);
-  // ttwu_queue_cond (v5.8+): whether the waker on `from` leaves `p`'s activation on `target` to that CPU. v5.8-v5.19:
-  // `target` shares no cache with `from`, or `p` is still descheduling there (`on_cpu`) as its only task; v6.0+
-  // ("sched: Remove the limitation of WF_ON_CPU on wakelist if wakee cpu is idle"): or `target` runs nothing.
-  bool ttwu_queue_cond(const TaskStruct& p, CpuId from, CpuId target, bool on_cpu);
-  // ttwu_queue_wakelist -> __smp_call_single_queue: `p` joins `target`'s call_single_queue; when the queue was empty
-  // the target is kicked: a CALL_FUNCTION_SINGLE IPI, or, when its idle task polls, TIF_NEED_RESCHED alone
-  // (send_call_function_single_ipi's set_nr_if_polling).
-  sim::Task<void> ttwu_queue_wakelist(PerCpu& w, TaskStruct& p, CpuId target, unsigned wake_flags);
   // add_nr_running's rd->overload update after a wakeup queued a task behind a running one.
   sim::Task<void> mark_overloaded(PerCpu& waker, Rq& target);
   // ttwu_do_activate's avg_idle sample: the time from newidle balancing to this wake-up onto `r`.
