@@ -346,10 +346,11 @@ void compare_runs(Validation& v, const hw::Machine& machine) {
           "it, so compare the simulated figure with each mode, not with the median run shown in the row",
           w, t, row.real_groups.size(), modes));
     } else if (w == "mmap_storm" && t > 1 && row.real_runs.size() == 1) {
+      const std::string& layout = row.real_layouts.front();
       v.rep.notes.push_back(fmt::format(
           "mmap_storm with {} threads settles, at each start, in one of several modes (where the threads' mappings "
-          "land decides it: layout '{}' here); one run is one mode's sample: repeat with --runs",
-          t, row.real_layouts.front()));
+          "land decides it{}); one run is one mode's sample: repeat with --runs",
+          t, layout.empty() ? "" : ": layout '" + layout + "' here"));
     }
     v.rep.rows.push_back(std::move(row));
   }
