@@ -223,6 +223,17 @@ void parse_idle_states(MachineParse& p) {
   idle->finish();
 }
 
+// [timing], optional: step_spread = { value = <0..0.5>, source = "<text>" }.
+void parse_timing(MachineParse& p) {
+  auto timing = p.root.optional_section("timing");
+  if (!timing) return;
+  ParamReader spread = timing->section("step_spread");
+  p.m.timing.step_spread = spread.number("value", 0.0, 0.5);
+  p.m.timing.source = spread.string("source");
+  spread.finish();
+  timing->finish();
+}
+
 // [tlb]: the TLB's geometry, tags and flush latencies; tlbie only on powerpc64, tlbi_is and dsb_ish only on aarch64.
 void parse_tlb(MachineParse& p) {
   Machine& m = p.m;
@@ -312,6 +323,7 @@ Machine parse_machine(std::string_view text, const std::string& origin) {
   parse_kernel_costs(p);
   parse_barriers(p);
   parse_idle_states(p);
+  parse_timing(p);
   parse_tlb(p);
   root.finish();
   return m;
@@ -354,6 +366,8 @@ nlohmann::json to_json(const Machine& m) {
   nlohmann::json lat = nlohmann::json::object();
   for (const auto& p : m.latencies) lat[p.key] = {{"ns", p.ns}, {"source", p.source}};
   j["latencies"] = lat;
+  if (m.timing.step_spread > 0)
+    j["timing"]["step_spread"] = {{"value", m.timing.step_spread}, {"source", m.timing.source}};
   return j;
 }
 

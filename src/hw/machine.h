@@ -92,6 +92,16 @@ struct IdleState {
   bool polls = true;
 };
 
+// [timing], optional: how much the duration of one step of kernel code varies from one execution to the next on this
+// machine. Each compute step (sim::Cpu::delay) and each halted CPU's wake-up latency takes its cost times
+// 1 + step_spread * u, u uniform in [-1, 1) from the CPU's seeded stream, so that the 10th to 90th percentiles of a
+// step lie at 1 -+ 0.8 * step_spread of its cost. 0 (the built-in machines: public figures give one value per cost)
+// keeps every cost exact. `tlbsim calibrate` measures it (docs/calibration.md, "Step spread").
+struct TimingParams {
+  double step_spread = 0;
+  std::string source;
+};
+
 struct Machine {
   std::string name;
   std::string description;
@@ -105,6 +115,7 @@ struct Machine {
   KernelCosts kernel;
   BarrierCosts barrier;
   std::vector<IdleState> idle_states;  // empty: the idle loop only polls
+  TimingParams timing;
   std::vector<ParamRecord> latencies;
 
   std::uint32_t cpu_count() const {

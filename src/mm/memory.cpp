@@ -15,6 +15,7 @@
 #include "mm/mmu_gather.h"
 #include "mm/rmap.h"
 #include "mm/shmem.h"
+#include "trace/tracer.h"
 
 namespace tlbsim::kernel {
 
@@ -338,6 +339,7 @@ sim::Task<bool> fault_under_vma_lock(PerCpu& self, MmStruct& mm, std::uint64_t a
 // The arch's fault handler -> handle_mm_fault, under the PTE lock and either the VMA's own lock (where the era has
 // per-VMA locks and the VMA takes it: fault_under_vma_lock) or mmap_lock for read (lock_mm_and_find_vma).
 sim::Task<void> handle_mm_fault(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool write) {
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "handle_mm_fault", "fault");
   ++self.k.counters().page_faults;
   co_await self.cpu.delay(costs(self).page_fault);
   const VmaLockEra era = vma_lock_era(self.k.config().version, self.k.arch().arch());
@@ -453,6 +455,7 @@ sim::Task<void> user_access(PerCpu& self, MmStruct& mm, std::uint64_t addr, bool
 }
 
 sim::Task<void> sys_madvise_dontneed(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "sys_madvise", "syscall");
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
   // madvise_lock / madvise_walk_vmas: v6.17+ tries the VMA's read lock first (try_vma_read_lock), else mmap_lock.
   std::shared_ptr<VmaLock> vma_lock;

@@ -8,6 +8,7 @@
 
 #include "mm/memory.h"
 #include "mm/mmu_gather.h"
+#include "trace/tracer.h"
 
 namespace tlbsim::kernel {
 
@@ -33,6 +34,7 @@ bool mergeable(const Vma& a, const Vma& b) {
 
 sim::Task<std::uint64_t> sys_mmap(PerCpu& self, MmStruct& mm, std::uint64_t len, bool shared, File* file,
                                   std::uint64_t pgoff, std::uint64_t align) {
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "sys_mmap", "syscall");
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
   co_await mm.mmap_lock.down_write(self);
   const std::uint64_t addr = mm.get_unmapped_area(
@@ -124,6 +126,7 @@ sim::Task<bool> do_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::u
 }
 
 sim::Task<void> sys_munmap(PerCpu& self, MmStruct& mm, std::uint64_t addr, std::uint64_t len) {
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "sys_munmap", "syscall");
   co_await self.cpu.delay(self.k.machine().kernel.syscall);
   co_await mm.mmap_lock.down_write(self);
   // From v4.20 ("mm: mmap: zap pages with read mmap_sem in munmap", dd2283f2605e) munmap downgrades mmap_lock to

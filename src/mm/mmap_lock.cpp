@@ -4,6 +4,7 @@
 #include "kernel/barrier.h"
 #include "kernel/sched/sched.h"
 #include "mm/memory.h"
+#include "trace/tracer.h"
 
 namespace tlbsim::kernel {
 
@@ -124,6 +125,7 @@ sim::Task<void> vma_start_write(PerCpu& self, MmStruct& mm, Vma& vma) {
   // __vma_start_write (mm/mmap_lock.c, v6.15+): __vma_enter_locked adds VMA_LOCK_OFFSET, which fails new readers,
   // and waits in rcuwait_wait_event(TASK_UNINTERRUPTIBLE) until the readers have left; no spinning. A task that
   // cannot sleep here (RwSem::sleeper) waits on the line instead.
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "__vma_enter_locked", "lock");
   co_await m.rmw(self.cpu, lock.count, [](int c) { return c + VmaLock::kVmaLockOffset; });
   TaskStruct* t = RwSem::sleeper(self);
   if (t != nullptr) mm.vma_writer_wait = t;  // prepare_to_rcuwait

@@ -330,6 +330,17 @@ std::string file_kernel_tables(const CalibrationRun& r) {
   }
   if (ppc) f += fields.line("tlb.tlbie");
   f += idle_states(r);
+  if (r.step_spread) {
+    const Spread& sp = *r.step_spread;
+    f += fmt::format(
+        "\n# How much one kernel operation's duration varies between executions; every modeled step and wake-up\n"
+        "# is drawn within -+ step_spread of its cost (docs/calibration.md, \"Step spread\").\n[timing]\n"
+        "step_spread = {{ value = {:.3f}, source = \"MEASURED on {} ({}) by tlbsim calibrate, {}: write faults of "
+        "anonymous pages, each timed alone; (p90 - p10) / (1.6 x median) of the single faults, the spread of a uniform "
+        "draw with the same 10th-90th percentile range; median {:.3f}, p10 {:.3f}, p90 {:.3f} {}{}\" }}\n",
+        std::min(sp.median, 0.5), r.info.hostname, r.info.cpu_model, utc_now(), sp.median, sp.p10, sp.p90, r.reps,
+        sp.median > 0.5 ? ", clamped to 0.5" : "");
+  }
   return f;
 }
 
@@ -359,9 +370,15 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   const hw::Machine base = hw::load_machine(cal.base_machine);
   Fields fields(base);
   const std::string reps = fmt::format("over {} repetitions", o.scale.repetitions);
-  CalibrationRun r{o, progress, cal, info, base, fields, ppc, reps, cal.host.cpus.front().cpu, std::nullopt};
+  CalibrationRun r{o,           progress, cal, info, base, fields, ppc, reps, cal.host.cpus.front().cpu, std::nullopt,
+                   std::nullopt};
   const TransferPairs pairs = measure_coherence(r);
   measure_kernel_costs(r);
+  r.step_spread = in_thread([&] { return fault_step_spread(o.scale); });
+  progress << fmt::format("calibrate: {:<58} {:.3f} (p10 {:.3f}, p90 {:.3f}, n {})\n",
+                          "step spread of single write faults", r.step_spread->median, r.step_spread->p10,
+                          r.step_spread->p90, r.step_spread->n)
+           << std::flush;
   measure_scheduler_costs(r);
   // TLB shootdown round trips: madvise(MADV_DONTNEED) of one page with and without a remote CPU in the mm.
   const Spread local = measure_local_flush(r);

@@ -98,6 +98,7 @@ struct CalibrationRun {
   std::string reps;  // "over N repetitions"
   std::uint32_t cpu0;
   std::optional<Spread> wakeup;  // the wake-up of a thread asleep on another CPU of the package (wakeup_ns)
+  std::optional<Spread> step_spread;  // fault_step_spread: a fraction, not ns
 
   // Records a figure for the file's header and prints it.
   Spread note(const std::string& what, const Spread& sp) {

@@ -179,6 +179,28 @@ Spread page_fault_ns(bool write, const BenchScale& s) {
   return spread_of(std::move(out));
 }
 
+Spread fault_step_spread(const BenchScale& s) {
+  const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::uint64_t pages = std::max<std::uint64_t>(bench_iters(s, 1024), 10);
+  std::vector<double> out;
+  for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
+    void* m = mmap(nullptr, pages * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::runtime_error("calibrate: mmap failed");
+    auto* p = static_cast<volatile char*>(m);
+    std::vector<double> single;
+    single.reserve(pages);
+    for (std::uint64_t i = 0; i < pages; ++i) {
+      const auto t0 = Clock::now();
+      p[i * pg] = 1;
+      single.push_back(ns_since(t0));
+    }
+    munmap(m, pages * pg);
+    const Spread one = spread_of(std::move(single));
+    if (r > 0 && one.median > 0) out.push_back((one.p90 - one.p10) / (1.6 * one.median));  // r == 0 warms up
+  }
+  return spread_of(std::move(out));
+}
+
 Spread madvise_dontneed_ns(std::uint32_t cpu, std::optional<std::uint32_t> remote, const BenchScale& s, bool populate) {
   pin_or_throw(cpu);
   const std::size_t pg = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -319,6 +341,7 @@ std::optional<Spread> wake_call_ns(std::uint32_t, std::uint32_t, const BenchScal
 }
 Spread syscall_ns(const BenchScale&) { throw std::runtime_error("calibrate runs on Linux only"); }
 Spread page_fault_ns(bool, const BenchScale&) { throw std::runtime_error("calibrate runs on Linux only"); }
+Spread fault_step_spread(const BenchScale&) { throw std::runtime_error("calibrate runs on Linux only"); }
 Spread madvise_dontneed_ns(std::uint32_t, std::optional<std::uint32_t>, const BenchScale&, bool) {
   throw std::runtime_error("calibrate runs on Linux only");
 }

@@ -30,6 +30,10 @@ Spread syscall_ns(const BenchScale& s);
 // First touch of an anonymous page: a read (maps the shared zero page: fault entry/exit and PTE work, no page) or
 // a write (also allocates and clears a page).
 Spread page_fault_ns(bool write, const BenchScale& s);
+// The spread of one kernel operation's duration from one execution to the next: write faults of anonymous pages,
+// each timed alone; per repetition (p90 - p10) / (1.6 * median) of the single faults, the step_spread whose uniform
+// draw has the same 10th-90th percentile range (hw::TimingParams).
+Spread fault_step_spread(const BenchScale& s);
 // Clearing (memset) or copying (memcpy) one cache-warm 4 KiB page.
 Spread page_op_ns(bool copy, const BenchScale& s);
 // One dependent load missing every cache (pointer chase through 64 MiB in random order).

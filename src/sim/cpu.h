@@ -5,11 +5,12 @@
 #include <coroutine>
 #include <cstdint>
 #include <exception>
-#include "sim/source_site.h"
 #include <string>
 #include <vector>
 
 #include "sim/ids.h"
+#include "sim/rng.h"
+#include "sim/source_site.h"
 #include "sim/task.h"
 #include "sim/time.h"
 
@@ -78,6 +79,18 @@ class Cpu final : private RootObserver {
   ~Cpu();
 
   CpuId id() const { return id_; }
+  // The machine's step spread (hw::TimingParams): from now on each delay and each halt's wake latency is drawn
+  // around its cost from `rng`. Contract: 0 <= s < 1; s == 0 (the default) draws nothing and keeps costs exact.
+  void set_step_spread(double s, Rng rng) {
+    step_spread_ = s;
+    spread_rng_ = rng;
+  }
+  // `cost` times 1 + s * u, u uniform in [-1, 1); `cost` itself when the spread is 0.
+  Duration spread(Duration cost) {
+    if (step_spread_ == 0.0 || cost.count() == 0) return cost;
+    const double f = 1.0 + step_spread_ * (2.0 * spread_rng_.uniform() - 1.0);
+    return Duration(static_cast<Duration::rep>(static_cast<double>(cost.count()) * f));
+  }
   Scheduler& scheduler() { return sched_; }
   SimTime now() const { return *clock_; }
   CpuState state() const { return state_; }
@@ -93,7 +106,9 @@ class Cpu final : private RootObserver {
     SourceSite site;
     bool user = false;
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) { cpu.suspend_step(h, cpu.now() + cost, site, kNoLine, user); }
+    void await_suspend(std::coroutine_handle<> h) {
+      cpu.suspend_step(h, cpu.now() + cpu.spread(cost), site, kNoLine, user);
+    }
     void await_resume() const noexcept {}
   };
   // A fixed compute cost: an instruction sequence whose time does not depend on shared state.
@@ -108,7 +123,7 @@ class Cpu final : private RootObserver {
     Duration wake_latency;
     SourceSite site;
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) { cpu.halt(h, wake_latency, site); }
+    void await_suspend(std::coroutine_handle<> h) { cpu.halt(h, cpu.spread(wake_latency), site); }
     void await_resume() const noexcept {}
   };
   // sti; hlt: enables interrupts and waits for one; the CPU takes it wake_latency after arrival (C-state exit).
@@ -201,6 +216,8 @@ class Cpu final : private RootObserver {
   std::coroutine_handle<> on_root_done(std::coroutine_handle<> finished, std::exception_ptr error) noexcept override;
 
   CpuId id_;
+  double step_spread_ = 0;
+  Rng spread_rng_{0};
   Scheduler& sched_;
   const SimTime* clock_;
   CpuState state_ = CpuState::kIdle;

@@ -221,12 +221,20 @@ void Tracer::sched_switch(const sim::Cpu& cpu, std::string_view prev_comm, std::
     e.detail = text;
     emit(e);
   }
-  // End prev's span (and anything left open inside it), then begin next's.
+  // End prev's span and the kernel functions open inside it, which prev resumes in when it next runs (a lock's
+  // slow path, a fault); then begin next's span and reopen the functions it was switched out in.
   PerCpu& pc = cpus_[c];
   const auto task = std::find_if(pc.stack.begin(), pc.stack.end(), [](const Open& o) { return o.task; });
   const auto keep = static_cast<std::size_t>(task - pc.stack.begin());
+  std::vector<Open> inside;
+  if (keep < pc.stack.size()) inside.assign(pc.stack.begin() + static_cast<std::ptrdiff_t>(keep) + 1, pc.stack.end());
   while (pc.stack.size() > keep) pop(cpu);
+  if (!inside.empty()) switched_out_[prev_pid] = std::move(inside);
   set_task(cpu, next_comm, next_pid);
+  const auto resumed = switched_out_.find(next_pid);
+  if (resumed == switched_out_.end()) return;
+  for (Open& o : resumed->second) push(cpu, std::move(o.name), o.cat, false);
+  switched_out_.erase(resumed);
 }
 
 std::string Tracer::target_mask(std::span<const CpuId> targets) const {

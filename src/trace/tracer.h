@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,7 +55,8 @@ class Tracer {
   void end(const sim::Cpu& cpu);
   // The task `comm`/`pid` runs on `cpu` from now (a span on its track); at boot, without a sched_switch event.
   void set_task(const sim::Cpu& cpu, std::string_view comm, std::uint32_t pid);
-  // sched:sched_switch; prev_state as ftrace prints it ("R+", "S", "X"). Ends prev's span and begins next's.
+  // sched:sched_switch; prev_state as ftrace prints it ("R+", "S", "X"). Ends prev's span and the spans open in it
+  // (saved for its next switch-in, which reopens them), and begins next's.
   void sched_switch(const sim::Cpu& cpu, std::string_view prev_comm, std::uint32_t prev_pid,
                     std::string_view prev_state, std::string_view next_comm, std::uint32_t next_pid);
   // One send to `targets`, whose interrupts arrive at `arrivals`; `reason` names the vector.
@@ -114,6 +116,7 @@ class Tracer {
 
   TraceFilter filter_;
   std::vector<PerCpu> cpus_;
+  std::map<std::uint32_t, std::vector<Open>> switched_out_;  // by pid: the spans a sleeping task resumes in
   std::vector<TraceWriter*> writers_;
   const hw::CoherenceModel* coherence_ = nullptr;
   sim::Duration sample_interval_ = sim::microseconds(1);

@@ -170,6 +170,12 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   for (const std::string& m : spec.mutations) kernel::set_mutation(cfg, m, "--mutation");
   hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
   sys.scheduler().set_stall_limit(spec.stall_limit);
+  if (machine.timing.step_spread > 0) {  // each CPU its own stream of the run's seed
+    const sim::Rng spread(sim::Rng(spec.seed).split(0x73707264));
+    for (std::uint32_t i = 0; i < machine.cpu_count(); ++i) {
+      sys.cpu(CpuId{i}).set_step_spread(machine.timing.step_spread, spread.split(i));
+    }
+  }
   kernel::Kernel k(sys, cfg);
   sys.memory().set_fence_costs(k.arch().fence_costs(machine));  // the barriers' instructions, priced
   const auto oracle = check::Oracle::attach(k);

@@ -195,3 +195,24 @@ TEST(Machine, JsonCarriesTheResolvedParameters) {
 
 }  // namespace
 }  // namespace tlbsim::hw
+
+namespace tlbsim::hw {
+namespace {
+
+// [timing] is optional: without it every cost is exact (step_spread 0); with it, a spread in 0..0.5 and its source.
+TEST(Machine, StepSpreadIsOptionalBoundedAndCited) {
+  const std::string ok = small_text();
+  EXPECT_EQ(parse_machine(ok, "test.toml").timing.step_spread, 0.0);
+  EXPECT_FALSE(to_json(parse_machine(ok, "test.toml")).contains("timing"));
+  const Machine m = parse_machine(ok + "\n[timing]\nstep_spread = { value = 0.12, source = \"measured\" }\n", "t.toml");
+  EXPECT_EQ(m.timing.step_spread, 0.12);
+  EXPECT_EQ(m.timing.source, "measured");
+  EXPECT_EQ(to_json(m)["timing"]["step_spread"]["value"], 0.12);
+  expect_error(ok + "\n[timing]\nstep_spread = { value = 0.9, source = \"x\" }\n",
+               {"timing.step_spread.value", "got 0.9"});
+  expect_error(ok + "\n[timing]\nstep_spread = { value = 0.1 }\n", {"timing.step_spread", "source"});
+  expect_error(ok + "\n[timing]\nspread = 0.1\n", {"timing"});
+}
+
+}  // namespace
+}  // namespace tlbsim::hw

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -205,6 +206,50 @@ TEST(Cpu, ParkedCpuWithInterruptsEnabledTakesAnInterrupt) {
   s.run(at_ns(100));
   ASSERT_EQ(h.taken.size(), 1u);
   EXPECT_EQ(h.taken[0].at, at_ns(20));
+}
+
+}  // namespace
+}  // namespace tlbsim::sim
+
+namespace tlbsim::sim {
+namespace {
+
+Task<void> ten_steps(Cpu& cpu, std::vector<SimTime>& done) {
+  for (int i = 0; i < 10; ++i) {
+    co_await cpu.delay(nanoseconds(1000));
+    done.push_back(cpu.now());
+  }
+}
+
+std::vector<SimTime> spread_steps(double spread, std::uint64_t seed) {
+  TimedScheduler s(1, 1);
+  Cpu& cpu = s.cpu(CpuId{0});
+  if (spread > 0) cpu.set_step_spread(spread, Rng(seed));
+  std::vector<SimTime> done;
+  cpu.start(ten_steps(cpu, done));
+  s.run(kTimeZero + milliseconds(1));
+  return done;
+}
+
+// A machine's step spread draws each step's duration from 1 -+ spread of its cost, from the CPU's own seeded
+// stream: the same stream gives the same times, another stream other times, and spread 0 the exact costs.
+TEST(Cpu, StepSpreadDrawsEachStepAroundItsCostFromTheCpusStream) {
+  const std::vector<SimTime> exact = spread_steps(0, 1);
+  ASSERT_EQ(exact.size(), 10u);
+  for (std::size_t i = 0; i < exact.size(); ++i) EXPECT_EQ(exact[i], at_ns(1000 * static_cast<std::int64_t>(i + 1)));
+  const std::vector<SimTime> a = spread_steps(0.2, 7), b = spread_steps(0.2, 7), c = spread_steps(0.2, 8);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  SimTime prev = kTimeZero;
+  std::set<std::int64_t> lengths;
+  for (SimTime t : a) {
+    const std::int64_t ps = (t - prev).count();
+    EXPECT_GE(ps, 800'000);
+    EXPECT_LT(ps, 1'200'000);
+    lengths.insert(ps);
+    prev = t;
+  }
+  EXPECT_GT(lengths.size(), 5u);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // trace-event format, with IPI arrows from senders to handlers) and as ftrace text; filters; results unchanged.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -274,6 +276,56 @@ TEST(TraceRun, OtherErasAndArchitecturesGiveValidTraces) {
       EXPECT_NE(t.chrome.dump().find("\"_tlbie_"), std::string::npos) << kernel;
     }
   }
+}
+
+}  // namespace
+}  // namespace tlbsim::trace
+
+namespace tlbsim::trace {
+namespace {
+
+// A kernel function a task sleeps in (a lock's slow path, vma_start_write's wait) ends on its CPU's track at the
+// switch-out and begins again at the switch-in, so that the spans of one CPU stay nested: mmap_storm's two threads
+// sleep in mmap_lock and the VMA lock several times an op on the 2-vCPU guest, and each munmap's remote flush
+// request still lies inside its sys_munmap span, and a slow path begun before a sleep ends after the wake-up.
+TEST(TraceRun, SpansATaskSleepsInCloseAtTheSwitchAndReopenWhenItRunsAgain) {
+  workloads::RunSpec spec;
+  spec.workload = "mmap_storm";
+  spec.threads = 2;
+  spec.duration = sim::milliseconds(2);
+  spec.seed = 1;
+  const hw::Machine m = hw::load_machine(std::string(TLBSIM_SOURCE_DIR) + "/tests/data/kvm-2vcpu-20261203-host.toml");
+  const Traced t = traced_run(TraceFilter{}, spec, "linux-6.18", m);
+  const testing::ChromeCheck c = testing::validate_chrome_trace(t.chrome);
+  EXPECT_TRUE(c.errors.empty()) << errors(c);
+  std::map<int, std::vector<std::string>> stack;  // by track (tid)
+  std::map<int, nlohmann::json> switched;         // by track: the time of its last sched_switch
+  std::uint64_t requests = 0, inside_munmap = 0, resumed_slowpaths = 0;
+  for (const auto& e : t.chrome["traceEvents"]) {
+    const std::string ph = e.value("ph", "");
+    if (ph != "B" && ph != "E" && ph != "i") continue;
+    std::vector<std::string>& s = stack[e["tid"].get<int>()];
+    const std::string name = e["name"].get<std::string>();
+    if (ph == "B") {
+      // A slow path reopened at a switch-in: it begins at the sched_switch's time, on a track whose task span
+      // (the switched-in task's) began there too.
+      const bool at_switch = switched.count(e["tid"].get<int>()) > 0 && switched[e["tid"].get<int>()] == e["ts"];
+      if (name.ends_with("_slowpath") && at_switch) ++resumed_slowpaths;
+      s.push_back(name);
+    } else if (ph == "E") {
+      ASSERT_FALSE(s.empty());
+      EXPECT_EQ(s.back(), name);
+      s.pop_back();
+    } else if (name == "sched_switch") {
+      switched[e["tid"].get<int>()] = e["ts"];
+    } else if (name == "tlb_flush: remote ipi send") {
+      ++requests;
+      if (std::find(s.begin(), s.end(), "sys_munmap") != s.end()) ++inside_munmap;
+    }
+  }
+  EXPECT_GT(requests, 10u);
+  EXPECT_EQ(inside_munmap, requests);
+  EXPECT_GT(resumed_slowpaths, 10u);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "kernel/kernel.h"
 #include "kernel/sched/sched.h"
+#include "trace/tracer.h"
 
 namespace tlbsim::kernel {
 
@@ -121,6 +122,7 @@ sim::Task<bool> RwSem::rwsem_try_write_lock(PerCpu& self, TaskStruct& t) {
 }
 
 sim::Task<bool> RwSem::optimistic_spin_write(PerCpu& self) {
+  const trace::TraceSpan span(self.k.tracer(), self.cpu, "rwsem_optimistic_spin", "lock");
   hw::Memory& mem = self.k.mem();
   const bool spins_on_readers = self.k.config().version >= KernelVersion{5, 3};
   std::optional<sim::SimTime> rspin_threshold;
@@ -169,12 +171,20 @@ sim::Task<bool> RwSem::optimistic_spin_write(PerCpu& self) {
 }
 
 sim::Task<void> RwSem::slowpath(PerCpu& self, TaskStruct& t, bool writer) {
+  const trace::TraceSpan span(self.k.tracer(), self.cpu,
+                              writer ? "rwsem_down_write_slowpath" : "rwsem_down_read_slowpath", "lock");
   hw::Memory& mem = self.k.mem();
   Sched& s = *self.k.sched();
   co_await wait_lock_.lock(mem, self.cpu);
+  // Queued on a lock that nobody holds, a waiter clears RWSEM_NONSPINNABLE so that writers spin again: a reader
+  // from v5.3 (clear_wr_nonspinnable, then clear_nonspinnable), a writer queued behind others from v5.19
+  // (rwsem_cond_wake_waiter, "locking/rwsem: Conditionally wake waiters in reader/writer slowpaths").
+  const KernelVersion v = self.k.config().version;
+  const bool clears = writer ? !wait_list_.empty() && v >= KernelVersion{5, 19} : v >= KernelVersion{5, 3};
   wait_list_.push_back(Waiter{&t, writer, wait_timeout(self)});
-  co_await mem.rmw(self.cpu, v_, [](State st) {
+  co_await mem.rmw(self.cpu, v_, [clears](State st) {
     ++st.waiters;  // RWSEM_FLAG_WAITERS
+    if (clears && st.count == 0) st.nonspinnable = false;
     return st;
   });
   // The wait loop: try, and sleep in TASK_UNINTERRUPTIBLE until a release wakes this task. A reader may find that
@@ -320,8 +330,12 @@ sim::Task<void> RwSem::down_read(PerCpu& self) {
 }
 
 sim::Task<void> RwSem::up_read(PerCpu& self) {
-  const State old = co_await self.k.mem().rmw(self.cpu, v_, [](State st) {
+  // __up_read: the reader that frees the lock with waiters queued clears RWSEM_NONSPINNABLE (v5.3+), so that the
+  // next writer spins on the next reader phase again.
+  const bool clears = self.k.config().version >= KernelVersion{5, 3};
+  const State old = co_await self.k.mem().rmw(self.cpu, v_, [clears](State st) {
     --st.count;
+    if (clears && st.count == 0 && st.waiters > 0) st.nonspinnable = false;
     return st;
   });
   if (old.count == 1) co_await wake(self, false);

@@ -20,7 +20,8 @@ class TaskStruct;
 // sleepers and writers spinning for the lock), which keeps new readers out (writer preference: a waiting writer
 // blocks new readers, as RWSEM_FLAG_WAITERS with handoff does, so readers that never drain cannot starve it);
 // `nonspinnable` is the owner field's RWSEM_NONSPINNABLE bit, set by a writer that gave up spinning on a
-// reader-owned lock and cleared when a writer takes the lock (rwsem_set_owner overwrites the owner field);
+// reader-owned lock and cleared when a writer takes the lock (rwsem_set_owner overwrites the owner field), from v5.3
+// also by the reader that frees the lock with waiters queued and by a waiter queued on a free lock;
 // `handoff` is RWSEM_FLAG_HANDOFF (v5.3+), set for a waiter queued longer than RWSEM_WAIT_TIMEOUT: it keeps spinners,
 // stealing readers and every queued writer but the first out, so the lock passes to the head of the queue.
 //
@@ -50,6 +51,8 @@ class RwSem {
   // downgrade_write: the writer becomes one reader; queued readers at the head of the wait list are woken.
   sim::Task<void> downgrade_write(PerCpu& self);
   int value() const { return v_.value.count; }
+  // RWSEM_NONSPINNABLE (for tests).
+  bool nonspinnable() const { return v_.value.nonspinnable; }
   // How many tasks sleep on the wait list (for tests and dumps).
   std::size_t sleepers() const { return wait_list_.size(); }
   // The task on `self` that may sleep in a lock's wait (see the contract), or nullptr.

@@ -41,25 +41,37 @@ void pin(TaskStruct& t, std::uint32_t ncpus) {
   t.cpus_allowed.set(t.cpu);
 }
 
+// A reader on CPU 0 that holds the lock 100 us, and a writer on CPU 2 that comes 1 us later, both pinned.
+struct ReaderThenWriter {
+  explicit ReaderThenWriter(const char* profile)
+      : s(load_kernel_profile(profile).config),
+        sched(s.k, false),
+        sem(s.sys.coherence(), "test.rwsem", s.k.arch().spinlock_kind()) {
+    sched.start();
+    pin(sched.create_task(
+            "reader", nullptr, CpuId{0},
+            [this](TaskStruct& t) { return hold_for_read(sched, t, sem, sim::microseconds(100), released); }),
+        s.k.ncpus());
+    w = &sched.create_task("writer", nullptr, CpuId{2},
+                           [this](TaskStruct& t) { return take(sched, t, sem, true, sim::microseconds(1), acquired); });
+    pin(*w, s.k.ncpus());
+  }
+  Scenario s;
+  Sched sched;
+  RwSem sem;
+  sim::SimTime released{}, acquired{};
+  TaskStruct* w = nullptr;
+};
+
 TEST(Rwsem, AWriterSpinsOnAReaderOwnedLockForItsEraThenSleepsUntilTheReaderLeaves) {
   // The reader holds the lock 100 us; the writer comes 1 us later. v3.3 has no optimistic spinning and sleeps at
   // once; v5.17 and v6.13 spin on the reader-owned lock for rwsem_rspin_threshold, (20 + 1 reader) / 2 = 10.5 us,
   // then sleep. The up_read that frees the lock wakes the writer.
   for (const auto& [profile, spin_us] :
        {std::pair{"linux-3.3", 0.0}, std::pair{"linux-5.17", 10.5}, std::pair{"linux-6.13", 10.5}}) {
-    Scenario s(load_kernel_profile(profile).config);
-    Sched sched(s.k, false);
-    RwSem sem(s.sys.coherence(), "test.rwsem", s.k.arch().spinlock_kind());
-    sched.start();
-    sim::SimTime released{}, acquired{};
-    pin(sched.create_task(
-            "reader", nullptr, CpuId{0},
-            [&](TaskStruct& t) { return hold_for_read(sched, t, sem, sim::microseconds(100), released); }),
-        s.k.ncpus());
-    TaskStruct& w = sched.create_task("writer", nullptr, CpuId{2}, [&](TaskStruct& t) {
-      return take(sched, t, sem, true, sim::microseconds(1), acquired);
-    });
-    pin(w, s.k.ncpus());
+    ReaderThenWriter rw(profile);
+    auto& [s, sched, sem, released, acquired, wp] = rw;
+    TaskStruct& w = *wp;
     s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
     EXPECT_GE(acquired, released) << profile;
     EXPECT_EQ(w.nvcsw, 2u) << profile << ": it slept once (and switched away once more when it ended)";
@@ -67,6 +79,31 @@ TEST(Rwsem, AWriterSpinsOnAReaderOwnedLockForItsEraThenSleepsUntilTheReaderLeave
     const double idle_us = static_cast<double>(sched.rq(CpuId{2}).last_idle.count()) / 1e6;
     EXPECT_NEAR(idle_us, 100.0 - 1.0 - spin_us, 2.0) << profile;
     EXPECT_EQ(sem.value(), 0) << profile;
+  }
+}
+
+TEST(Rwsem, TheReaderThatFreesTheLockWithWaitersLetsWritersSpinAgainFromV53) {
+  // As above: the writer gives up spinning on the reader-owned lock after 10.5 us and marks it RWSEM_NONSPINNABLE,
+  // so later writers sleep at once. From v5.3 the up_read that frees the lock with the writer queued clears the bit
+  // (__up_read's clear_nonspinnable), before the woken writer has run; v3.3 never spins, so never sets it.
+  for (const auto& [profile, spins] :
+       {std::pair{"linux-3.3", false}, std::pair{"linux-5.17", true}, std::pair{"linux-6.13", true}}) {
+    ReaderThenWriter rw(profile);
+    auto& [s, sched, sem, released, acquired, w] = rw;
+    s.sys.scheduler().run(sim::kTimeZero + sim::microseconds(50));
+    EXPECT_EQ(sem.nonspinnable(), spins) << profile << ": the writer's spin timed out";
+    EXPECT_EQ(sem.sleepers(), 1u) << profile;
+    // Up to just after the reader's release (the scheduler runs in 50 ns steps until the reader has released).
+    for (sim::SimTime t = sim::kTimeZero + sim::microseconds(50);
+         released == sim::SimTime{} && t < sim::kTimeZero + sim::microseconds(300); t += sim::nanoseconds(50)) {
+      s.sys.scheduler().run(t);
+    }
+    ASSERT_GT(released, sim::kTimeZero) << profile;
+    s.sys.scheduler().run(released + sim::nanoseconds(500));  // up_read's atomic, not yet the writer's wake-up
+    EXPECT_EQ(acquired, sim::SimTime{}) << profile << ": the woken writer has not run yet";
+    EXPECT_FALSE(sem.nonspinnable()) << profile << ": the reader's release cleared it";
+    s.sys.scheduler().run(sim::kTimeZero + sim::milliseconds(1));
+    EXPECT_GE(acquired, released) << profile;
   }
 }
 
