@@ -41,6 +41,10 @@ class MachineCommand final : public Command {
                                                 : std::string("one send per target"));
     io.out << fmt::format("tlb       {} entries, {}-way, tag {} ({} bits)\n", m.tlb.entries, m.tlb.ways,
                           hw::to_string(m.tlb.tag), m.tlb.tag_bits);
+    if (m.timing.step_spread > 0) {
+      io.out << fmt::format("timing    step spread {:.3f}: each step and wake-up within -+{:.1f}% of its cost ({})\n",
+                            m.timing.step_spread, 100 * m.timing.step_spread, m.timing.source);
+    }
     io.out << "\nlatencies\n";
     std::size_t width = 0;
     for (const auto& p : m.latencies) width = std::max(width, p.key.size());

@@ -42,6 +42,18 @@ TEST(Cli, MachineShow) {
   expect_golden("machine_show_small.txt", r.out);
 }
 
+// A calibrated file's step spread is shown under the hardware lines; the built-in machines have none (above).
+TEST(Cli, MachineShowGivesTheStepSpreadOfACalibratedFile) {
+  const Result r =
+      run({"machine", "show", std::string(TLBSIM_SOURCE_DIR) + "/tests/data/kvm-2vcpu-20261207-epyc-host.toml"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(
+      r.out.find("\ntiming    step spread 0.069: each step and wake-up within -+6.9% of its cost (MEASURED on vm"),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(run({"machine", "show", "small-2s2c"}).out.find("timing"), std::string::npos);
+}
+
 TEST(Cli, BenchContentionTable) {
   const Result r = run({"bench", "contention", "--machine", "small-2s2c", "--cpus", "1,2,4,8", "--duration", "5us"});
   EXPECT_EQ(r.status, 0) << r.err;
