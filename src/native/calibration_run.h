@@ -99,6 +99,7 @@ struct CalibrationRun {
   std::uint32_t cpu0;
   std::optional<Spread> wakeup;  // the wake-up of a thread asleep on another CPU of the package (wakeup_ns)
   std::optional<Spread> step_spread;  // fault_step_spread: a fraction, not ns
+  std::optional<Spread> short_wakeup;  // the same wake-up after 30 us asleep
 
   // Records a figure for the file's header and prints it.
   Spread note(const std::string& what, const Spread& sp) {

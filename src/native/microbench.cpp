@@ -233,7 +233,7 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
   });
 }
 
-Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s) {
+Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s, std::chrono::microseconds asleep) {
   int to[2], back[2];
   if (pipe(to) != 0) throw std::runtime_error("calibrate: pipe failed");
   if (pipe(back) != 0) {
@@ -259,7 +259,12 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
     double total = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (asleep >= std::chrono::milliseconds(1)) {
+        std::this_thread::sleep_for(asleep);
+      } else {
+        for (const auto until = Clock::now() + asleep; Clock::now() < until;) {
+        }
+      }
       char c = 'x';
       const std::int64_t t0 = now_ns();
       if (write(to[1], &c, 1) != 1 || read(back[0], &c, 1) != 1) break;
@@ -333,7 +338,7 @@ std::optional<Spread> wake_call_ns(std::uint32_t waker, std::uint32_t sleeper, c
 
 #else
 
-Spread wakeup_ns(std::uint32_t, std::uint32_t, const BenchScale&) {
+Spread wakeup_ns(std::uint32_t, std::uint32_t, const BenchScale&, std::chrono::microseconds) {
   throw std::runtime_error("calibrate runs on Linux only");
 }
 std::optional<Spread> wake_call_ns(std::uint32_t, std::uint32_t, const BenchScale&) {

@@ -4,6 +4,7 @@
 // kernel's remote TLB shootdown round trip), and membarrier's expedited IPI round trip.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -49,7 +50,10 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
 // The wake-up of an idle CPU: a thread pinned on `sleeper` blocks in read() on a pipe; one on `waker`, every 1 ms
 // (long enough for the sleeper's CPU to enter its idle state), writes a byte; the figure is the time from just
 // before the write to the sleeper's return from read(), in ns.
-Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s);
+// `asleep` is how long the sleeper has been blocked when the waker writes: 1 ms by a sleep, shorter times by the
+// waker spinning on the clock (a sleep's timer slack is longer than they are).
+Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s,
+                 std::chrono::microseconds asleep = std::chrono::microseconds(1000));
 // The waker's side of a wake-up: a thread pinned on `sleeper` blocks in FUTEX_WAIT; one on `waker` times its own
 // FUTEX_WAKE system call, which finds the sleeper asleep (50 us after it last ran, so that an idle CPU has halted).
 // With `sleeper` == `waker` the wake-up is local (an enqueue on the waker's own runqueue, no IPI); with another,

@@ -40,6 +40,15 @@ TEST(Calibrate, WritesALoadableMachineFileForThisHost) {
       EXPECT_TRUE(p.source.starts_with("MEASURED")) << p.key;
     }
   }
+  // The step spread of single write faults (issue 31): measured, within the parser's range, with its source.
+  EXPECT_GT(m.timing.step_spread, 0.0);
+  EXPECT_LE(m.timing.step_spread, 0.5);
+  EXPECT_TRUE(m.timing.source.starts_with("MEASURED")) << m.timing.source;
+  EXPECT_NE(progress.str().find("step spread of single write faults"), std::string::npos);
+  // A host with a CPU pair also times a wake-up after 30 us asleep beside the 1 ms one.
+  if (c.host.cpus.size() > 1) {
+    EXPECT_NE(progress.str().find("wake-up of a thread asleep 30 us"), std::string::npos);
+  }
 }
 
 TEST(Calibrate, QuotesTomlStrings) { EXPECT_EQ(toml_quote("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\""); }
