@@ -13,7 +13,9 @@
 
 #if defined(__linux__)
 #include <sched.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #endif
@@ -169,6 +171,80 @@ Spread pipe_pingpong_ns(std::uint32_t cpu, bool processes, const BenchScale& s) 
   return spread_of(std::move(out));
 }
 
+namespace {
+
+// What the kick's handler reaches: a signal handler sees no other state.
+std::atomic<std::uint64_t> kicks_handled{0};
+void on_kick(int) { kicks_handled.fetch_add(1, std::memory_order_release); }
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+std::optional<Spread> kick_ns(std::uint32_t sender, std::uint32_t target, bool blocked, const BenchScale& s) {
+  const int sig = SIGRTMIN + 1;  // queued, never merged with a pending one
+  struct sigaction act {};
+  struct sigaction old {};
+  act.sa_handler = on_kick;
+  sigemptyset(&act.sa_mask);
+  if (sigaction(sig, &act, &old) != 0) return std::nullopt;
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> quit{false}, pinned{true};
+  std::atomic<std::uint64_t> sent{0}, dequeued{0};
+  std::thread t([&] {
+    pinned.store(pin_this_thread(target));
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
+    tid.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_release);
+    const timespec zero{0, 0};
+    while (!quit.load(std::memory_order_relaxed)) {  // user space, running: kick_process's IPI finds it here
+      if (blocked && sent.load(std::memory_order_acquire) != dequeued.load(std::memory_order_relaxed) &&
+          sigtimedwait(&set, nullptr, &zero) == sig) {
+        dequeued.fetch_add(1, std::memory_order_release);
+      }
+      cpu_relax();
+    }
+  });
+  const auto finish = [&] {
+    quit.store(true);
+    t.join();
+    sigaction(sig, &old, nullptr);
+  };
+  while (tid.load(std::memory_order_acquire) == 0) std::this_thread::yield();
+  if (!pinned.load() || !pin_this_thread(sender)) {
+    finish();
+    throw std::runtime_error(fmt::format("calibrate: cannot pin threads to CPUs {} and {}", sender, target));
+  }
+  const auto received = [&] { return blocked ? dequeued.load(std::memory_order_acquire) : kicks_handled.load(); };
+  std::vector<double> out;
+  const std::uint64_t n = bench_iters(s, 200);
+  bool lost = false;
+  for (std::uint32_t r = 0; r <= s.repetitions && !lost; ++r) {  // r == 0 warms up
+    double total = 0;
+    for (std::uint64_t i = 0; i < n && !lost; ++i) {
+      const std::uint64_t before = received();
+      const auto t0 = Clock::now();
+      syscall(SYS_tgkill, getpid(), tid.load(), sig);
+      total += ns_between(t0, Clock::now());
+      sent.fetch_add(1, std::memory_order_release);
+      const auto give_up = Clock::now() + std::chrono::milliseconds(100);
+      while (received() == before && !(lost = Clock::now() > give_up)) cpu_relax();
+      // Let the target return to user space and spin again before the next signal.
+      for (const auto until = Clock::now() + std::chrono::microseconds(20); Clock::now() < until;) cpu_relax();
+    }
+    if (r > 0) out.push_back(total / static_cast<double>(n));
+  }
+  finish();
+  if (lost || out.empty()) return std::nullopt;
+  return spread_of(std::move(out));
+}
+
 #else
 
 PipeCalls pipe_calls_ns(std::uint32_t, const BenchScale&) { throw std::runtime_error("calibrate runs on Linux only"); }
@@ -178,6 +254,7 @@ YieldSwitch yield_switch_ns(std::uint32_t, const BenchScale&) {
 Spread pipe_pingpong_ns(std::uint32_t, bool, const BenchScale&) {
   throw std::runtime_error("calibrate runs on Linux only");
 }
+std::optional<Spread> kick_ns(std::uint32_t, std::uint32_t, bool, const BenchScale&) { return std::nullopt; }
 
 #endif
 

@@ -33,4 +33,11 @@ YieldSwitch yield_switch_ns(std::uint32_t cpu, const BenchScale& s);
 // one context switch), in ns.
 Spread pipe_pingpong_ns(std::uint32_t cpu, bool processes, const BenchScale& s);
 
+// The sender's side of an IPI to a running CPU: a thread spins in user space on `target`; one on `sender` times
+// its own tgkill() of it with a real-time signal. With `blocked` false the signal has a handler, so
+// signal_wake_up() finds the task running on another CPU and kick_process() sends it a reschedule IPI; with
+// `blocked` true the thread blocks the signal, and tgkill() queues it and returns with no IPI. Each signal is
+// handled (or dequeued) before the next is sent. In ns; nullopt when signals cannot be set up here.
+std::optional<Spread> kick_ns(std::uint32_t sender, std::uint32_t target, bool blocked, const BenchScale& s);
+
 }  // namespace tlbsim::native

@@ -48,6 +48,13 @@ TEST(Calibrate, WritesALoadableMachineFileForThisHost) {
   // A host with a CPU pair also times a wake-up after 30 us asleep beside the 1 ms one.
   if (c.host.cpus.size() > 1) {
     EXPECT_NE(progress.str().find("wake-up of a thread asleep 30 us"), std::string::npos);
+    // ipi.send's probe: a signal to a running thread with and without the kick's IPI (issue 31, part 7).
+    EXPECT_NE(progress.str().find("tgkill() of a thread running on CPU"), std::string::npos);
+    for (const auto& p : m.latencies) {
+      if (p.key == "ipi.send" && p.source.starts_with("MEASURED")) {
+        EXPECT_NE(p.source.find("tgkill()"), std::string::npos) << p.source;
+      }
+    }
   }
 }
 

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+#include <thread>
+#include <vector>
+
 #include "native/host.h"
 
 namespace tlbsim::native {
@@ -46,6 +51,34 @@ TEST(MicrobenchSched, PingPongOnOneCpuCostsMoreThanItsCalls) {
     const Spread half = pipe_pingpong_ns(cpu, processes, {5, 0.05});
     EXPECT_GT(half.p10, c.write.p10 + c.read.p10) << (processes ? "processes" : "threads");
   }
+}
+
+// ipi.send's probe: every signal sent to a thread running on another CPU is handled (with the handler) or dequeued
+// (blocked) before the next, so both variants give a positive, ordered spread; and the handler's variant does the
+// blocked one's work and more (signal_wake_up, kick_process and, with the task running elsewhere, the IPI).
+TEST(MicrobenchSched, KickingARunningThreadCostsMoreThanQueueingABlockedSignal) {
+  if (!native_supported()) GTEST_SKIP() << "microbenchmarks need Linux";
+  // Other tests pin this thread to one CPU, and the host's CPUs are read within its affinity: a fresh thread first
+  // allows itself every CPU.
+  std::optional<Spread> quiet, kick;
+  std::size_t cpus = 0;
+  std::thread([&] {
+    std::vector<std::uint32_t> all(std::max(1u, std::thread::hardware_concurrency()));
+    for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+    (void)pin_this_thread(all);
+    const HostTopology host = read_host_topology();
+    cpus = host.cpus.size();
+    if (cpus < 2) return;
+    quiet = kick_ns(host.cpus[0].cpu, host.cpus[1].cpu, true, {5, 0.2});
+    kick = kick_ns(host.cpus[0].cpu, host.cpus[1].cpu, false, {5, 0.2});
+  }).join();
+  if (cpus < 2) GTEST_SKIP() << "needs two CPUs";
+  ASSERT_TRUE(quiet.has_value());
+  ASSERT_TRUE(kick.has_value());
+  EXPECT_GT(quiet->median, 0.0);
+  EXPECT_GE(quiet->p90, quiet->p10);
+  EXPECT_GE(kick->p90, kick->p10);
+  EXPECT_GT(kick->median, quiet->median);
 }
 
 }  // namespace
