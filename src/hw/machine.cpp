@@ -209,6 +209,23 @@ void parse_idle_states(MachineParse& p) {
     is.target_residency = residency.value;
     lat.record(key, "exit_latency", exit);
     lat.record(key, "target_residency", residency);
+    const auto p10 = st.optional_latency("exit_latency_p10", 1e8), p90 = st.optional_latency("exit_latency_p90", 1e8);
+    if (p10.has_value() != p90.has_value()) {
+      throw InputError(fmt::format("{}: machine file: idle state '{}' gives exit_latency_{} without exit_latency_{}",
+                                   origin, is.name, p10 ? "p10" : "p90", p10 ? "p90" : "p10"));
+    }
+    if (p10) {
+      if (!(p10->value <= exit.value && exit.value <= p90->value)) {
+        throw InputError(
+            fmt::format("{}: machine file: idle state '{}': exit_latency_p10 <= exit_latency <= "
+                        "exit_latency_p90 does not hold",
+                        origin, is.name));
+      }
+      is.exit_latency_p10 = p10->value;
+      is.exit_latency_p90 = p90->value;
+      lat.record(key, "exit_latency_p10", *p10);
+      lat.record(key, "exit_latency_p90", *p90);
+    }
     is.flushes_tlb = st.boolean("flushes_tlb");
     is.polls = st.optional_boolean("polls").value_or(true);
     st.finish();

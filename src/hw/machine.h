@@ -90,6 +90,12 @@ struct IdleState {
   // write of TIF_NEED_RESCHED wakes the CPU; in HLT (x86 default_idle, a KVM guest without a cpuidle driver) the
   // flag is clear and resched_curr sends a reschedule IPI (smp_send_reschedule).
   bool polls = true;
+  // Optional, both or neither: the 10th and 90th percentiles of single wake-ups from this state (a KVM guest's HLT:
+  // its wake-up is the host's, and varies widely). When set, each halt's exit latency is drawn from the piecewise
+  // linear distribution through them and exit_latency as the median (sim::Cpu::draw), instead of exit_latency
+  // with the step spread. Zero: none.
+  sim::Duration exit_latency_p10{0};
+  sim::Duration exit_latency_p90{0};
 };
 
 // [timing], optional: how much the duration of one step of kernel code varies from one execution to the next on this

@@ -207,9 +207,11 @@ void measure_remote_shootdowns(CalibrationRun& r, const TransferPairs& pairs, co
       r.note(fmt::format("membarrier(PRIVATE_EXPEDITED), thread on CPU {} (IPI round trip)", pair->second), *mb);
     }
     if (key == std::string("ipi.deliver_socket")) {
-      r.wakeup =
-          r.note(fmt::format("wake-up of a thread asleep 1 ms on CPU {} (pipe write to read's return)", pair->second),
-                 in_thread([&, p = *pair] { return wakeup_ns(p.first, p.second, s); }));
+      Spread single;
+      r.wakeup = r.note(
+          fmt::format("wake-up of a thread asleep 1 ms on CPU {} (pipe write to read's return)", pair->second),
+          in_thread([&, p = *pair] { return wakeup_ns(p.first, p.second, s, std::chrono::milliseconds(1), &single); }));
+      if (single.n >= 10) r.single_wakeup = r.note("  the same, single wake-ups (n: wake-ups)", single);
       // A vCPU halted for tens of microseconds may wake faster than one halted 1 ms (a KVM host's halt polling):
       // the figure goes to the header and beside the HLT exit latency, not into a field.
       r.short_wakeup =
@@ -298,15 +300,32 @@ std::string idle_states(const CalibrationRun& r) {
       "{ ns = 1000.0, source = \"ESTIMATE: the C1 (HLT) exit latency the kernel assumes when no firmware "
       "table gives one (ACPI C1 worst-case latency 1 us); the wake-up's interrupt delivery is charged "
       "apart (ipi.deliver_socket)\" }";
+  // With single wake-ups timed, the state's exit latency is their median and its percentiles their p10 and p90,
+  // each less the same send and delivery: each halt's exit is then drawn from that spread (hw::IdleState).
   if (r.wakeup && r.fields.ns("ipi.deliver_socket") > 0) {
     const double deliver = r.fields.ns("ipi.deliver_socket");
     const double send = r.fields.ns("ipi.send");
-    const double e = std::max(1.0, r.wakeup->median - send - deliver);
+    const Spread& w = r.single_wakeup ? *r.single_wakeup : *r.wakeup;
+    const double e = std::max(1.0, w.median - send - deliver);
+    const std::string what = r.single_wakeup ? "single wake-ups of a thread asleep 1 ms on another CPU, median"
+                                             : "wake-up of a thread asleep 1 ms on another CPU";
+    const auto from = [&](const std::string& how) { return r.single_wakeup ? r.from_samples(w, how) : r.from(w, how); };
     exit = fmt::format(
         "{{ ns = {:.1f}, source = \"{}\" }}", e,
-        r.from(*r.wakeup, fmt::format("wake-up of a thread asleep 1 ms on another CPU ({:.1f} ns) less ipi.send "
-                                      "({:.1f} ns) and ipi.deliver_socket ({:.1f} ns){}; figure is the whole wake-up",
-                                      r.wakeup->median, send, deliver, e == 1.0 ? ", clamped to 1 ns" : "")));
+        from(fmt::format("{} ({:.1f} ns) less ipi.send ({:.1f} ns) and ipi.deliver_socket ({:.1f} ns){}; figure "
+                         "is the whole wake-up",
+                         what, w.median, send, deliver, e == 1.0 ? ", clamped to 1 ns" : "")));
+    if (r.single_wakeup) {
+      const double lo = std::min(e, std::max(1.0, w.p10 - send - deliver)), hi = std::max(e, w.p90 - send - deliver);
+      const auto pct = [&](const char* name, double v, double raw) {
+        return fmt::format(
+            "\nexit_latency_{} = {{ ns = {:.1f}, source = \"{}\" }}", name, v,
+            r.from_samples(w, fmt::format("the {} of single wake-ups of a thread asleep 1 ms on another CPU "
+                                          "({:.1f} ns) less ipi.send and ipi.deliver_socket",
+                                          name, raw)));
+      };
+      exit += pct("p10", lo, w.p10) + pct("p90", hi, w.p90);
+    }
   }
   std::string short_note;
   if (r.wakeup && r.short_wakeup) {
@@ -394,9 +413,19 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
   const hw::Machine base = hw::load_machine(cal.base_machine);
   Fields fields(base);
   const std::string reps = fmt::format("over {} repetitions", o.scale.repetitions);
-  CalibrationRun r{
-      o,           progress, cal, info, base, fields, ppc, reps, cal.host.cpus.front().cpu, std::nullopt, std::nullopt,
-      std::nullopt};
+  CalibrationRun r{o,
+                   progress,
+                   cal,
+                   info,
+                   base,
+                   fields,
+                   ppc,
+                   reps,
+                   cal.host.cpus.front().cpu,
+                   std::nullopt,
+                   std::nullopt,
+                   std::nullopt,
+                   std::nullopt};
   const TransferPairs pairs = measure_coherence(r);
   measure_kernel_costs(r);
   r.step_spread = in_thread([&] { return fault_step_spread(o.scale); });

@@ -100,6 +100,7 @@ struct CalibrationRun {
   std::optional<Spread> wakeup;  // the wake-up of a thread asleep on another CPU of the package (wakeup_ns)
   std::optional<Spread> step_spread;  // fault_step_spread: a fraction, not ns
   std::optional<Spread> short_wakeup;  // the same wake-up after 30 us asleep
+  std::optional<Spread> single_wakeup;  // every single wake-up of `wakeup`'s repetitions (n: how many)
 
   // Records a figure for the file's header and prints it.
   Spread note(const std::string& what, const Spread& sp) {
@@ -111,6 +112,13 @@ struct CalibrationRun {
   std::string from(const Spread& sp, const std::string& how) const {
     return fmt::format("MEASURED on {} ({}) by tlbsim calibrate, {}: {}; median {:.1f} ns, p10 {:.1f}, p90 {:.1f} {}",
                        info.hostname, info.cpu_model, utc_now(), how, sp.median, sp.p10, sp.p90, reps);
+  }
+  // The same for a spread of single samples, not of repetitions.
+  std::string from_samples(const Spread& sp, const std::string& how) const {
+    return fmt::format(
+        "MEASURED on {} ({}) by tlbsim calibrate, {}: {}; median {:.1f} ns, p10 {:.1f}, p90 {:.1f} of {} "
+        "samples",
+        info.hostname, info.cpu_model, utc_now(), how, sp.median, sp.p10, sp.p90, sp.n);
   }
 };
 

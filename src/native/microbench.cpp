@@ -233,7 +233,8 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
   });
 }
 
-Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s, std::chrono::microseconds asleep) {
+Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s, std::chrono::microseconds asleep,
+                 Spread* single) {
   int to[2], back[2];
   if (pipe(to) != 0) throw std::runtime_error("calibrate: pipe failed");
   if (pipe(back) != 0) {
@@ -254,7 +255,7 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
     }
   });
   pin_or_throw(waker);
-  std::vector<double> out;
+  std::vector<double> out, singles;
   const std::uint64_t n = std::max<std::uint64_t>(2, bench_iters(s, 20));
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
     double total = 0;
@@ -268,7 +269,9 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
       char c = 'x';
       const std::int64_t t0 = now_ns();
       if (write(to[1], &c, 1) != 1 || read(back[0], &c, 1) != 1) break;
-      total += static_cast<double>(woke.load(std::memory_order_acquire) - t0);
+      const auto one = static_cast<double>(woke.load(std::memory_order_acquire) - t0);
+      total += one;
+      if (r > 0) singles.push_back(one);
     }
     if (r > 0) out.push_back(total / static_cast<double>(n));
   }
@@ -276,6 +279,7 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
   if (write(to[1], &q, 1) != 1) close(to[1]);
   b.join();
   for (int fd : {to[0], to[1], back[0], back[1]}) close(fd);
+  if (single != nullptr) *single = spread_of(std::move(singles));
   return spread_of(std::move(out));
 }
 
@@ -338,7 +342,7 @@ std::optional<Spread> wake_call_ns(std::uint32_t waker, std::uint32_t sleeper, c
 
 #else
 
-Spread wakeup_ns(std::uint32_t, std::uint32_t, const BenchScale&, std::chrono::microseconds) {
+Spread wakeup_ns(std::uint32_t, std::uint32_t, const BenchScale&, std::chrono::microseconds, Spread*) {
   throw std::runtime_error("calibrate runs on Linux only");
 }
 std::optional<Spread> wake_call_ns(std::uint32_t, std::uint32_t, const BenchScale&) {

@@ -52,8 +52,9 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
 // before the write to the sleeper's return from read(), in ns.
 // `asleep` is how long the sleeper has been blocked when the waker writes: 1 ms by a sleep, shorter times by the
 // waker spinning on the clock (a sleep's timer slack is longer than they are).
+// With `single`, also the spread of every single wake-up of every repetition (the figure is a mean per repetition).
 Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s,
-                 std::chrono::microseconds asleep = std::chrono::microseconds(1000));
+                 std::chrono::microseconds asleep = std::chrono::microseconds(1000), Spread* single = nullptr);
 // The waker's side of a wake-up: a thread pinned on `sleeper` blocks in FUTEX_WAIT; one on `waker` times its own
 // FUTEX_WAKE system call, which finds the sleeper asleep (50 us after it last ran, so that an idle CPU has halted).
 // With `sleeper` == `waker` the wake-up is local (an enqueue on the waker's own runqueue, no IPI); with another,

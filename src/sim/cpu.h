@@ -2,6 +2,7 @@
 // the interrupt flag, and delivery of pending interrupts at step boundaries.
 #pragma once
 
+#include <algorithm>
 #include <coroutine>
 #include <cstdint>
 #include <exception>
@@ -91,6 +92,15 @@ class Cpu final : private RootObserver {
     const double f = 1.0 + step_spread_ * (2.0 * spread_rng_.uniform() - 1.0);
     return Duration(static_cast<Duration::rep>(static_cast<double>(cost.count()) * f));
   }
+  // A draw from the CPU's stream: the piecewise linear distribution whose 10th, 50th and 90th percentiles are p10,
+  // p50 and p90 (its inverse CDF is linear between them and goes on with the same slopes to 0 and 1), floored at 0.
+  Duration draw(Duration p10, Duration p50, Duration p90) {
+    const double u = spread_rng_.uniform() - 0.5;
+    const auto lo = static_cast<double>(p10.count()), mid = static_cast<double>(p50.count()),
+               hi = static_cast<double>(p90.count());
+    const double x = mid + u * (u < 0 ? mid - lo : hi - mid) / 0.4;
+    return Duration(static_cast<Duration::rep>(std::max(0.0, x)));
+  }
   Scheduler& scheduler() { return sched_; }
   SimTime now() const { return *clock_; }
   CpuState state() const { return state_; }
@@ -122,13 +132,20 @@ class Cpu final : private RootObserver {
     Cpu& cpu;
     Duration wake_latency;
     SourceSite site;
+    Duration p10{0}, p90{0};  // the wake latency's percentiles, when it is drawn (p90 > 0)
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) { cpu.halt(h, cpu.spread(wake_latency), site); }
+    void await_suspend(std::coroutine_handle<> h) {
+      cpu.halt(h, p90.count() > 0 ? cpu.draw(p10, wake_latency, p90) : cpu.spread(wake_latency), site);
+    }
     void await_resume() const noexcept {}
   };
   // sti; hlt: enables interrupts and waits for one; the CPU takes it wake_latency after arrival (C-state exit).
   HaltAwaiter safe_halt(Duration wake_latency, SourceSite site = SourceSite::current()) {
     return {*this, wake_latency, site};
+  }
+  // The same with a wake latency drawn around its median `wake_latency` from its 10th and 90th percentiles (draw).
+  HaltAwaiter safe_halt(Duration wake_latency, Duration p10, Duration p90, SourceSite site = SourceSite::current()) {
+    return {*this, wake_latency, site, p10, p90};
   }
 
   struct IrqEnableAwaiter {

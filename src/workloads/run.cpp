@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <numeric>
 
@@ -170,7 +171,9 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   for (const std::string& m : spec.mutations) kernel::set_mutation(cfg, m, "--mutation");
   hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
   sys.scheduler().set_stall_limit(spec.stall_limit);
-  if (machine.timing.step_spread > 0) {  // each CPU its own stream of the run's seed
+  const bool drawn_wakeups = std::any_of(machine.idle_states.begin(), machine.idle_states.end(),
+                                         [](const hw::IdleState& st) { return st.exit_latency_p90.count() > 0; });
+  if (machine.timing.step_spread > 0 || drawn_wakeups) {  // each CPU its own stream of the run's seed
     const sim::Rng spread(sim::Rng(spec.seed).split(0x73707264));
     for (std::uint32_t i = 0; i < machine.cpu_count(); ++i) {
       sys.cpu(CpuId{i}).set_step_spread(machine.timing.step_spread, spread.split(i));

@@ -193,6 +193,31 @@ TEST(Machine, JsonCarriesTheResolvedParameters) {
   EXPECT_FALSE(j["latencies"]["coherence.remote_transfer"]["source"].get<std::string>().empty());
 }
 
+// An idle state may give the 10th and 90th percentiles of its exit latency (calibrate writes them for a KVM guest's
+// HLT): both or neither, around exit_latency, each with its source.
+TEST(Machine, AnIdleStatesExitLatencyMayGiveItsPercentiles) {
+  const std::string ok = small_text();
+  const auto with = [&](const std::string& extra) {
+    return ok + "\n[[idle.states]]\nname = \"HLT\"\nexit_latency = { ns = 30000.0, source = \"m\" }\n" + extra +
+           "target_residency = { ns = 1000000.0, source = \"r\" }\nflushes_tlb = false\npolls = false\n";
+  };
+  const Machine plain = parse_machine(with(""), "t.toml");
+  ASSERT_FALSE(plain.idle_states.empty());
+  EXPECT_EQ(plain.idle_states.back().exit_latency_p90, sim::Duration{0});
+  const Machine drawn = parse_machine(
+      with(
+          "exit_latency_p10 = { ns = 20000.0, source = \"a\" }\nexit_latency_p90 = { ns = 50000.0, source = \"b\" }\n"),
+      "t.toml");
+  EXPECT_EQ(drawn.idle_states.back().exit_latency_p10, sim::nanoseconds(20000));
+  EXPECT_EQ(drawn.idle_states.back().exit_latency_p90, sim::nanoseconds(50000));
+  expect_error(with("exit_latency_p10 = { ns = 20000.0, source = \"a\" }\n"), {"test.toml", "HLT", "exit_latency_p90"});
+  expect_error(with("exit_latency_p10 = { ns = 40000.0, source = \"a\" }\nexit_latency_p90 = { ns = 50000.0, "
+                    "source = \"b\" }\n"),
+               {"HLT", "exit_latency_p10 <= exit_latency <= exit_latency_p90"});
+  expect_error(with("exit_latency_p90 = { ns = 50000.0 }\nexit_latency_p10 = { ns = 20000.0, source = \"a\" }\n"),
+               {"exit_latency_p90", "source"});
+}
+
 }  // namespace
 }  // namespace tlbsim::hw
 

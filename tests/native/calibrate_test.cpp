@@ -48,6 +48,13 @@ TEST(Calibrate, WritesALoadableMachineFileForThisHost) {
   // A host with a CPU pair also times a wake-up after 30 us asleep beside the 1 ms one.
   if (c.host.cpus.size() > 1) {
     EXPECT_NE(progress.str().find("wake-up of a thread asleep 30 us"), std::string::npos);
+    // A written HLT state whose exit is measured gives the percentiles of single wake-ups around it (part 7).
+    for (const hw::IdleState& st : m.idle_states) {
+      if (st.exit_latency_p90.count() == 0) continue;
+      EXPECT_GT(st.exit_latency_p10.count(), 0) << st.name;
+      EXPECT_LE(st.exit_latency_p10, st.exit_latency) << st.name;
+      EXPECT_LE(st.exit_latency, st.exit_latency_p90) << st.name;
+    }
     // ipi.send's probe: a signal to a running thread with and without the kick's IPI (issue 31, part 7).
     EXPECT_NE(progress.str().find("tgkill() of a thread running on CPU"), std::string::npos);
     for (const auto& p : m.latencies) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -206,6 +207,30 @@ TEST(Cpu, ParkedCpuWithInterruptsEnabledTakesAnInterrupt) {
   s.run(at_ns(100));
   ASSERT_EQ(h.taken.size(), 1u);
   EXPECT_EQ(h.taken[0].at, at_ns(20));
+}
+
+// A drawn wake-up latency (an idle state's exit with its percentiles): the CPU's stream gives the same draws for
+// the same seed, and many draws have about the 10th, 50th and 90th percentiles they were drawn from, none negative.
+TEST(Cpu, DrawsFollowTheirPercentilesFromTheCpusStream) {
+  const auto draws = [](std::uint64_t seed) {
+    TimedScheduler s(1, 1);
+    Cpu& cpu = s.cpu(CpuId{0});
+    cpu.set_step_spread(0, Rng(seed));
+    std::vector<std::int64_t> out;
+    for (int i = 0; i < 20000; ++i) {
+      out.push_back(cpu.draw(nanoseconds(10000), nanoseconds(20000), nanoseconds(60000)).count());
+    }
+    return out;
+  };
+  const std::vector<std::int64_t> a = draws(3), b = draws(3), c = draws(4);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  std::vector<std::int64_t> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_GE(sorted.front(), 0);
+  EXPECT_NEAR(static_cast<double>(sorted[2000]), 10'000'000.0, 500'000.0);
+  EXPECT_NEAR(static_cast<double>(sorted[10000]), 20'000'000.0, 500'000.0);
+  EXPECT_NEAR(static_cast<double>(sorted[18000]), 60'000'000.0, 1'500'000.0);
 }
 
 }  // namespace

@@ -150,7 +150,10 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
     if (pick >= 0 && !states[static_cast<std::size_t>(pick)].polls) {
       // default_idle: clear TIF_POLLING_NRFLAG, test need_resched once more, then sti; hlt until an interrupt.
       r.polling = false;
-      if (!co_await mem.read(pc.cpu, r.need_resched)) co_await pc.cpu.safe_halt(exit_latency);
+      const hw::IdleState& st = states[static_cast<std::size_t>(pick)];
+      if (!co_await mem.read(pc.cpu, r.need_resched)) {
+        co_await pc.cpu.safe_halt(exit_latency, st.exit_latency_p10, st.exit_latency_p90);
+      }
       r.polling = true;
     } else {
       co_await mem.idle_poll(pc.cpu, r.need_resched.line, exit_latency);
