@@ -308,7 +308,8 @@ ValidateRow compare_run(Validation& v, const hw::Machine& machine, std::size_t i
     row.real_layouts.push_back(run.layout);
   }
   row.real_groups = group_runs(row.real_runs, row.real_layouts);
-  row.real = row.real_runs[median_run(row.real_runs)];
+  const std::size_t shown = median_run(row.real_runs);
+  row.real = row.real_runs[shown];
   if (!workloads::is_workload_file_name(w) && Registry<workloads::Workload>::find(w) == nullptr) {
     row.simulated_missing = "the simulator has no workload " + w;
     return row;
@@ -319,7 +320,11 @@ ValidateRow compare_run(Validation& v, const hw::Machine& machine, std::size_t i
   spec.threads = t;
   spec.duration = v.sim_duration;
   spec.warmup = sim::Duration{0};  // counters and ops over the same interval
-  v.progress << fmt::format("validate: simulated {} with {} threads for {}\n", w, t, v.o.sim_duration) << std::flush;
+  // mmap_storm: the layout of the run the row shows (where the threads' mappings landed decides its mode).
+  if (w == "mmap_storm" && row.real_layouts[shown] == "apart") spec.params.push_back("apart=1");
+  v.progress << fmt::format("validate: simulated {} with {} threads for {}{}\n", w, t, v.o.sim_duration,
+                            spec.params.empty() ? "" : " (--param " + spec.params.front() + ")")
+             << std::flush;
   try {
     row.simulated = simulated_figures(workloads::run_workload(machine, spec).json, v.rep.flush_source);
   } catch (const InputError& e) {
@@ -343,8 +348,9 @@ void compare_runs(Validation& v, const hw::Machine& machine) {
       }
       v.rep.notes.push_back(fmt::format(
           "{} with {} threads: the runs settle in {} modes of IPIs/op, {}; each run keeps the mode its start gave "
-          "it, so compare the simulated figure with each mode, not with the median run shown in the row",
-          w, t, row.real_groups.size(), modes));
+          "it, so compare the simulated figure with each mode, not with the median run shown in the row{}",
+          w, t, row.real_groups.size(), modes,
+          w == "mmap_storm" ? " (the simulation takes that run's layout: --param apart=1 where it was 'apart')" : ""));
     } else if (w == "mmap_storm" && t > 1 && row.real_runs.size() == 1) {
       const std::string& layout = row.real_layouts.front();
       v.rep.notes.push_back(fmt::format(

@@ -1,9 +1,8 @@
 // will-it-scale tests/tlb_flush2.c, threads mode ("TLB flush of anonymous memory private mapping"): each thread
 // maps 1 MiB of anonymous memory MAP_PRIVATE and, page by page, writes 1, madvise(MADV_DONTNEED)s the page, and
-// reads it back (asserting 0), counting one iteration per page; then munmaps and maps again. Also the
-// mmap/touch/munmap storm `tlbsim validate` runs natively: each thread maps 16 anonymous pages, writes each and
-// unmaps them, one iteration per cycle. Threads share one mm and are pinned one per core, as will-it-scale pins
-// thread i to core i % cores; in tlb_flush2_processes each task is a process with its own mm.
+// reads it back (asserting 0), counting one iteration per page; then munmaps and maps again. Threads share one mm and
+// are pinned one per core, as will-it-scale pins thread i to core i % cores; in tlb_flush2_processes each task is a
+// process with its own mm.
 #include "kernel/sched/sched.h"
 #include "mm/memory.h"
 #include "util/registry.h"
@@ -15,22 +14,10 @@ namespace tlbsim::workloads {
 namespace {
 
 constexpr std::uint64_t kTlbFlush2Size = 1024 * 1024;
-constexpr std::uint64_t kStormPages = 16;
 
 sim::Task<void> tlb_flush2_thread(kernel::PerCpu& self, kernel::MmStruct& mm, sim::SimTime measure_from,
                                   sim::SimTime end, std::uint64_t& iterations) {
   co_await tlb_flush_loop(self, mm, kTlbFlush2Size, nullptr, measure_from, end, iterations);
-}
-
-sim::Task<void> mmap_storm_thread(kernel::PerCpu& self, kernel::MmStruct& mm, sim::SimTime measure_from,
-                                  sim::SimTime end, std::uint64_t& iterations) {
-  while (self.cpu.now() < end) {
-    const std::uint64_t len = kStormPages * kernel::kPageSize;
-    const std::uint64_t addr = co_await kernel::sys_mmap(self, mm, len, false, nullptr, 0);
-    for (std::uint64_t i = 0; i < len; i += kernel::kPageSize) co_await kernel::user_access(self, mm, addr + i, true);
-    co_await kernel::sys_munmap(self, mm, addr, len);
-    if (self.cpu.now() >= measure_from) ++iterations;
-  }
 }
 
 using ThreadBody = sim::Task<void> (*)(kernel::PerCpu&, kernel::MmStruct&, sim::SimTime, sim::SimTime, std::uint64_t&);
@@ -57,8 +44,6 @@ TLBSIM_REGISTER(Workload, PinnedThreads<tlb_flush2_thread>, "tlb_flush2",
 using TlbFlush2Processes = PinnedThreads<tlb_flush2_thread, WisMode::kProcesses>;
 TLBSIM_REGISTER(Workload, TlbFlush2Processes, "tlb_flush2_processes",
                 "will-it-scale tlb_flush2, processes mode: each process its own mm and CPU");
-TLBSIM_REGISTER(Workload, PinnedThreads<mmap_storm_thread>, "mmap_storm",
-                "threads mmap 16 anonymous pages, write each, munmap, in a loop (shared mm)");
 
 }  // namespace
 }  // namespace tlbsim::workloads

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/command.h"
 #include "native/host.h"
@@ -144,18 +147,24 @@ TEST(Validate, QemuFlagsGoTogether) {
   EXPECT_EQ(run_cli_status({"validate", "--qemu", "--smp", "1000"}), 2);
 }
 
+// A short validation on the built-in small machine: 0.1 s native runs after 0.02 s of warm-up.
+ValidateOptions short_validation(std::vector<std::string> workloads, std::uint32_t threads, const char* sim_duration) {
+  ValidateOptions o;
+  o.workloads = std::move(workloads);
+  o.threads = {threads};
+  o.seconds = 0.1;
+  o.warmup = 0.02;
+  o.machine = "small-2s2c";
+  o.sim_duration = sim_duration;
+  return o;
+}
+
 // tlb_flush1 on the host and in the simulator, short: the JSON rows carry both sides; the simulated side of a
 // 2-thread run sends about one remote-flush IPI per op.
 TEST(Validate, Tlbflush1RowsHaveRealAndSimulatedFigures) {
   if (!native_supported()) GTEST_SKIP() << "validate needs Linux";
   const std::uint32_t n = read_host_topology().cpus.size() >= 2 ? 2 : 1;
-  ValidateOptions o;
-  o.workloads = {"tlb_flush1", "context_switch1"};
-  o.threads = {n};
-  o.seconds = 0.1;
-  o.warmup = 0.02;
-  o.machine = "small-2s2c";
-  o.sim_duration = "2ms";
+  const ValidateOptions o = short_validation({"tlb_flush1", "context_switch1"}, n, "2ms");
   std::ostringstream progress;
   const ValidateReport r = run_validation(o, progress);
   ASSERT_EQ(r.rows.size(), 2u);
@@ -173,6 +182,22 @@ TEST(Validate, Tlbflush1RowsHaveRealAndSimulatedFigures) {
   ASSERT_TRUE(j["rows"][0]["real"].contains("ipis_per_op"));
   EXPECT_TRUE(j["rows"][0]["simulated"].contains("flushes_per_op"));
   EXPECT_NE(to_table(r).find("tlb_flush1"), std::string::npos);
+}
+
+// mmap_storm natively with two threads: the simulation takes the layout the native run's mappings had (apart: a
+// thread stack between them, --param apart=1), and says so.
+TEST(Validate, MmapStormIsSimulatedWithTheLayoutOfTheRealRun) {
+  if (!native_supported()) GTEST_SKIP() << "validate needs Linux";
+  if (read_host_topology().cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  const ValidateOptions o = short_validation({"mmap_storm"}, 2, "1ms");
+  std::ostringstream progress;
+  const ValidateReport r = run_validation(o, progress);
+  ASSERT_EQ(r.rows.size(), 1u);
+  ASSERT_EQ(r.rows[0].real_layouts.size(), 1u);
+  const bool apart = r.rows[0].real_layouts[0] == "apart";
+  EXPECT_EQ(progress.str().find("(--param apart=1)") != std::string::npos, apart) << r.rows[0].real_layouts[0] << "\n"
+                                                                                  << progress.str();
+  ASSERT_TRUE(r.rows[0].simulated.has_value());
 }
 
 }  // namespace
