@@ -172,8 +172,8 @@ constexpr NativeWorkload kWorkloads[] = {
 };
 
 // mmap_storm's mappings (kStormPages pages each) at the end of a run: "adjacent" when each task's latest one borders
-// another task's (top-down placement put them side by side: one merged VMA), "apart" otherwise (another mapping,
-// such as a thread's stack, lies between); empty when no task recorded one.
+// another task's (top-down placement put them side by side: one merged VMA), "apart" when two lie at least 1 MiB
+// apart (a thread's stack between them), "near" otherwise; empty when no task recorded one.
 std::string mapping_layout(const Control& c, std::uint32_t n) {
   std::vector<std::uintptr_t> at;
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -182,10 +182,14 @@ std::string mapping_layout(const Control& c, std::uint32_t n) {
   if (at.size() < 2) return at.empty() ? "" : "one task";
   std::sort(at.begin(), at.end());
   const std::uintptr_t size = kStormPages * static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  // "apart": some two neighbours at least 1 MiB apart, room for a thread stack between them (glibc's default is
+  // 8 MiB); "near": neither that nor every one adjacent (a hole between mappings, or one caught mid-cycle).
+  bool adjacent = true;
   for (std::size_t k = 1; k < at.size(); ++k) {
-    if (at[k] - at[k - 1] != size) return "apart";
+    if (at[k] - at[k - 1] >= (std::uintptr_t{1} << 20)) return "apart";
+    adjacent = adjacent && at[k] - at[k - 1] == size;
   }
-  return "adjacent";
+  return adjacent ? "adjacent" : "near";
 }
 
 std::uint64_t total_ops(const Control& c, std::uint32_t n) {

@@ -24,7 +24,8 @@ struct NativeRun {
   std::uint64_t ops = 0;  // iterations in it, summed over tasks
   KernelCounters before, after;
   // mmap_storm: where the tasks' mappings lay at the end, "adjacent" (every task's latest mapping borders another's:
-  // the threads share one merged VMA) or "apart"; empty for the other workloads.
+  // the threads share one merged VMA), "apart" (two at least 1 MiB apart: a thread stack between) or "near"
+  // (neither); empty for the other workloads.
   std::string layout;
 };
 
