@@ -332,9 +332,9 @@ std::string idle_states(const CalibrationRun& r) {
     short_note = fmt::format(
         "# A thread asleep 30 us woke in {:.1f} ns (p10 {:.1f}, p90 {:.1f}), one asleep 1 ms in {:.1f} ns: the "
         "model's\n"
-        "# HLT state has one exit latency, taken from the 1 ms wake-up. In a KVM guest a vCPU halted briefly can be\n"
-        "# kept on its host CPU by the host's halt polling and wake faster (docs/calibration.md, \"Host "
-        "calibration\").\n",
+        "# HLT exit does not depend on how long the CPU halted; it comes from the 1 ms wake-ups. In a KVM guest a\n"
+        "# vCPU halted briefly can be kept on its host CPU by the host's halt polling and wake faster\n"
+        "# (docs/calibration.md, \"Host calibration\").\n",
         r.short_wakeup->median, r.short_wakeup->p10, r.short_wakeup->p90, r.wakeup->median);
   }
   return fmt::format(

@@ -82,6 +82,7 @@ class Cpu final : private RootObserver {
   CpuId id() const { return id_; }
   // The machine's step spread (hw::TimingParams): from now on each delay and each halt's wake latency is drawn
   // around its cost from `rng`. Contract: 0 <= s < 1; s == 0 (the default) draws nothing and keeps costs exact.
+  // `rng` is also the stream of draw() (an idle state's drawn exit latency), which a spread of 0 leaves in use.
   void set_step_spread(double s, Rng rng) {
     step_spread_ = s;
     spread_rng_ = rng;
