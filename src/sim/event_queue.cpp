@@ -20,8 +20,9 @@ void EventQueue::push(SimTime at, EventPriority prio, EventKind kind, std::uint3
   const std::uint64_t key = static_cast<std::uint64_t>(t) * 4 + static_cast<std::uint64_t>(prio);
   const Payload p{target, arg, kind};
   ++size_;
-  // A key below the cached least may lie in a radix bucket that min_key() has not yet redistributed.
-  if (key < min_cache_) min_cache_ = kNoKey;
+  // A key at or below the cached least may lie in a radix bucket that min_key() has not yet redistributed; pop()
+  // would then miss it from the tie set of its key.
+  if (key <= min_cache_) min_cache_ = kNoKey;
   for (std::size_t d = depth_; d-- > 0;) {
     if (sets_[d].key == key) {  // joins the tie set being drained: it runs next
       sets_[d].items.push_back(p);

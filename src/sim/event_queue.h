@@ -63,6 +63,14 @@ class EventQueue {
     if (min_cache_ == kNoKey) min_cache_ = min_key();
     return SimTime{Duration{static_cast<std::int64_t>(min_cache_ >> 2)}};
   }
+  // Whether an event at (at, prio) would be popped before every pending event: its key is below all of theirs,
+  // so it would form a tie set of one. (Not const, like top_time().)
+  bool precedes_all(SimTime at, EventPriority prio) {
+    if (size_ == 0) return true;
+    if (min_cache_ == kNoKey) min_cache_ = min_key();
+    return static_cast<std::uint64_t>(at.time_since_epoch().count()) * 4 + static_cast<std::uint64_t>(prio) <
+           min_cache_;
+  }
   Event pop();
   // A guess at the target of the event that pop() will return `ahead` pops from now (0 = next), or kNoTarget.
   // For prefetching only: it never changes what pop() returns.

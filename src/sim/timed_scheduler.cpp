@@ -9,10 +9,14 @@ TimedScheduler::TimedScheduler(std::size_t n_cpus, std::uint64_t seed) : Schedul
 }
 
 void TimedScheduler::step_ready(Cpu& cpu, SimTime done) {
-  queue_.push(done, EventPriority::kStep, EventKind::kCpuStep, cpu.id().get());
+  release_held();
+  held_ = true;
+  held_cpu_ = cpu.id().get();
+  held_done_ = done;
 }
 
 void TimedScheduler::send_irq(CpuId target, int vector, SimTime arrival) {
+  release_held();
   queue_.push(arrival, EventPriority::kIrq, EventKind::kIrqArrive, target.get(), static_cast<std::uint16_t>(vector));
 }
 
@@ -26,17 +30,26 @@ void TimedScheduler::add_timer(SimTime at, TimerHandler& handler, std::uint32_t 
     slot = static_cast<std::uint32_t>(timers_.size());
     timers_.push_back({&handler, arg});
   }
+  release_held();
   queue_.push(at, EventPriority::kTimer, EventKind::kTimer, slot);
 }
 
 RunResult TimedScheduler::run(SimTime until) {
   constexpr std::uint64_t kStallCheckMask = (1u << 16) - 1;
-  while (!queue_.empty()) {
-    if (queue_.top_time() > until) {
-      now_ = until;
-      return {StopReason::kTimeLimit, now_, events_, queue_.tie_sets()};
+  for (;;) {
+    Event ev;
+    if (held_ && held_done_ <= until && queue_.precedes_all(held_done_, EventPriority::kStep)) {
+      held_ = false;  // the step just asked for runs next: no other event comes before it
+      ev = Event{held_done_, EventPriority::kStep, EventKind::kCpuStep, 0, held_cpu_};
+    } else {
+      release_held();
+      if (queue_.empty()) break;
+      if (queue_.top_time() > until) {
+        now_ = until;
+        return {StopReason::kTimeLimit, now_, events_, queue_.tie_sets()};
+      }
+      ev = queue_.pop();
     }
-    const Event ev = queue_.pop();
     if (ev.time != now_) {
       now_ = ev.time;
       events_at_now_ = 0;

@@ -152,6 +152,27 @@ TEST(EventQueue, TopTimeBetweenPushesNeverHidesAnEarlierPush) {
   }
 }
 
+// A push at exactly the least key that top_time() cached, which lands in a radix bucket not yet redistributed
+// (the FIFO's tail lies later), must still join the tie set of that key rather than pop alone after it.
+TEST(EventQueue, APushAtTheCachedLeastKeyJoinsItsTieSet) {
+  std::map<std::uint32_t, int> first;
+  for (std::uint64_t seed = 0; seed < 32; ++seed) {
+    EventQueue q(seed);
+    q.push(at_ns(10), EventPriority::kStep, EventKind::kCpuStep, 1);    // the FIFO
+    q.push(at_ns(1000), EventPriority::kStep, EventKind::kCpuStep, 3);  // the FIFO's tail
+    q.push(at_ns(500), EventPriority::kStep, EventKind::kCpuStep, 2);   // below the tail: a high radix bucket
+    ASSERT_EQ(q.top_time(), at_ns(10));
+    q.push(at_ns(10), EventPriority::kStep, EventKind::kCpuStep, 4);  // the cached key: a low radix bucket
+    const Event a = q.pop();
+    const Event b = q.pop();
+    EXPECT_EQ(a.time, at_ns(10));
+    EXPECT_EQ(b.time, at_ns(10));
+    EXPECT_EQ(q.tie_sets(), 1u) << "seed " << seed;
+    ++first[a.target];
+  }
+  EXPECT_EQ(first.size(), 2u);  // the seed orders the pair both ways
+}
+
 TEST(EventQueue, RejectsNegativeTimes) {
   EventQueue q(1);
   EXPECT_THROW(q.push(SimTime{Duration{-1}}, EventPriority::kStep, EventKind::kCpuStep, 0), std::out_of_range);
