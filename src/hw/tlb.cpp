@@ -36,7 +36,7 @@ const Tlb::Entry* Tlb::huge_entry(std::uint16_t t, Vpn vpn) const { return const
 
 void Tlb::fill_huge(Asid tag, Vpn vpn, const Translation& tr) {
   const std::uint16_t t = tag_index(tag);
-  ++tag_fills_[t];
+  note_fill(t);
   if (huge_.empty()) {
     huge_.resize(huge_sets_ * huge_ways_);
     if (holders_ != nullptr) holders_->add_huge(cpu_);
@@ -113,7 +113,7 @@ std::optional<Translation> Tlb::peek(Asid tag, Vpn vpn) const {
 
 void Tlb::fill(Asid tag, Vpn vpn, const Translation& tr, bool speculative) {
   const std::uint16_t t = tag_index(tag);
-  ++tag_fills_[t];
+  note_fill(t);
   const std::uint32_t base = set_base_for_fill(vpn);
   Entry* victim = &entries_[base];
   for (std::size_t w = 0; w < p_.ways; ++w) {
@@ -171,12 +171,18 @@ void Tlb::flush_tag(Asid tag) {
   ++c_.flush_tag;
   const std::uint16_t t = tag_index(tag);
   ++tag_gen_[t];
+  if (tag_fills_[t] != 0 && tag_holders_ != nullptr) tag_holders_->remove(t, cpu_);
   tag_fills_[t] = 0;
 }
 
 void Tlb::flush_all() {
   ++c_.flush_all;
   ++all_gen_;
+  if (tag_holders_ != nullptr) {
+    for (std::size_t t = 0; t < tag_fills_.size(); ++t) {
+      if (tag_fills_[t] != 0) tag_holders_->remove(static_cast<std::uint16_t>(t), cpu_);
+    }
+  }
   std::fill(tag_fills_.begin(), tag_fills_.end(), 0);
 }
 
@@ -185,7 +191,7 @@ void Tlb::pwc_fill(Asid tag, std::uint64_t table_id, Vpn first_vpn, Vpn end_vpn)
   for (PwcEntry& p : pwc_) {
     if (valid(p) && p.tag == t && p.table_id == table_id) return;
   }
-  ++tag_fills_[t];
+  note_fill(t);
   pwc_[pwc_next_] = PwcEntry{table_id, first_vpn.get(), end_vpn.get(), tag_gen_[t], all_gen_, t, true};
   pwc_next_ = (pwc_next_ + 1) % kPwcEntries;
 }
@@ -252,6 +258,27 @@ void PfnHolders::remove(std::uint64_t pfn, std::uint32_t cpu) {
   const auto at = std::lower_bound(cpus.begin(), cpus.end(), cpu);
   if (at != cpus.end() && *at == cpu) cpus.erase(at);
   if (cpus.empty()) by_pfn_.erase(it);
+}
+
+TagHolders::TagHolders(std::uint32_t tag_bits) : max_tags_(std::size_t{1} << std::min<std::uint32_t>(tag_bits, 16)) {}
+
+void TagHolders::add(std::uint16_t tag, std::uint32_t cpu) {
+  if (tag >= by_tag_.size()) by_tag_.resize(tag + std::size_t{1});
+  std::vector<std::uint32_t>& cpus = by_tag_[tag];
+  cpus.insert(std::lower_bound(cpus.begin(), cpus.end(), cpu), cpu);
+}
+
+void TagHolders::remove(std::uint16_t tag, std::uint32_t cpu) {
+  if (tag >= by_tag_.size()) return;
+  std::vector<std::uint32_t>& cpus = by_tag_[tag];
+  const auto at = std::lower_bound(cpus.begin(), cpus.end(), cpu);
+  if (at != cpus.end() && *at == cpu) cpus.erase(at);
+}
+
+const std::vector<std::uint32_t>& TagHolders::of(Asid tag) const {
+  static const std::vector<std::uint32_t> kNone;
+  if (tag.get() >= max_tags_) throw std::out_of_range("TLB tag wider than the machine's tag_bits");
+  return tag.get() < by_tag_.size() ? by_tag_[tag.get()] : kNone;
 }
 
 void PfnHolders::add_huge(std::uint32_t cpu) {

@@ -52,6 +52,32 @@ class PfnHolders {
   std::vector<std::uint32_t> huge_;
 };
 
+// Which CPUs' TLBs hold anything of each tag (a fill since the tag's last flush or the last flush_all): so that a
+// global invalidation (POWER's tlbie) visits those few TLBs rather than every CPU's. A TLB it does not visit holds
+// nothing of the tag, where an invalidation changes nothing but the TLB's counter; the counts of the broadcasts are
+// kept here and each TLB's counters() adds the ones it was not visited for.
+// Contract: CPUs of a tag are kept in ascending order; the Tlbs attached keep it exact.
+class TagHolders {
+ public:
+  explicit TagHolders(std::uint32_t tag_bits = 16);
+  void add(std::uint16_t tag, std::uint32_t cpu);
+  void remove(std::uint16_t tag, std::uint32_t cpu);
+  // The CPUs whose TLBs hold something of `tag`, ascending. Throws std::out_of_range for a tag wider than the
+  // machine's tag_bits, as a TLB does.
+  const std::vector<std::uint32_t>& of(Asid tag) const;
+  // A single-page invalidation or a flush of a tag sent to every attached TLB.
+  void count_broadcast_invlpg(std::uint64_t n = 1) { broadcast_invlpg_ += n; }
+  void count_broadcast_flush_tag() { ++broadcast_flush_tag_; }
+  std::uint64_t broadcast_invlpg() const { return broadcast_invlpg_; }
+  std::uint64_t broadcast_flush_tag() const { return broadcast_flush_tag_; }
+
+ private:
+  std::size_t max_tags_;
+  std::vector<std::vector<std::uint32_t>> by_tag_;  // grown to the largest tag seen
+  std::uint64_t broadcast_invlpg_ = 0;
+  std::uint64_t broadcast_flush_tag_ = 0;
+};
+
 // Pages per 2 MiB translation (a PMD's worth of 4 KiB pages).
 inline constexpr std::uint64_t kHugePages = 512;
 
@@ -65,6 +91,8 @@ class Tlb {
     holders_ = holders;
     cpu_ = cpu;
   }
+  // Keeps `tags` told which tags this TLB holds anything of. Contract: before the first fill, after attach_holders.
+  void attach_tag_holders(TagHolders* tags) { tag_holders_ = tags; }
 
   // The translation for (tag, vpn) if cached; refreshes its LRU position. Counts a hit or a miss.
   std::optional<Translation> lookup(Asid tag, Vpn vpn);
@@ -78,7 +106,16 @@ class Tlb {
   // Invalidates (tag, vpn), any 2 MiB entry covering vpn, and, unless `last_level` (arm64 TLBI VALE1: the leaf
   // entry only), paging-structure entries covering it. Returns whether an entry was dropped.
   bool invlpg(Asid tag, Vpn vpn, bool last_level = false);
+  // The same, as one TLB reached by a broadcast its TagHolders counted (counters() then does not add it again).
+  bool invlpg_broadcast(Asid tag, Vpn vpn) {
+    ++broadcast_invlpg_seen_;
+    return invlpg(tag, vpn);
+  }
   void flush_tag(Asid tag);
+  void flush_tag_broadcast(Asid tag) {
+    ++broadcast_flush_tag_seen_;
+    flush_tag(tag);
+  }
   void flush_all();
 
   // Whether a valid entry under `tag` maps `pfn` (cheap when no entry was ever filled for pfn).
@@ -104,7 +141,15 @@ class Tlb {
     }
   }
 
-  const TlbCounters& counters() const { return c_; }
+  // The counts, with the broadcasts of the attached TagHolders that did not visit this TLB.
+  TlbCounters counters() const {
+    TlbCounters c = c_;
+    if (tag_holders_ != nullptr) {
+      c.invlpg += tag_holders_->broadcast_invlpg() - broadcast_invlpg_seen_;
+      c.flush_tag += tag_holders_->broadcast_flush_tag() - broadcast_flush_tag_seen_;
+    }
+    return c;
+  }
   const TlbParams& params() const { return p_; }
 
  private:
@@ -150,6 +195,10 @@ class Tlb {
   // The set's entries, allocated at its first fill.
   std::uint32_t set_base_for_fill(Vpn vpn);
   std::uint16_t tag_index(Asid tag) const;
+  // A fill under tag index t: counted, and t's holders told at the first since its flush.
+  void note_fill(std::uint16_t t) {
+    if (tag_fills_[t]++ == 0 && tag_holders_ != nullptr) tag_holders_->add(t, cpu_);
+  }
 
   TlbParams p_;
   std::size_t sets_;
@@ -175,6 +224,9 @@ class Tlb {
   // maps_pfn (the oracle's check at every frame reuse) visits a pfn's few entries, not the whole TLB.
   std::unordered_map<std::uint64_t, std::uint32_t> pfn_head_;
   PfnHolders* holders_ = nullptr;
+  TagHolders* tag_holders_ = nullptr;
+  std::uint64_t broadcast_invlpg_seen_ = 0;
+  std::uint64_t broadcast_flush_tag_seen_ = 0;
   std::uint32_t cpu_ = 0;
   std::array<std::uint64_t, kRecent> recent_{};
   std::size_t recent_next_ = 0;

@@ -99,6 +99,10 @@ class ArchMmu {
   // CONFIG_MMU_GATHER_MERGE_VMAS (x86 and powerpc select it from v6.0; their tlb_end_vma was empty before): whether
   // tlb_end_vma leaves the gathered range for later. Where it is not set (arm64) tlb_end_vma flushes the VMA's range.
   virtual bool mmu_gather_merge_vmas() const { return true; }
+  // Whether the arch's remote invalidations are broadcast by the hardware to every CPU's TLB (POWER's tlbie): the
+  // kernel then keeps hw::TagHolders, so that the model visits only the TLBs that hold the tag (a simulator
+  // shortcut; what is simulated is the same).
+  virtual bool broadcasts_tlb_invalidations() const { return false; }
   // tlb_flush(struct mmu_gather *): the gathered range, or the whole mm when tlb->fullmm (exit).
   virtual sim::Task<void> tlb_flush(PerCpu& self, MmuGather& tlb) = 0;
 

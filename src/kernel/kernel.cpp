@@ -62,9 +62,12 @@ Kernel::Kernel(hw::System& sys, KernelConfig config)
   counters_.register_stats(stats_);
   arch_->register_stats(stats_, n);
   shoot_lazies_.register_stats(stats_);
+  tag_holders_ = hw::TagHolders(sys.machine().tlb.tag_bits);
+  tag_holders_attached_ = arch_->broadcasts_tlb_invalidations();
   for (std::uint32_t i = 0; i < n; ++i) {
     percpu_.push_back(std::make_unique<PerCpu>(*this, sys.cpu(CpuId{i}), sys.machine().tlb, sys.coherence(), n));
     percpu_.back()->tlb.attach_holders(&pfn_holders_, i);
+    if (tag_holders_attached_) percpu_.back()->tlb.attach_tag_holders(&tag_holders_);
     sys.cpu(CpuId{i}).set_irq_handler(this);
   }
   frames_.set_free_observer([this](Pfn p) { events_.on_frame_free(p, sys_.scheduler().now()); });

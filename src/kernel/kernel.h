@@ -105,6 +105,9 @@ class Kernel final : public sim::IrqHandler {
   void unsubscribe(KernelEvents& observer) { events_.unsubscribe(observer); }
   // Which CPUs' TLBs hold each frame (kept by the TLBs, for observers that check a frame's reuse).
   const hw::PfnHolders& pfn_holders() const { return pfn_holders_; }
+  // Which CPUs' TLBs hold anything of each tag; kept only where the arch's invalidations are broadcast by the
+  // hardware (ArchMmu::broadcasts_tlb_invalidations), else null.
+  hw::TagHolders* tag_holders() { return tag_holders_attached_ ? &tag_holders_ : nullptr; }
   ShootLaziesStats& shoot_lazies_stats() { return shoot_lazies_; }
   FrameAllocator& frames() { return frames_; }
   std::uint32_t ncpus() const { return static_cast<std::uint32_t>(percpu_.size()); }
@@ -148,6 +151,8 @@ class Kernel final : public sim::IrqHandler {
   ShootLaziesStats shoot_lazies_;
   FrameAllocator frames_;
   hw::PfnHolders pfn_holders_;  // which CPUs' TLBs hold each frame, for the oracle's check at a frame's reuse
+  hw::TagHolders tag_holders_;
+  bool tag_holders_attached_ = false;
   std::vector<std::unique_ptr<PerCpu>> percpu_;
   KernelEventFanout events_;
   class Sched* sched_ = nullptr;

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
 namespace tlbsim::hw {
 namespace {
 
@@ -103,6 +107,59 @@ TEST(Tlb, RejectsTagsWiderThanTheMachine) {
   Tlb t(p);
   EXPECT_NO_THROW(t.fill(Asid{0}, Vpn{1}, to(1)));
   EXPECT_THROW(t.fill(Asid{1}, Vpn{1}, to(1)), std::out_of_range);
+}
+
+// Two CPUs' TLBs that keep one TagHolders.
+struct TwoTlbs {
+  TagHolders holders{params().tag_bits};
+  PfnHolders pfns;
+  Tlb t0{params()};
+  Tlb t1{params()};
+  TwoTlbs() {
+    t0.attach_holders(&pfns, 0);
+    t1.attach_holders(&pfns, 1);
+    t0.attach_tag_holders(&holders);
+    t1.attach_tag_holders(&holders);
+  }
+  std::tuple<TagHolders&, Tlb&, Tlb&> parts() { return {holders, t0, t1}; }
+};
+
+// The CPUs whose TLBs hold anything of a tag: listed from the first fill after a flush of the tag or of everything,
+// until the next such flush.
+TEST(TagHolders, ListTheTlbsWithFillsOfATagSinceItsLastFlush) {
+  TwoTlbs two;
+  auto [holders, t0, t1] = two.parts();
+  EXPECT_TRUE(holders.of(Asid{5}).empty());
+  t1.fill(Asid{5}, Vpn{100}, to(7));
+  t1.fill(Asid{5}, Vpn{101}, to(8));
+  EXPECT_EQ(holders.of(Asid{5}), (std::vector<std::uint32_t>{1}));
+  t0.pwc_fill(Asid{5}, 42, Vpn{0}, Vpn{512});  // a paging-structure entry holds the tag too
+  t0.fill(Asid{6}, Vpn{100}, to(9));
+  EXPECT_EQ(holders.of(Asid{5}), (std::vector<std::uint32_t>{0, 1}));
+  t1.invlpg(Asid{5}, Vpn{100});  // an invalidation leaves the tag's other entries: still a holder
+  EXPECT_EQ(holders.of(Asid{5}), (std::vector<std::uint32_t>{0, 1}));
+  t1.flush_tag(Asid{5});
+  EXPECT_EQ(holders.of(Asid{5}), (std::vector<std::uint32_t>{0}));
+  t0.flush_all();
+  EXPECT_TRUE(holders.of(Asid{5}).empty());
+  EXPECT_TRUE(holders.of(Asid{6}).empty());
+  EXPECT_THROW(holders.of(Asid{4096}), std::out_of_range);  // as wide as the TLB accepts, no wider
+}
+
+// A broadcast that visits only the holders still counts in every attached TLB's counters, once.
+TEST(TagHolders, EveryTlbCountsABroadcastWhetherVisitedOrNot) {
+  TwoTlbs two;
+  auto [holders, t0, t1] = two.parts();
+  t1.fill(Asid{5}, Vpn{100}, to(7));
+  holders.count_broadcast_invlpg();
+  for (const std::uint32_t c : holders.of(Asid{5})) (c == 0 ? t0 : t1).invlpg_broadcast(Asid{5}, Vpn{100});
+  EXPECT_FALSE(t1.peek(Asid{5}, Vpn{100}));
+  holders.count_broadcast_flush_tag();
+  t1.flush_tag_broadcast(Asid{5});
+  for (const Tlb* t : {&t0, &t1}) {
+    EXPECT_EQ(t->counters().invlpg, 1u);
+    EXPECT_EQ(t->counters().flush_tag, 1u);
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "arch/powerpc/mm/book3s64/radix_tlb.h"
 
 #include <stdexcept>
+#include <vector>
 
 #include "arch/powerpc/options.h"
 #include "kernel/barrier.h"
@@ -30,6 +31,11 @@ void invalidated(PerCpu& self, CpuId cpu) {
   if (kernel::PteVisibility* v = self.k.frames().pte_visibility()) v->invalidated(cpu);
 }
 const hw::TlbParams& tlbp(PerCpu& self) { return self.k.machine().tlb; }
+// Where a broadcast may visit only the TLBs that hold its PID: the kernel keeps the holders, and no observer wants
+// every CPU told of the invalidation (the checker's PTE visibility). Null: visit every CPU.
+hw::TagHolders* broadcast_holders(PerCpu& self) {
+  return self.k.frames().pte_visibility() == nullptr ? self.k.tag_holders() : nullptr;
+}
 Asid tag_of(std::uint32_t pid) { return Asid{static_cast<std::uint16_t>(pid)}; }
 
 }  // namespace
@@ -134,9 +140,15 @@ sim::Task<void> RadixMmu::_tlbie_pid(PerCpu& self, std::uint32_t pid, Ric ric) {
   ++stats.tlbie_pid;
   ptesync(self, true);
   co_await self.cpu.delay(*tlbp(self).tlbie);
-  for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
-    self.k.percpu(CpuId{c}).tlb.flush_tag(tag_of(pid));
-    invalidated(self, CpuId{c});
+  if (hw::TagHolders* holders = broadcast_holders(self)) {
+    holders->count_broadcast_flush_tag();
+    const std::vector<std::uint32_t> cpus = holders->of(tag_of(pid));  // a copy: each flush removes its CPU
+    for (const std::uint32_t c : cpus) self.k.percpu(CpuId{c}).tlb.flush_tag_broadcast(tag_of(pid));
+  } else {
+    for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
+      self.k.percpu(CpuId{c}).tlb.flush_tag(tag_of(pid));
+      invalidated(self, CpuId{c});
+    }
   }
   ptesync(self);
 }
@@ -147,9 +159,16 @@ sim::Task<void> RadixMmu::_tlbie_va(PerCpu& self, std::uint64_t va, std::uint32_
   ++stats.tlbie_va;
   ptesync(self, true);
   co_await self.cpu.delay(*tlbp(self).tlbie);
-  for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
-    self.k.percpu(CpuId{c}).tlb.invlpg(tag_of(pid), kernel::vpn_of(va));
-    invalidated(self, CpuId{c});
+  if (hw::TagHolders* holders = broadcast_holders(self)) {
+    holders->count_broadcast_invlpg();
+    for (const std::uint32_t c : holders->of(tag_of(pid))) {
+      self.k.percpu(CpuId{c}).tlb.invlpg_broadcast(tag_of(pid), kernel::vpn_of(va));
+    }
+  } else {
+    for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
+      self.k.percpu(CpuId{c}).tlb.invlpg(tag_of(pid), kernel::vpn_of(va));
+      invalidated(self, CpuId{c});
+    }
   }
   ptesync(self);
 }
@@ -164,10 +183,18 @@ sim::Task<void> RadixMmu::_tlbie_va_range(PerCpu& self, std::uint64_t start, std
   stats.tlbie_va += pages;
   ptesync(self, true);
   co_await self.cpu.delay(*tlbp(self).tlbie + tlbp(self).invlpg * static_cast<std::int64_t>(pages > 0 ? pages - 1 : 0));
-  for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
-    for (std::uint64_t a = start; a < end; a += page)
-      self.k.percpu(CpuId{c}).tlb.invlpg(tag_of(pid), kernel::vpn_of(a));
-    invalidated(self, CpuId{c});
+  if (hw::TagHolders* holders = broadcast_holders(self)) {
+    holders->count_broadcast_invlpg(pages);
+    for (const std::uint32_t c : holders->of(tag_of(pid))) {
+      for (std::uint64_t a = start; a < end; a += page)
+        self.k.percpu(CpuId{c}).tlb.invlpg_broadcast(tag_of(pid), kernel::vpn_of(a));
+    }
+  } else {
+    for (std::uint32_t c = 0; c < self.k.ncpus(); ++c) {
+      for (std::uint64_t a = start; a < end; a += page)
+        self.k.percpu(CpuId{c}).tlb.invlpg(tag_of(pid), kernel::vpn_of(a));
+      invalidated(self, CpuId{c});
+    }
   }
   ptesync(self);
 }

@@ -76,6 +76,7 @@ class RadixMmu : public kernel::ArchMmu {
   sim::Task<void> flush_tlb_mm(PerCpu& self, MmStruct& mm) override;
   sim::Task<void> tlb_flush(PerCpu& self, kernel::MmuGather& tlb) override;
   bool batched_unmap(const kernel::KernelConfig& cfg) const override;
+  bool broadcasts_tlb_invalidations() const override { return true; }
   sim::Task<bool> arch_tlbbatch_should_defer(PerCpu& self, MmStruct& mm) override;
   sim::Task<void> arch_tlbbatch_add_mm(PerCpu& self, ArchTlbflushUnmapBatch& batch, MmStruct& mm,
                                        std::uint64_t uaddr) override;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <vector>
 
 #include "arch/powerpc/options.h"
 #include "kernel/fork.h"
@@ -98,6 +99,23 @@ TEST(PowerpcRadix, SecondCpuInTheMaskMakesItATlbieThatReachesEveryTlb) {
   EXPECT_EQ(radix_stats(s.k).tlbiel_va, 0u);
   EXPECT_EQ(s.k.counters().ipis_sent, 0u) << "v4.14 radix never IPIs for a flush";
   EXPECT_FALSE(cached(s, 5, a.mm, a.addr)) << "tlbie removes the entry from the other CPU's TLB";
+  EXPECT_TRUE(s.oracle().violations().empty());
+}
+
+// The model visits only the TLBs that hold the PID (hw::TagHolders); what it simulates is a tlbie that reaches every
+// CPU: each CPU's TLB counts it, and the holders lose the entry.
+TEST(PowerpcRadix, ATlbieVisitsTheTlbsHoldingThePidAndEveryTlbCountsIt) {
+  Scenario s(ppc(4, 14), kMachine);
+  Mapped a(s, {0, 5});
+  const Asid pid{static_cast<std::uint16_t>(powerpc::context(a.mm).id)};
+  ASSERT_NE(s.k.tag_holders(), nullptr);
+  EXPECT_EQ(s.k.tag_holders()->of(pid), (std::vector<std::uint32_t>{0, 5}));
+  std::vector<std::uint64_t> before;
+  for (std::uint32_t c = 0; c < s.k.ncpus(); ++c) before.push_back(s.cpu(c).tlb.counters().invlpg);
+  s.run_on(0, do_madvise(s.cpu(0), a.mm, a.addr, kPageSize));
+  ASSERT_EQ(radix_stats(s.k).tlbie_va, 1u);
+  for (std::uint32_t c = 0; c < s.k.ncpus(); ++c) EXPECT_EQ(s.cpu(c).tlb.counters().invlpg, before[c] + 1) << c;
+  EXPECT_FALSE(cached(s, 5, a.mm, a.addr));
   EXPECT_TRUE(s.oracle().violations().empty());
 }
 
