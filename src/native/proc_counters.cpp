@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #if defined(__linux__)
 #include <linux/perf_event.h>
@@ -163,6 +166,35 @@ KernelCounters read_kernel_counters(const TlbFlushTracepoint* trace) {
   c.vmstat = vmstat_tlb(slurp("/proc/vmstat"));
   if (trace != nullptr && trace->available()) c.tlb_flush = trace->read();
   return c;
+}
+
+std::optional<CpuTimes> cpu_times(std::string_view proc_stat) {
+  std::istringstream in{std::string(proc_stat)};
+  std::string label;
+  if (!(in >> label) || label != "cpu") return std::nullopt;
+  std::vector<std::uint64_t> f;
+  for (std::uint64_t v; f.size() < 10 && in >> v;) f.push_back(v);
+  if (f.size() < 4) return std::nullopt;
+  // guest and guest_nice (fields 9 and 10) are already counted in user and nice.
+  const std::size_t counted = std::min<std::size_t>(f.size(), 8);
+  CpuTimes t;
+  for (std::size_t i = 0; i < counted; ++i) t.total += f[i];
+  const std::uint64_t idle = f[3] + (f.size() > 4 ? f[4] : 0);
+  t.busy = t.total - idle;
+  return t;
+}
+
+double busy_cpus(const CpuTimes& before, const CpuTimes& after, std::uint32_t ncpus) {
+  if (after.total <= before.total || after.busy < before.busy) return 0;
+  return static_cast<double>(after.busy - before.busy) / static_cast<double>(after.total - before.total) * ncpus;
+}
+
+std::optional<double> measure_busy_cpus(double seconds, std::uint32_t ncpus) {
+  const auto before = cpu_times(slurp("/proc/stat"));
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  const auto after = cpu_times(slurp("/proc/stat"));
+  if (!before || !after) return std::nullopt;
+  return busy_cpus(*before, *after, ncpus);
 }
 
 }  // namespace tlbsim::native

@@ -60,4 +60,18 @@ KernelCounters counters_from_json(const nlohmann::json& j);
 // Reads /proc/interrupts and /proc/vmstat (missing files give empty fields) and the tracepoint when given.
 KernelCounters read_kernel_counters(const TlbFlushTracepoint* trace);
 
+// The time of all CPUs, from /proc/stat's first line ("cpu  user nice system idle iowait irq softirq steal ..."),
+// in clock ticks: `busy` is all but idle and iowait.
+struct CpuTimes {
+  std::uint64_t busy = 0;
+  std::uint64_t total = 0;
+};
+// nullopt when the text has no "cpu " line with at least four numbers.
+std::optional<CpuTimes> cpu_times(std::string_view proc_stat);
+// How many CPUs' worth of time was busy between two readings of a host with `ncpus` CPUs (0 when no tick passed).
+double busy_cpus(const CpuTimes& before, const CpuTimes& after, std::uint32_t ncpus);
+// Watches /proc/stat for `seconds` of wall time: how many CPUs' worth of time other work took; nullopt without a
+// readable /proc/stat.
+std::optional<double> measure_busy_cpus(double seconds, std::uint32_t ncpus);
+
 }  // namespace tlbsim::native

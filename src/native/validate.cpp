@@ -254,6 +254,7 @@ void run_real_side(Validation& v) {
                                     v.qemu->kvm ? "KVM" : "TCG software emulation: its ops/s say nothing of hardware"));
   } else {
     rep.release = running_release();
+    note_busy_host(rep, v.progress, static_cast<std::uint32_t>(v.host.cpus.size()));
     const TlbFlushTracepoint trace(static_cast<std::uint32_t>(v.host.cpus.back().cpu + 1));
     if (!trace.available()) rep.notes.push_back("tlb:tlb_flush tracepoint not counted: " + trace.why());
     for (const auto& [w, t] : v.plan) {
@@ -436,6 +437,7 @@ nlohmann::json to_json(const ValidateReport& r) {
   j["kernel_choice"] = r.kernel_choice;
   j["machine"] = r.machine;
   j["flush_source"] = r.flush_source;
+  j["host_busy_cpus"] = r.host_busy_cpus ? nlohmann::json(*r.host_busy_cpus) : nlohmann::json(nullptr);
   j["rows"] = nlohmann::json::array();
   for (const ValidateRow& row : r.rows) {
     nlohmann::json x = {{"workload", row.workload}, {"threads", row.threads}, {"real", figures_to_json(row.real)}};

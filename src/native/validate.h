@@ -78,6 +78,7 @@ struct ValidateReport {
   std::string kernel_choice;   // why that profile
   std::string machine;         // the simulated machine's name and origin
   std::string flush_source;    // where real flushes_per_op comes from
+  std::optional<double> host_busy_cpus;  // CPUs' worth of other work in the half second before the real runs
   std::vector<ValidateRow> rows;
   std::vector<std::string> notes;
 };
@@ -85,6 +86,11 @@ struct ValidateReport {
 // The built-in x86 profile closest to `release` ("6.18.44-foo"): the newest release not newer than it, else the
 // oldest, and at that release the plain profile ("linux-6.13") rather than a seed's. `why` gets one line saying so.
 std::string closest_x86_profile(std::string_view release, std::string& why);
+
+// Watches the host for half a second before the real runs and keeps what it saw in `rep.host_busy_cpus`; a host
+// with more than kBusyHostCpus CPUs' worth of other work gets a note and a warning on `progress`.
+inline constexpr double kBusyHostCpus = 0.25;
+void note_busy_host(ValidateReport& rep, std::ostream& progress, std::uint32_t ncpus);
 
 // Throws InputError for unknown workloads, kernels or machines and bad thread counts.
 ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress);

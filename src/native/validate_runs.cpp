@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
+#include <ostream>
 #include <set>
 
+#include "native/proc_counters.h"
 #include "native/validate.h"
 
 namespace tlbsim::native {
@@ -109,6 +111,19 @@ void add_runs_json(nlohmann::json& x, const ValidateRow& row) {
   } else if (!row.real_layouts.empty() && !row.real_layouts.front().empty()) {
     x["real"]["layout"] = row.real_layouts.front();
   }
+}
+
+void note_busy_host(ValidateReport& rep, std::ostream& progress, std::uint32_t ncpus) {
+  // A busy host moves the real figures into other modes (docs/fidelity-notes.md, issue 31 part 7): an idle VM shows
+  // 0.00-0.04 CPUs busy, one building tlbsim beside validate about 2.
+  rep.host_busy_cpus = measure_busy_cpus(0.5, ncpus);
+  if (!rep.host_busy_cpus || *rep.host_busy_cpus <= kBusyHostCpus) return;
+  const std::string note = fmt::format(
+      "the host was busy before the real runs: {:.2f} CPUs' worth of other work (/proc/stat, 0.5 s); real figures "
+      "from a busy host may settle in other modes: run validate on an idle machine",
+      *rep.host_busy_cpus);
+  progress << "validate: warning: " << note << "\n" << std::flush;
+  rep.notes.push_back(note);
 }
 
 }  // namespace tlbsim::native

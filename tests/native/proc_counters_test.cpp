@@ -37,6 +37,22 @@ TEST(ProcCounters, ReadsOnlyTheTlbLinesOfVmstat) {
   EXPECT_TRUE(vmstat_tlb("nr_free_pages 100\n").empty());
 }
 
+// /proc/stat's first line: user nice system idle iowait irq softirq steal guest guest_nice (guest time is already
+// in user and nice).
+TEST(ProcCounters, CpuTimesCountAllButIdleAndIowaitAsBusy) {
+  const auto a = cpu_times("cpu  100 5 50 800 20 3 2 0 40 0\ncpu0 50 2 25 400 10 1 1 0 20 0\n");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->total, 980u);
+  EXPECT_EQ(a->busy, 160u);
+  const auto b = cpu_times("cpu  150 5 50 950 20 3 2 0 40 0\n");  // 50 ticks busy, 150 idle
+  ASSERT_TRUE(b.has_value());
+  EXPECT_DOUBLE_EQ(busy_cpus(*a, *b, 2), 0.5);
+  EXPECT_DOUBLE_EQ(busy_cpus(*a, *a, 2), 0.0);  // no tick passed
+  EXPECT_FALSE(cpu_times("intr 1 2 3 4 5\n").has_value());
+  EXPECT_FALSE(cpu_times("cpu  1 2 3\n").has_value());
+  EXPECT_FALSE(cpu_times("").has_value());
+}
+
 TEST(ProcCounters, TracepointCountsByReasonOrSaysWhyNot) {
   TlbFlushTracepoint t(1);
   if (!t.available()) {

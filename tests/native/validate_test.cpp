@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -198,6 +200,28 @@ TEST(Validate, MmapStormIsSimulatedWithTheLayoutOfTheRealRun) {
   EXPECT_EQ(progress.str().find("(--param apart=1)") != std::string::npos, apart) << r.rows[0].real_layouts[0] << "\n"
                                                                                   << progress.str();
   ASSERT_TRUE(r.rows[0].simulated.has_value());
+}
+
+// A host with a thread spinning beside validate is not idle: validate says so before its real runs, and keeps the
+// figure. (Other load can only add to it.)
+TEST(Validate, ABusyHostGetsAWarningAndANote) {
+  if (!native_supported()) GTEST_SKIP() << "validate needs Linux";
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  ValidateReport rep;
+  std::ostringstream progress;
+  note_busy_host(rep, progress, static_cast<std::uint32_t>(read_host_topology().cpus.size()));
+  stop = true;
+  spinner.join();
+  ASSERT_TRUE(rep.host_busy_cpus.has_value());
+  EXPECT_GT(*rep.host_busy_cpus, kBusyHostCpus);
+  ASSERT_EQ(rep.notes.size(), 1u);
+  EXPECT_NE(rep.notes[0].find("the host was busy"), std::string::npos) << rep.notes[0];
+  EXPECT_NE(progress.str().find("validate: warning: "), std::string::npos);
+  EXPECT_TRUE(to_json(rep)["host_busy_cpus"].is_number());
 }
 
 }  // namespace
