@@ -414,6 +414,8 @@ ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress) 
   run_real_side(v);
   const hw::Machine machine = simulated_machine(v);
   compare_runs(v, machine);
+  if (!v.qemu && v.host.cpus.size() >= 2)
+    note_wakeups(v.rep, machine, v.progress, v.host.cpus[0].cpu, v.host.cpus[1].cpu);
   return std::move(v.rep);
 }
 
@@ -438,6 +440,13 @@ nlohmann::json to_json(const ValidateReport& r) {
   j["machine"] = r.machine;
   j["flush_source"] = r.flush_source;
   j["host_busy_cpus"] = r.host_busy_cpus ? nlohmann::json(*r.host_busy_cpus) : nlohmann::json(nullptr);
+  const auto spread = [](const std::optional<Spread>& x) {
+    return x ? nlohmann::json{{"median", x->median}, {"p10", x->p10}, {"p90", x->p90}} : nlohmann::json(nullptr);
+  };
+  j["wakeup_ns"] = {
+      {"host_asleep_30us", spread(r.host_wakeup_30us)},
+      {"host_asleep_1ms", spread(r.host_wakeup_1ms)},
+      {"simulated", r.simulated_wakeup_ns ? nlohmann::json(*r.simulated_wakeup_ns) : nlohmann::json(nullptr)}};
   j["rows"] = nlohmann::json::array();
   for (const ValidateRow& row : r.rows) {
     nlohmann::json x = {{"workload", row.workload}, {"threads", row.threads}, {"real", figures_to_json(row.real)}};

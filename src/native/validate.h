@@ -14,6 +14,10 @@
 
 #include "native/microbench.h"
 
+namespace tlbsim::hw {
+struct Machine;
+}  // namespace tlbsim::hw
+
 namespace tlbsim::native {
 
 struct ValidateOptions {
@@ -79,6 +83,10 @@ struct ValidateReport {
   std::string machine;         // the simulated machine's name and origin
   std::string flush_source;    // where real flushes_per_op comes from
   std::optional<double> host_busy_cpus;  // CPUs' worth of other work in the half second before the real runs
+  // note_wakeups: this host's wake-ups of a thread asleep 30 us and 1 ms on another CPU, and the machine file's one
+  // figure for waking a halted CPU (ipi.send + ipi.deliver_socket + the halting idle state's exit latency), in ns.
+  std::optional<Spread> host_wakeup_30us, host_wakeup_1ms;
+  std::optional<double> simulated_wakeup_ns;
   std::vector<ValidateRow> rows;
   std::vector<std::string> notes;
 };
@@ -91,6 +99,16 @@ std::string closest_x86_profile(std::string_view release, std::string& why);
 // with more than kBusyHostCpus CPUs' worth of other work gets a note and a warning on `progress`.
 inline constexpr double kBusyHostCpus = 0.25;
 void note_busy_host(ValidateReport& rep, std::ostream& progress, std::uint32_t ncpus);
+
+// Where the machine's idle CPUs halt, times this host's wake-up of a thread asleep 30 us and 1 ms on `sleeper`
+// (woken from `waker`) and keeps both beside the machine's figure for waking a halted CPU. The machine has one
+// figure for every halt, taken from a 1 ms sleep; a KVM host's halt polling wakes a vCPU halted briefly faster
+// (docs/fidelity-notes.md, issue 31 part 9). When the 30 us wake-up and the machine's differ by more than
+// kWakeupMismatch either way, a note says how much slower (or faster) the simulation wakes threads that sleep tens
+// of microseconds.
+inline constexpr double kWakeupMismatch = 1.25;
+void note_wakeups(ValidateReport& rep, const hw::Machine& machine, std::ostream& progress, std::uint32_t waker,
+                  std::uint32_t sleeper);
 
 // Throws InputError for unknown workloads, kernels or machines and bad thread counts.
 ValidateReport run_validation(const ValidateOptions& o, std::ostream& progress);

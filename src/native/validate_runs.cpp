@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <ostream>
 #include <set>
 
+#include "hw/machine.h"
 #include "native/proc_counters.h"
 #include "native/validate.h"
 
@@ -124,6 +126,35 @@ void note_busy_host(ValidateReport& rep, std::ostream& progress, std::uint32_t n
       *rep.host_busy_cpus);
   progress << "validate: warning: " << note << "\n" << std::flush;
   rep.notes.push_back(note);
+}
+
+void note_wakeups(ValidateReport& rep, const hw::Machine& machine, std::ostream& progress, std::uint32_t waker,
+                  std::uint32_t sleeper) {
+  const auto halting = std::find_if(machine.idle_states.begin(), machine.idle_states.end(),
+                                    [](const hw::IdleState& st) { return !st.polls; });
+  if (halting == machine.idle_states.end()) return;  // MWAIT or polling idle: a waker's write wakes the CPU
+  const auto ns = [](sim::Duration d) { return std::chrono::duration<double, std::nano>(d).count(); };
+  const double simulated = ns(machine.ipi.send) + ns(machine.ipi.deliver_socket) + ns(halting->exit_latency);
+  progress << fmt::format("validate: timing wake-ups of a thread asleep 30 us and 1 ms on CPU {}\n", sleeper)
+           << std::flush;
+  // 5 repetitions of 10 wake-ups each: about 60 ms, most of it the 1 ms sleeps.
+  const BenchScale scale{5, 0.5};
+  rep.host_wakeup_30us = wakeup_ns(waker, sleeper, scale, std::chrono::microseconds(30));
+  rep.host_wakeup_1ms = wakeup_ns(waker, sleeper, scale, std::chrono::milliseconds(1));
+  rep.simulated_wakeup_ns = simulated;
+  const double brief = rep.host_wakeup_30us->median;
+  if (brief <= 0) return;
+  const double ratio = simulated / brief;
+  if (ratio <= kWakeupMismatch && ratio >= 1 / kWakeupMismatch) return;
+  rep.notes.push_back(fmt::format(
+      "a thread asleep 30 us on CPU {} woke in {:.1f} us here (p10 {:.1f}, p90 {:.1f}), one asleep 1 ms in {:.1f} us; "
+      "the machine wakes every halted CPU in {:.1f} us (ipi.send + ipi.deliver_socket + the {} exit latency), so "
+      "threads that sleep tens of microseconds (mmap_storm's, in mmap_lock and vma_start_write) wake {} in the "
+      "simulation than here, and how often a flush finds their CPU idle depends on it; a KVM host's halt polling "
+      "wakes a vCPU halted briefly faster (docs/fidelity-notes.md, issue 31 part 9)",
+      sleeper, brief / 1e3, rep.host_wakeup_30us->p10 / 1e3, rep.host_wakeup_30us->p90 / 1e3,
+      rep.host_wakeup_1ms->median / 1e3, simulated / 1e3, halting->name,
+      ratio > 1 ? fmt::format("{:.1f}x slower", ratio) : fmt::format("{:.1f}x faster", 1 / ratio)));
 }
 
 }  // namespace tlbsim::native

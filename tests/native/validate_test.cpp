@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "hw/machine.h"
 #include "native/host.h"
 
 namespace tlbsim::native {
@@ -222,6 +223,43 @@ TEST(Validate, ABusyHostGetsAWarningAndANote) {
   EXPECT_NE(rep.notes[0].find("the host was busy"), std::string::npos) << rep.notes[0];
   EXPECT_NE(progress.str().find("validate: warning: "), std::string::npos);
   EXPECT_TRUE(to_json(rep)["host_busy_cpus"].is_number());
+}
+
+// Where the machine's idle CPUs halt, validate times this host's wake-ups of a thread asleep 30 us and 1 ms beside
+// the machine's one figure for waking a halted CPU, and a note says how far apart they are; where its idle CPUs
+// poll (a waker's write wakes them), nothing is timed.
+TEST(Validate, WakeUpsOfBriefSleepersAreTimedBesideTheMachinesOneFigure) {
+  if (!native_supported()) GTEST_SKIP() << "validate needs Linux";
+  const HostTopology host = read_host_topology();
+  if (host.cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  hw::Machine m = hw::load_machine("small-2s2c");
+  hw::IdleState hlt;
+  hlt.name = "HLT";
+  hlt.polls = false;
+  hlt.exit_latency = sim::milliseconds(20);  // far slower than any host's wake-up
+  m.idle_states = {hlt};
+  ValidateReport rep;
+  std::ostringstream progress;
+  note_wakeups(rep, m, progress, host.cpus[0].cpu, host.cpus[1].cpu);
+  ASSERT_TRUE(rep.host_wakeup_30us.has_value());
+  ASSERT_TRUE(rep.host_wakeup_1ms.has_value());
+  EXPECT_GT(rep.host_wakeup_30us->median, 0);
+  EXPECT_LT(rep.host_wakeup_30us->median, 20e6);
+  ASSERT_TRUE(rep.simulated_wakeup_ns.has_value());
+  EXPECT_GT(*rep.simulated_wakeup_ns, 20e6);  // send + delivery + the 20 ms exit
+  ASSERT_EQ(rep.notes.size(), 1u);
+  EXPECT_NE(rep.notes[0].find("x slower in the simulation than here"), std::string::npos) << rep.notes[0];
+  EXPECT_NE(progress.str().find("validate: timing wake-ups"), std::string::npos);
+  const nlohmann::json j = to_json(rep)["wakeup_ns"];
+  EXPECT_TRUE(j["host_asleep_30us"]["median"].is_number());
+  EXPECT_TRUE(j["simulated"].is_number());
+
+  ValidateReport polling;
+  m.idle_states.front().polls = true;
+  note_wakeups(polling, m, progress, host.cpus[0].cpu, host.cpus[1].cpu);
+  EXPECT_FALSE(polling.host_wakeup_30us.has_value());
+  EXPECT_TRUE(polling.notes.empty());
+  EXPECT_TRUE(to_json(polling)["wakeup_ns"]["simulated"].is_null());
 }
 
 }  // namespace
