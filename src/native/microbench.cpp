@@ -235,6 +235,7 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
 
 Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s, std::chrono::microseconds asleep,
                  Spread* single) {
+  pin_or_throw(waker);  // before the pipes and the sleeper's thread, so that a refusal leaves nothing behind
   int to[2], back[2];
   if (pipe(to) != 0) throw std::runtime_error("calibrate: pipe failed");
   if (pipe(back) != 0) {
@@ -254,7 +255,6 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
       if (write(back[1], &c, 1) != 1) break;
     }
   });
-  pin_or_throw(waker);
   std::vector<double> out, singles;
   const std::uint64_t n = std::max<std::uint64_t>(2, bench_iters(s, 20));
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {

@@ -254,6 +254,12 @@ TEST(Validate, WakeUpsOfBriefSleepersAreTimedBesideTheMachinesOneFigure) {
   EXPECT_TRUE(j["host_asleep_30us"]["median"].is_number());
   EXPECT_TRUE(j["simulated"].is_number());
 
+  ValidateReport refused;  // a CPU the host lacks: a note, no figures, and validate goes on
+  note_wakeups(refused, m, progress, 1u << 20, host.cpus[1].cpu);
+  EXPECT_FALSE(refused.host_wakeup_30us.has_value());
+  ASSERT_EQ(refused.notes.size(), 1u);
+  EXPECT_NE(refused.notes[0].find("not timed"), std::string::npos) << refused.notes[0];
+
   ValidateReport polling;
   m.idle_states.front().polls = true;
   note_wakeups(polling, m, progress, host.cpus[0].cpu, host.cpus[1].cpu);
