@@ -20,11 +20,13 @@ class MachineCommand final : public Command {
     sub->require_subcommand(1);
     CLI::App* show = sub->add_subcommand("show", "Show a machine's resolved parameters and their sources");
     show->add_option("machine", machine_, "Built-in machine name or path to a machine .toml file")->required();
+    show->add_option("--set", settings_,
+                     "Replace a parameter: KEY=VALUE, e.g. ipi.send=100ns (repeatable; as `tlbsim run --set`)");
     show->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}));
     return sub;
   }
   int run(Streams& io) override {
-    const hw::Machine m = hw::load_machine(machine_);
+    const hw::Machine m = hw::load_machine(machine_, settings_);
     if (format_ == "json") {
       io.out << hw::to_json(m).dump(2) << "\n";
       return 0;
@@ -57,6 +59,7 @@ class MachineCommand final : public Command {
  private:
   std::string machine_;
   std::string format_ = "table";
+  std::vector<std::string> settings_;
 };
 
 TLBSIM_REGISTER(Command, MachineCommand, "machine", "inspect machine models");

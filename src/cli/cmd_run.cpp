@@ -87,6 +87,9 @@ class RunCommand final : public Command {
   CLI::App* define(CLI::App& parent) override {
     CLI::App* c = parent.add_subcommand("run", "Run a workload on a modeled machine and kernel");
     c->add_option("--machine", machine_, "Built-in machine name or machine .toml file")->capture_default_str();
+    c->add_option("--set", machine_set_,
+                  "Replace a machine parameter for this run: KEY=VALUE, e.g. kernel.page_alloc=400ns or "
+                  "timing.step_spread=0.2 (repeatable; keys as `tlbsim machine show` lists them)");
     kernel_opt_ = c->add_option("--kernel", spec_.kernel,
                                 "Kernel profile name or .toml file (see `tlbsim list kernels`; default: linux-5.17 on "
                                 "x86_64 machines, linux-6.2-ppc on powerpc64)");
@@ -119,7 +122,7 @@ class RunCommand final : public Command {
   }
 
   int run(Streams& io) override {
-    const hw::Machine m = hw::load_machine(machine_);
+    const hw::Machine m = hw::load_machine(machine_, machine_set_);
     if (kernel_opt_->count() == 0) spec_.kernel = kernel::default_kernel_for(m.arch);
     spec_.duration =
         duration_option("--duration", duration_, sim::microseconds(1), sim::milliseconds(60000), "1us..60s");
@@ -143,8 +146,8 @@ class RunCommand final : public Command {
     if (trace_.enabled()) {
       session = std::make_unique<TraceSession>(
           trace_, m.cpu_count(), fmt::format("tlbsim {} on {}", spec_.workload, m.name),
-          fmt::format("tlbsim run --machine {} --kernel {} --workload {} --threads {} --duration {}{} --seed {}",
-                      machine_, spec_.kernel, spec_.workload, spec_.threads, duration_,
+          fmt::format("tlbsim run --machine {}{} --kernel {} --workload {} --threads {} --duration {}{} --seed {}",
+                      machine_, set_args(), spec_.kernel, spec_.workload, spec_.threads, duration_,
                       warmup_.empty() ? "" : " --warmup " + warmup_, spec_.seed));
     }
     // A long run says how far it has got, every few seconds of wall time, on stderr.
@@ -173,6 +176,7 @@ class RunCommand final : public Command {
       const auto& j = r.json;
       text += fmt::format("{} on {} ({} threads), kernel {}, seed {}, {} simulated\n", spec_.workload, m.name,
                           spec_.threads, spec_.kernel, spec_.seed, sim::format_duration(spec_.duration));
+      for (const std::string& a : machine_set_) text += fmt::format("{:<34} {}\n", "machine parameter set", a);
       std::string opts;
       for (const auto& o : j["options"]) opts += (opts.empty() ? "" : " ") + o.get<std::string>();
       text += fmt::format("{:<34} {} {}: {}; {} spinlocks\n", "kernel code", j["kernel_arch"].get<std::string>(),
@@ -208,7 +212,14 @@ class RunCommand final : public Command {
   }
 
  private:
+  std::string set_args() const {
+    std::string out;
+    for (const std::string& a : machine_set_) out += " --set " + a;
+    return out;
+  }
+
   std::string machine_ = "skylake-sp-2s28c";
+  std::vector<std::string> machine_set_;
   CLI::Option* kernel_opt_ = nullptr;
   workloads::RunSpec spec_;
   std::string duration_ = "10ms";

@@ -10,6 +10,8 @@
 
 #include "cli/command.h"
 #include "cli/validators.h"
+#include "hw/machine.h"
+#include "hw/machine_set.h"
 #include "native/file_workload.h"
 #include "native/host.h"
 #include "native/validate.h"
@@ -44,6 +46,9 @@ class ValidateCommand final : public Command {
     c->add_option("--runs", o_.runs, "Native runs per workload and thread count (the modes they settle in are shown)")
         ->capture_default_str();
     c->add_option("--machine", o_.machine, "Machine name or file (default: calibrate this host in-process)");
+    c->add_option("--set", o_.machine_set,
+                  "Replace a parameter of the simulated machine: KEY=VALUE, e.g. idle.HLT.exit_latency=12us "
+                  "(repeatable; as `tlbsim run --set`)");
     c->add_option("--kernel", o_.kernel, "Kernel profile (default: the x86 profile closest to `uname -r`)");
     c->add_option("--sim-duration", o_.sim_duration, "Simulated time per simulated run")->capture_default_str();
     c->add_option("--format", format_, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
@@ -58,6 +63,9 @@ class ValidateCommand final : public Command {
     if (qemu_ != (smp_ != 0)) throw InputError("--qemu and --smp N go together");
     if (qemu_ && smp_ > 64) throw InputError(fmt::format("--smp: {} is outside 1..64", smp_));
     o_.qemu_smp = qemu_ ? smp_ : 0;
+    // The machine and its --set settings are checked before the native runs, not after them.
+    (void)hw::parse_machine_settings(o_.machine_set);
+    if (!o_.machine.empty()) (void)hw::load_machine(o_.machine, o_.machine_set);
     o_.workloads.clear();
     std::stringstream ws(workloads_);
     for (std::string w; std::getline(ws, w, ',');) {

@@ -1,10 +1,11 @@
 #include "hw/machine.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "hw/machine_set.h"
 #include "util/atomic_file.h"
 #include "util/param_reader.h"
 
@@ -326,8 +327,9 @@ void parse_tlb(MachineParse& p) {
 
 }  // namespace
 
-Machine parse_machine(std::string_view text, const std::string& origin) {
+Machine parse_machine(std::string_view text, const std::string& origin, const std::vector<std::string>& settings) {
   TomlDocument doc = TomlDocument::parse(text, origin);
+  apply_machine_settings(doc.mutable_root(), parse_machine_settings(settings));
   Machine m;
   m.origin = origin;
   ParamReader root(doc.root(), origin, "machine file");
@@ -352,11 +354,11 @@ std::vector<std::string> builtin_machine_names() {
   return out;
 }
 
-Machine load_machine(std::string_view name_or_path) {
+Machine load_machine(std::string_view name_or_path, const std::vector<std::string>& settings) {
   const std::string arg(name_or_path);
-  if (arg.find('/') != std::string::npos || arg.ends_with(".toml")) return parse_machine(read_file(arg), arg);
+  if (arg.find('/') != std::string::npos || arg.ends_with(".toml")) return parse_machine(read_file(arg), arg, settings);
   for (const auto& f : builtin_machine_files()) {
-    if (f.name == arg) return parse_machine(f.text, fmt::format("builtin:{}", f.name));
+    if (f.name == arg) return parse_machine(f.text, fmt::format("builtin:{}", f.name), settings);
   }
   throw InputError(fmt::format("unknown machine '{}' (known: {}; or give a path to a .toml machine file)", arg,
                                fmt::join(builtin_machine_names(), ", ")));

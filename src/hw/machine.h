@@ -129,12 +129,13 @@ struct Machine {
   }
 };
 
-// Parses a machine file. Throws InputError naming origin:line:column, the key and what was expected.
-Machine parse_machine(std::string_view text, const std::string& origin);
+// Parses a machine file. Throws InputError naming origin:line:column, the key and what was expected. `settings`
+// (`--set KEY=VALUE`, hw/machine_set.h) replace parameters of the file before it is checked.
+Machine parse_machine(std::string_view text, const std::string& origin, const std::vector<std::string>& settings = {});
 
-// A built-in machine by name, or a machine file by path (anything containing '/' or ending in ".toml").
-// Throws InputError listing the built-in names when the name is unknown.
-Machine load_machine(std::string_view name_or_path);
+// A built-in machine by name, or a machine file by path (anything containing '/' or ending in ".toml"), with
+// `settings` applied. Throws InputError listing the built-in names when the name is unknown.
+Machine load_machine(std::string_view name_or_path, const std::vector<std::string>& settings = {});
 
 using tlbsim::EmbeddedFile;
 // The machine files compiled into the binary (configs/machines/*.toml), sorted by name.

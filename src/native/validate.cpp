@@ -288,9 +288,9 @@ hw::Machine simulated_machine(Validation& v) {
     CalibrateOptions co;
     co.scale = o.calibration;
     v.progress << "validate: calibrating this host (use --machine FILE to reuse a `tlbsim calibrate` file)\n";
-    machine = hw::parse_machine(calibrate_host(co, v.progress).toml, "calibrated in-process");
+    machine = hw::parse_machine(calibrate_host(co, v.progress).toml, "calibrated in-process", o.machine_set);
   } else {
-    machine = hw::load_machine(o.machine);
+    machine = hw::load_machine(o.machine, o.machine_set);
   }
   rep.machine = fmt::format("{} ({})", machine.name, machine.origin);
   return machine;

@@ -27,6 +27,7 @@ struct ValidateOptions {
   std::uint32_t runs = 1;              // native runs per workload and thread count (each starts its tasks afresh)
   double warmup = 0.2;                 // wall time run before measuring
   std::string machine;                 // machine name or file; empty: calibrate this host in-process
+  std::vector<std::string> machine_set;  // --set KEY=VALUE: parameters of the simulated machine replaced
   std::string kernel;                  // kernel profile; empty: the x86 profile closest to `uname -r`
   std::string sim_duration = "20ms";   // simulated time per simulated run
   BenchScale calibration{5, 0.3};      // for the in-process calibration

@@ -38,6 +38,7 @@ class TomlDocument {
   ~TomlDocument();
   TomlDocument(TomlDocument&&) noexcept;
   const toml::table& root() const { return *root_; }
+  toml::table& mutable_root() { return *root_; }
   const std::string& origin() const { return origin_; }
 
  private:
