@@ -40,6 +40,9 @@ class SweepCommand final : public Command {
     c->add_option("--warmup", opts_.grid.warmup,
                   "Simulated warm-up before each point's measured window, e.g. 132ms (default: a tenth of --duration)");
     c->add_option("--param", opts_.grid.params, "A workload parameter NAME=VALUE at every point (repeatable)");
+    c->add_option("--set", opts_.grid.machine_set,
+                  "A machine parameter KEY=VALUE replaced at every point, e.g. ipi.send=100ns (repeatable; as `tlbsim "
+                  "run --set`)");
     c->add_option("--metric", opts_.grid.metric,
                   "What to plot: a dotted path into `tlbsim run --format json` (default: the workload's figure)");
     c->add_option("--out", opts_.out_dir,

@@ -37,7 +37,7 @@ GridPoint grid_point(const Grid& g, std::size_t index) {
 }
 
 void validate_grid(const Grid& g) {
-  const hw::Machine m = hw::load_machine(g.machine);
+  const hw::Machine m = hw::load_machine(g.machine, g.machine_set);
   if (g.kernels.empty()) throw InputError("--kernel: no kernels given");
   for (const std::string& k : g.kernels) kernel::load_kernel_profile(k);
   workloads::make_workload(g.workload);
@@ -80,6 +80,7 @@ nlohmann::json grid_to_json(const Grid& g) {
                       {"metric", g.metric}};
   if (!g.params.empty()) j["params"] = g.params;  // absent when none, as in sweeps written before --param
   if (!g.warmup.empty()) j["warmup"] = g.warmup;  // absent for the default, as in sweeps written before --warmup
+  if (!g.machine_set.empty()) j["machine_set"] = g.machine_set;  // absent when none, as before --set
   return j;
 }
 
@@ -99,6 +100,7 @@ Grid grid_from_json(const nlohmann::json& j, const std::string& where, const std
   g.metric = r.string("metric");
   if (r.has("params")) g.params = r.string_list("params");
   if (r.has("warmup")) g.warmup = r.string("warmup");
+  if (r.has("machine_set")) g.machine_set = r.string_list("machine_set");
   r.finish();
   std::uint64_t points = 1;
   for (const auto& [key, size] : {std::pair{"kernels", g.kernels.size()}, std::pair{"threads", g.threads.size()},

@@ -27,6 +27,8 @@ struct Grid {
   std::string metric;
   // The workload's own parameters, NAME=VALUE (`--param`), the same at every point.
   std::vector<std::string> params;
+  // Machine parameters replaced, KEY=VALUE (`--set`, hw/machine_set.h), the same at every point.
+  std::vector<std::string> machine_set;
 };
 
 // One point of the grid; `index` is its place in grid_points() order.

@@ -81,7 +81,8 @@ nlohmann::json render_results_json(const Grid& grid, const std::vector<PointResu
 plot::LinePlot sweep_plot(const Grid& grid, const std::vector<PointResult>& points) {
   plot::LinePlot p;
   const std::string label = metric_label(grid, points);
-  p.title = fmt::format("{} on {}: {} against threads", grid.workload, grid.machine, label);
+  p.title = fmt::format("{} on {}{}: {} against threads", grid.workload, grid.machine,
+                        grid.machine_set.empty() ? "" : fmt::format(" ({})", fmt::join(grid.machine_set, ", ")), label);
   p.x_label = "threads";
   p.y_label =
       grid.seeds.size() > 1 ? fmt::format("{} (mean, min-max band over {} seeds)", label, grid.seeds.size()) : label;

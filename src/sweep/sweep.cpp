@@ -193,7 +193,7 @@ void run_pending(const SweepRun& s, std::size_t journal_bytes, SweepPlan& plan, 
 
 SweepOutcome run_sweep(const SweepOptions& o, std::ostream& progress, const std::atomic<bool>* stop) {
   validate_grid(o.grid);
-  const hw::Machine machine = hw::load_machine(o.grid.machine);
+  const hw::Machine machine = hw::load_machine(o.grid.machine, o.grid.machine_set);
   const SweepRun s{o, machine, progress, stop, o.out_dir + "/" + kJournalName};
   probe_kernels(s);
   make_directories(o.out_dir);

@@ -255,6 +255,37 @@ TEST(Sweep, WorkloadParametersReachEveryPointAndAreRecordedInTheGrid) {
   EXPECT_FALSE(fs::exists(dir)) << "refused before any point ran";
 }
 
+// --set reaches every point, is part of the grid (journal, results and the plot's title), and a wrong key fails
+// before any point.
+TEST(Sweep, MachineSettingsReachEveryPointAndAreRecordedInTheGrid) {
+  const std::string dir = temp_dir("machine_set");
+  std::ostringstream progress;
+  SweepOptions o = small(dir);
+  o.grid.kernels = {"linux-5.17"};
+  o.grid.threads = {2};
+  o.grid.seeds = {1};
+  run_sweep(o, progress, nullptr);
+  const std::string base = read_file(dir + "/results.csv");
+  fs::remove_all(dir);
+  o.grid.machine_set = {"kernel.syscall=2us"};
+  run_sweep(o, progress, nullptr);
+  EXPECT_NE(read_file(dir + "/results.csv"), base) << "a 2 us system call in every madvise moves the figure";
+  EXPECT_NE(read_file(dir + "/results.json").find("\"kernel.syscall=2us\""), std::string::npos);
+  EXPECT_NE(read_file(dir + "/results.svg").find("small-2s2c (kernel.syscall=2us)"), std::string::npos);
+  EXPECT_EQ(grid_from_json(grid_to_json(o.grid), "test").machine_set, o.grid.machine_set);
+  EXPECT_FALSE(grid_to_json(small(dir).grid).contains("machine_set")) << "sweeps without --set keep their bytes";
+  SweepOptions again = o;
+  again.grid.machine_set.clear();
+  again.resume = true;
+  EXPECT_NE(refusal(again).find("machine_set: null here, [\"kernel.syscall=2us\"]"), std::string::npos)
+      << refusal(again);
+  fs::remove_all(dir);
+  o.grid.machine_set = {"kernel.sycall=2us"};
+  EXPECT_NE(refusal(o).find("--set kernel.sycall=2us: the machine file gives no latency"), std::string::npos)
+      << refusal(o);
+  EXPECT_FALSE(fs::exists(dir)) << "refused before any point ran";
+}
+
 TEST(Sweep, UnwritableOutputIsAnInputError) {
   std::ostringstream progress;
   try {
