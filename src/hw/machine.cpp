@@ -325,11 +325,7 @@ void parse_tlb(MachineParse& p) {
   tlb.finish();
 }
 
-}  // namespace
-
-Machine parse_machine(std::string_view text, const std::string& origin, const std::vector<std::string>& settings) {
-  TomlDocument doc = TomlDocument::parse(text, origin);
-  apply_machine_settings(doc.mutable_root(), parse_machine_settings(settings));
+Machine parse_machine_doc(const TomlDocument& doc, const std::string& origin) {
   Machine m;
   m.origin = origin;
   ParamReader root(doc.root(), origin, "machine file");
@@ -346,6 +342,20 @@ Machine parse_machine(std::string_view text, const std::string& origin, const st
   parse_tlb(p);
   root.finish();
   return m;
+}
+
+}  // namespace
+
+Machine parse_machine(std::string_view text, const std::string& origin, const std::vector<std::string>& settings) {
+  TomlDocument doc = TomlDocument::parse(text, origin);
+  apply_machine_settings(doc.mutable_root(), parse_machine_settings(settings));
+  if (settings.empty()) return parse_machine_doc(doc, origin);
+  try {
+    return parse_machine_doc(doc, origin);
+  } catch (const InputError& e) {
+    // The file's rules refused a value the command line gave: say so.
+    throw InputError(fmt::format("{} (with --set {})", e.what(), fmt::join(settings, " --set ")));
+  }
 }
 
 std::vector<std::string> builtin_machine_names() {

@@ -65,7 +65,9 @@ TEST(MachineSet, TheStepSpreadCanBeGivenToAMachineWithoutOne) {
   const Machine d = load_machine(kDrawn, {"timing.step_spread=0.3"});
   EXPECT_DOUBLE_EQ(d.timing.step_spread, 0.3);
   EXPECT_NE(d.timing.source.find("gives 0.069"), std::string::npos) << d.timing.source;
-  expect_error("small-2s2c", {"timing.step_spread=0.6"}, {"step_spread", "0 to 0.5"});
+  expect_error("small-2s2c", {"timing.step_spread=0.6"},
+               {"step_spread", "0 to 0.5", "(with --set timing.step_spread=0.6)"});
+  expect_error("small-2s2c", {"timing.step_spread=nan"}, {"step_spread", "got nan"});
   expect_error("small-2s2c", {"timing.step_spread=wide"}, {"--set timing.step_spread=wide", "expected a number"});
 }
 
@@ -80,7 +82,8 @@ TEST(MachineSet, BadSettingsSayWhichArgumentAndWhatWasExpected) {
   expect_error("small-2s2c", {"ipi.send="}, {"expected KEY=VALUE"});
   expect_error("small-2s2c", {"ipi.send=fast"}, {"--set ipi.send=fast", "not a duration"});
   expect_error("small-2s2c", {"ipi.send=1ns", "ipi.send=2ns"}, {"ipi.send is set twice"});
-  expect_error("small-2s2c", {"ipi.send=0"}, {"ipi.send", "0.001"});  // the file's range still applies
+  expect_error("small-2s2c", {"ipi.send=0", "kernel.syscall=1us"},
+               {"ipi.send", "0.001", "(with --set ipi.send=0 --set kernel.syscall=1us)"});  // the file's range applies
 }
 
 }  // namespace
