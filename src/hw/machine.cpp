@@ -349,11 +349,11 @@ Machine parse_machine_doc(const TomlDocument& doc, const std::string& origin) {
 Machine parse_machine(std::string_view text, const std::string& origin, const std::vector<std::string>& settings) {
   TomlDocument doc = TomlDocument::parse(text, origin);
   apply_machine_settings(doc.mutable_root(), parse_machine_settings(settings));
-  if (settings.empty()) return parse_machine_doc(doc, origin);
   try {
     return parse_machine_doc(doc, origin);
   } catch (const InputError& e) {
-    // The file's rules refused a value the command line gave: say so.
+    if (settings.empty()) throw;
+    // The file's rules may have refused a value the command line gave: say which were given.
     throw InputError(fmt::format("{} (with --set {})", e.what(), fmt::join(settings, " --set ")));
   }
 }

@@ -37,6 +37,15 @@ SweepOptions small(const std::string& out) {
   return o;
 }
 
+// small()'s grid cut to one point: linux-5.17, 2 threads, seed 1.
+SweepOptions one_point(const std::string& out) {
+  SweepOptions o = small(out);
+  o.grid.kernels = {"linux-5.17"};
+  o.grid.threads = {2};
+  o.grid.seeds = {1};
+  return o;
+}
+
 // The InputError a sweep is refused with ("" when it runs).
 std::string refusal(const SweepOptions& o) {
   std::ostringstream progress;
@@ -260,10 +269,7 @@ TEST(Sweep, WorkloadParametersReachEveryPointAndAreRecordedInTheGrid) {
 TEST(Sweep, MachineSettingsReachEveryPointAndAreRecordedInTheGrid) {
   const std::string dir = temp_dir("machine_set");
   std::ostringstream progress;
-  SweepOptions o = small(dir);
-  o.grid.kernels = {"linux-5.17"};
-  o.grid.threads = {2};
-  o.grid.seeds = {1};
+  SweepOptions o = one_point(dir);
   run_sweep(o, progress, nullptr);
   const std::string base = read_file(dir + "/results.csv");
   fs::remove_all(dir);
@@ -300,10 +306,7 @@ TEST(Sweep, UnwritableOutputIsAnInputError) {
 TEST(Sweep, AMetricPathPicksACounter) {
   const std::string dir = temp_dir("metric");
   std::ostringstream progress;
-  SweepOptions o = small(dir);
-  o.grid.kernels = {"linux-5.17"};
-  o.grid.threads = {2};
-  o.grid.seeds = {1};
+  SweepOptions o = one_point(dir);
   o.grid.metric = "counters.nr_tlb_remote_flush";
   run_sweep(o, progress, nullptr);
   const std::string csv = read_file(dir + "/results.csv");
