@@ -106,8 +106,7 @@ class BenchCommand final : public Command {
                             pt.ops_per_sec / pt.cpus, pt.lines.transfers, pt.lines.remote_transfers, wait_per_op);
       }
     }
-    if (output_.empty()) io.out << text;
-    else write_file_atomic(output_, text);
+    write_result(io, output_, text);
     io.err << fmt::format("tlbsim: {} events in {:.3f} s of wall time ({:.1f} M events/s)\n", events, wall,
                           wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
     return 0;

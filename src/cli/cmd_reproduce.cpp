@@ -63,8 +63,7 @@ class ReproduceCommand final : public Command {
     if (format_ == "json") text = report::render_json(reports).dump(2) + "\n";
     else if (format_ == "markdown") text = report::render_markdown(reports);
     else text = report::render_table(reports);
-    if (output_.empty()) io.out << text;
-    else write_file_atomic(output_, text);
+    write_result(io, output_, text);
     return 0;
   }
 

@@ -117,6 +117,13 @@ class RunCommand final : public Command {
     c->add_option("--output", output_, "Write the result to this file (atomically) instead of stdout")
         ->check(non_empty());
     profile_.define(c);
+    c->add_flag("--offcpu", offcpu_,
+                "Print where tasks waited off their CPU: each wait by the kernel functions it began in, per op, as "
+                "sched_switch stack traces show it on a real kernel (docs/usage.md, \"Where tasks wait\")");
+    c->add_option(
+         "--offcpu-folded", offcpu_folded_,
+         "Write the off-CPU waits as folded stacks (picoseconds per stack) to this file, for flame-graph tools")
+        ->check(non_empty());
     trace_.define(c);
     return c;
   }
@@ -138,10 +145,13 @@ class RunCommand final : public Command {
                             {"--trace", &trace_.json_path},
                             {"--ftrace", &trace_.ftrace_path},
                             {"--profile-folded", &profile_.folded_path},
-                            {"--profile-svg", &profile_.svg_path}});
+                            {"--profile-svg", &profile_.svg_path},
+                            {"--offcpu-folded", &offcpu_folded_}});
     if (!output_.empty()) check_output_path(output_, "--output");  // before the run, not after it
+    if (!offcpu_folded_.empty()) check_output_path(offcpu_folded_, "--offcpu-folded");
     profile_.validate();
     spec_.profile = profile_.enabled();
+    spec_.offcpu = offcpu_ || !offcpu_folded_.empty();
     std::unique_ptr<TraceSession> session;
     if (trace_.enabled()) {
       session = std::make_unique<TraceSession>(
@@ -171,6 +181,7 @@ class RunCommand final : public Command {
       nlohmann::json j = r.json;
       j.erase("wall_seconds");  // keep the output a function of the inputs; speed goes to stderr
       if (profile_.table && r.profile) j["profile"] = r.profile->to_json(ProfileOptions::kMinShare);
+      if (offcpu_ && r.offcpu) j["offcpu"] = r.offcpu->to_json(j["ops"].get<std::uint64_t>());
       text = j.dump(2) + "\n";
     } else {
       const auto& j = r.json;
@@ -199,13 +210,14 @@ class RunCommand final : public Command {
       }
       for (const auto& v : j["violations"]) text += fmt::format("  violation: {}\n", v["what"].get<std::string>());
       if (profile_.table && r.profile) text += r.profile->table(ProfileOptions::kMinShare);
+      if (offcpu_ && r.offcpu) text += r.offcpu->table(j["ops"].get<std::uint64_t>());
     }
-    if (output_.empty()) io.out << text;
-    else write_file_atomic(output_, text);
+    write_result(io, output_, text);
     if (r.profile) {
       profile_.write_files(*r.profile, fmt::format("tlbsim run: {} on {}, kernel {}, {} threads", spec_.workload,
                                                    m.name, spec_.kernel, spec_.threads));
     }
+    if (r.offcpu && !offcpu_folded_.empty()) write_file_atomic(offcpu_folded_, r.offcpu->folded());
     io.err << fmt::format("tlbsim: {} events in {:.3f} s of wall time ({:.1f} M events/s)\n", r.events,
                           r.wall_seconds, r.wall_seconds > 0 ? static_cast<double>(r.events) / r.wall_seconds / 1e6 : 0);
     return r.violations == 0 ? 0 : 1;
@@ -229,6 +241,8 @@ class RunCommand final : public Command {
   std::string counters_ = "all";
   std::string output_;
   ProfileOptions profile_;
+  bool offcpu_ = false;
+  std::string offcpu_folded_;
   TraceOptions trace_;
 };
 

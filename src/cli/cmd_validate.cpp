@@ -92,10 +92,7 @@ class ValidateCommand final : public Command {
       return 1;
     }
     const std::string text = format_ == "json" ? native::to_json(rep).dump(2) + "\n" : native::to_table(rep);
-    if (output_.empty())
-      io.out << text;
-    else
-      write_file_atomic(output_, text);
+    write_result(io, output_, text);
     return 0;
   }
 

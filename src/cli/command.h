@@ -18,6 +18,9 @@ struct Streams {
   std::ostream& err;
 };
 
+// A command's result: to stdout when `output` is empty, else atomically to that file (--output).
+void write_result(Streams& io, const std::string& output, const std::string& text);
+
 // Contract: define() adds the subcommand and its options to the parent app; run() is called when the user
 // chose it, returns the exit status, and throws InputError for bad input (exit status 2).
 class Command {

@@ -1,6 +1,6 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <new>
 #include <ostream>
@@ -8,10 +8,19 @@
 
 #include "cli/command.h"
 #include "sim/scheduler.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/registry.h"
 
 namespace tlbsim::cli {
+
+void write_result(Streams& io, const std::string& output, const std::string& text) {
+  if (output.empty()) {
+    io.out << text;
+  } else {
+    write_file_atomic(output, text);
+  }
+}
 
 namespace {
 

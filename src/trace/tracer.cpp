@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "hw/coherence.h"
+#include "trace/offcpu.h"
 #include "util/error.h"
 #include "util/int_list.h"
 
@@ -229,6 +230,13 @@ void Tracer::sched_switch(const sim::Cpu& cpu, std::string_view prev_comm, std::
   std::vector<Open> inside;
   if (keep < pc.stack.size()) inside.assign(pc.stack.begin() + static_cast<std::ptrdiff_t>(keep) + 1, pc.stack.end());
   while (pc.stack.size() > keep) pop(cpu);
+  if (offcpu_ != nullptr) {
+    std::vector<std::string> names;
+    names.reserve(inside.size());
+    for (const Open& o : inside) names.push_back(o.name);
+    offcpu_->switch_out(prev_comm, prev_pid, prev_state, std::move(names), cpu.now());
+    offcpu_->switch_in(next_pid, cpu.now());
+  }
   if (!inside.empty()) switched_out_[prev_pid] = std::move(inside);
   set_task(cpu, next_comm, next_pid);
   const auto resumed = switched_out_.find(next_pid);

@@ -22,6 +22,8 @@ class CoherenceModel;
 
 namespace tlbsim::trace {
 
+class OffCpuProfile;
+
 // What to record: a time window [start, end), a set of CPUs (empty: all), at most max_events events (0: no cap).
 struct TraceFilter {
   sim::SimTime start = sim::kTimeZero;
@@ -49,6 +51,9 @@ class Tracer {
     coherence_ = c;
     sample_interval_ = interval;
   }
+
+  // Feeds every sched_switch to `p` (not owned), whatever the window and the event cap.
+  void set_offcpu(OffCpuProfile* p) { offcpu_ = p; }
 
   // --- hooks for the model ---
   void begin(const sim::Cpu& cpu, std::string_view name, std::string_view cat);
@@ -119,6 +124,7 @@ class Tracer {
   std::map<std::uint32_t, std::vector<Open>> switched_out_;  // by pid: the spans a sleeping task resumes in
   std::vector<TraceWriter*> writers_;
   const hw::CoherenceModel* coherence_ = nullptr;
+  OffCpuProfile* offcpu_ = nullptr;
   sim::Duration sample_interval_ = sim::microseconds(1);
   sim::SimTime next_sample_ = sim::kTimeZero;
   sim::SimTime last_sample_ = sim::kTimeZero;

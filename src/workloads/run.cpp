@@ -169,6 +169,22 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   const auto wall_start = std::chrono::steady_clock::now();
 
   for (const std::string& m : spec.mutations) kernel::set_mutation(cfg, m, "--mutation");
+  const sim::Duration warmup = spec.warmup.count() < 0 ? spec.duration / 10 : spec.warmup;
+  // The off-CPU profile reads the timeline's spans at each switch: without a trace, a tracer that writes nothing.
+  // Made before the system and kernel, whose coroutine frames may still end spans when they are destroyed.
+  std::unique_ptr<trace::Tracer> own_tracer;
+  std::shared_ptr<trace::OffCpuProfile> offcpu;
+  if (spec.offcpu) {
+    offcpu = std::make_shared<trace::OffCpuProfile>();
+    offcpu->start(sim::kTimeZero + warmup);
+    if (tracer == nullptr) {
+      trace::TraceFilter everything;
+      everything.max_events = 0;
+      own_tracer = std::make_unique<trace::Tracer>(machine.cpu_count(), everything);
+      tracer = own_tracer.get();
+    }
+    tracer->set_offcpu(offcpu.get());
+  }
   hw::System sys(machine, [&](std::size_t n) { return std::make_unique<sim::TimedScheduler>(n, spec.seed); });
   sys.scheduler().set_stall_limit(spec.stall_limit);
   const bool drawn_wakeups = std::any_of(machine.idle_states.begin(), machine.idle_states.end(),
@@ -190,7 +206,6 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   const auto workload = make_workload(spec.workload);
   TraceCloser closer(tracer, sys);
   std::vector<std::uint64_t> ops;
-  const sim::Duration warmup = spec.warmup.count() < 0 ? spec.duration / 10 : spec.warmup;
   WorkloadArgs args(spec.workload, spec.params);
   WorkloadParams params{spec.threads, warmup, spec.duration, spec.seed};
   params.args = &args;
@@ -209,7 +224,10 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   }
   const sim::RunResult r = run_measured(sys, k, warmup, sim::kTimeZero + warmup + spec.duration, profiler.get());
   workload->finish(k, sim::kTimeZero + warmup + spec.duration);
-  if (tracer != nullptr) tracer->close(sim::kTimeZero + warmup + spec.duration);
+  if (tracer != nullptr) {
+    tracer->close(sim::kTimeZero + warmup + spec.duration);
+    tracer->set_offcpu(nullptr);  // the profile outlives a caller's tracer's use
+  }
 
   RunOutput out;
   const std::uint64_t total = std::accumulate(ops.begin(), ops.end(), std::uint64_t{0});
@@ -221,6 +239,7 @@ RunOutput run_workload(const hw::Machine& machine, const RunSpec& spec, trace::T
   out.json = run_json({machine, spec, cfg, args, r, out, warmup, ops, total, *workload, k, *oracle});
   out.counter_rows = k.stats().rows();
   out.profile = std::move(profiler);
+  out.offcpu = std::move(offcpu);
   return out;
 }
 

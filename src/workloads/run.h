@@ -12,6 +12,7 @@
 #include "hw/machine.h"
 #include "kernel/kernel.h"
 #include "sim/time.h"
+#include "trace/offcpu.h"
 #include "trace/profile.h"
 
 namespace tlbsim::trace {
@@ -34,6 +35,7 @@ struct RunSpec {
   std::vector<std::string>
       mutations;  // planted bugs (declared in each owner's options.h), to show the oracle catching them
   bool profile = false;  // charge the measured window's CPU time to call stacks (RunOutput::profile)
+  bool offcpu = false;   // record where tasks wait off their CPU in the measured window (RunOutput::offcpu)
 };
 
 struct RunOutput {
@@ -47,6 +49,8 @@ struct RunOutput {
   std::vector<kernel::Stats::Row> counter_rows;
   // With RunSpec::profile: the measured window's simulated CPU time by call stack.
   std::shared_ptr<const trace::Profiler> profile;
+  // With RunSpec::offcpu: the measured window's waits off the CPU, by what the task was in.
+  std::shared_ptr<const trace::OffCpuProfile> offcpu;
 };
 
 // Throws InputError for unknown kernels or workloads and impossible parameters. With a tracer, the run is also
