@@ -51,7 +51,7 @@ class OffCpuCommand final : public Command {
     } else {
       text = fmt::format("{}: {} sched_switch events, {} stack traces of the counted tasks{}\n", file_, r.switches,
                          r.stacks, comm_.empty() ? "" : fmt::format(" (--comm {})", comm_));
-      text += r.profile.table(ops_);
+      text += r.profile.table(ops_, "the trace");
     }
     write_result(io, output_, text);
     return 0;

@@ -66,11 +66,11 @@ double us(sim::Duration d) { return static_cast<double>(d.count()) / 1e6; }
 
 }  // namespace
 
-std::string OffCpuProfile::table(std::uint64_t ops) const {
+std::string OffCpuProfile::table(std::uint64_t ops, std::string_view window) const {
   std::string t = fmt::format(
-      "off-CPU: {} waits that ended in the measured window, by what the task was in when switched out "
+      "off-CPU: {} waits that ended in {}, by what the task was in when switched out "
       "(docs/usage.md, \"Where tasks wait\")\n",
-      waits());
+      waits(), window);
   t += fmt::format("  {:>7} {:>8} {:>9} {:>9} {:>9} {:>10}  {:<5} {}\n", "waits", "per op", "mean us", "p50 us",
                    "p90 us", "total ms", "state", "task: functions (outermost first)");
   for (const Row* r : rows()) {

@@ -42,8 +42,9 @@ class OffCpuProfile {
   std::vector<const Row*> rows() const;
   std::uint64_t waits() const;
 
-  // The table `tlbsim run --offcpu` prints; per-op figures divide by `ops` (none when it is 0).
-  std::string table(std::uint64_t ops) const;
+  // The table `tlbsim run --offcpu` prints; per-op figures divide by `ops` (none when it is 0); `window` names
+  // what the waits ended in ("the measured window", "the trace").
+  std::string table(std::uint64_t ops, std::string_view window = "the measured window") const;
   nlohmann::json to_json(std::uint64_t ops) const;
   // Folded stacks, one per line in ascending order: "comm;function;...;[state] picoseconds", for flame-graph tools.
   std::string folded() const;
