@@ -274,5 +274,33 @@ TEST(HostileInput, ASignalWhileWritingRemovesTheTemporaryFile) {
   fs::remove_all(dir);
 }
 
+// `tlbsim offcpu FILE` (issue 31, part 11): a directory, binary junk, a truncated switch and a trace with no switch
+// are located errors; a task name that is not UTF-8 prints in JSON instead of crashing it.
+TEST(HostileInput, BadRealTracesForOffCpuAreLocatedErrors) {
+  const fs::path dir = scratch("offcpu");
+  expect_refused(run({"offcpu", dir.string()}), dir.string());
+  const std::string junk = (dir / "junk.txt").string();
+  write_file_atomic(junk, std::string("\x7f"
+                                      "ELF\x02\x01\x01\0\0\0: sched_switch: \xff\xfe",
+                                      26));
+  expect_refused(run({"offcpu", junk}), "junk.txt:1:");
+  const std::string cut = (dir / "cut.txt").string();
+  write_file_atomic(cut, "  a-1 [000] d..2. 1.5: sched_switch: prev_comm=a prev_pid=1 prev_state=D ==> next_c");
+  expect_refused(run({"offcpu", cut}), "cut.txt:1: sched_switch without 'next_pid='");
+  const std::string none = (dir / "none.txt").string();
+  write_file_atomic(none, "# tracer: nop\n  a-1 [000] d..2. 1.5: sched_waking: comm=b pid=2\n");
+  expect_refused(run({"offcpu", none}), "none.txt: no sched_switch events");
+  const std::string bytes = (dir / "bytes.txt").string();
+  write_file_atomic(bytes,
+                    "  x-1 [000] d..2. 1.5: sched_switch: prev_comm=\xff\xfe prev_pid=1 prev_prio=120 prev_state=D "
+                    "==> next_comm=swapper/0 next_pid=0 next_prio=120\n"
+                    "  y-0 [000] d..2. 1.6: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R "
+                    "==> next_comm=\xff\xfe next_pid=1 next_prio=120\n");
+  const Result j = run({"offcpu", bytes, "--format", "json"});
+  EXPECT_EQ(j.status, 0) << j.err;
+  EXPECT_NE(j.out.find("\"comm\": \"\xef\xbf\xbd\xef\xbf\xbd\""), std::string::npos) << j.out;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tlbsim::cli
