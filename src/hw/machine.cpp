@@ -210,22 +210,40 @@ void parse_idle_states(MachineParse& p) {
     is.target_residency = residency.value;
     lat.record(key, "exit_latency", exit);
     lat.record(key, "target_residency", residency);
+    const auto refuse = [&](const std::string& what) {
+      return InputError(fmt::format("{}: machine file: idle state '{}'{}", origin, is.name, what));
+    };
+    const auto take = [&](sim::Duration& field, const char* name, const Latency& l) {
+      field = l.value;
+      lat.record(key, name, l);
+    };
     const auto p10 = st.optional_latency("exit_latency_p10", 1e8), p90 = st.optional_latency("exit_latency_p90", 1e8);
     if (p10.has_value() != p90.has_value()) {
-      throw InputError(fmt::format("{}: machine file: idle state '{}' gives exit_latency_{} without exit_latency_{}",
-                                   origin, is.name, p10 ? "p10" : "p90", p10 ? "p90" : "p10"));
+      throw refuse(
+          fmt::format(" gives exit_latency_{} without exit_latency_{}", p10 ? "p10" : "p90", p10 ? "p90" : "p10"));
     }
     if (p10) {
       if (!(p10->value <= exit.value && exit.value <= p90->value)) {
-        throw InputError(
-            fmt::format("{}: machine file: idle state '{}': exit_latency_p10 <= exit_latency <= "
-                        "exit_latency_p90 does not hold",
-                        origin, is.name));
+        throw refuse(": exit_latency_p10 <= exit_latency <= exit_latency_p90 does not hold");
       }
-      is.exit_latency_p10 = p10->value;
-      is.exit_latency_p90 = p90->value;
-      lat.record(key, "exit_latency_p10", *p10);
-      lat.record(key, "exit_latency_p90", *p90);
+      take(is.exit_latency_p10, "exit_latency_p10", *p10);
+      take(is.exit_latency_p90, "exit_latency_p90", *p90);
+    }
+    const auto short_halt = st.optional_latency("short_halt", 1e10),
+               exit_short = st.optional_latency("exit_latency_short", 1e8),
+               long_halt = st.optional_latency("long_halt", 1e10);
+    const int given = int{short_halt.has_value()} + int{exit_short.has_value()} + int{long_halt.has_value()};
+    if (given != 0 && given != 3) {
+      throw refuse(
+          fmt::format(" gives {} of short_halt, exit_latency_short and long_halt: give all three or none", given));
+    }
+    if (given == 3) {
+      if (!(short_halt->value < long_halt->value) || exit.value.count() <= 0) {
+        throw refuse(": short_halt < long_halt and exit_latency > 0 must hold");
+      }
+      take(is.short_halt, "short_halt", *short_halt);
+      take(is.exit_latency_short, "exit_latency_short", *exit_short);
+      take(is.long_halt, "long_halt", *long_halt);
     }
     is.flushes_tlb = st.boolean("flushes_tlb");
     is.polls = st.optional_boolean("polls").value_or(true);

@@ -13,6 +13,7 @@
 #include "hw/ipi.h"
 #include "hw/tlb_params.h"
 #include "hw/topology.h"
+#include "sim/halt_scaling.h"
 #include "util/embedded_file.h"
 
 namespace tlbsim::hw {
@@ -96,6 +97,20 @@ struct IdleState {
   // with the step spread. Zero: none.
   sim::Duration exit_latency_p10{0};
   sim::Duration exit_latency_p90{0};
+  // Optional, all three or none: the exit after a halt of short_halt or less (exit_latency_short) where exit_latency
+  // is the exit after a halt of long_halt. `tlbsim calibrate` times wake-ups after 30 us and 1 ms asleep. Each halt's
+  // exit (as drawn above) is then scaled by exit_latency_short / exit_latency for a halt of short_halt or less, and
+  // linearly in the halt's length up to 1 at long_halt (sim::Cpu::HaltLengthScaling). Zero long_halt: none.
+  sim::Duration short_halt{0};
+  sim::Duration exit_latency_short{0};
+  sim::Duration long_halt{0};
+
+  // The scaling of each halt's exit by its length; none when the state does not give the three fields above.
+  sim::HaltLengthScaling by_length() const {
+    if (long_halt.count() <= 0 || exit_latency.count() <= 0) return {};
+    return {short_halt, long_halt,
+            static_cast<double>(exit_latency_short.count()) / static_cast<double>(exit_latency.count())};
+  }
 };
 
 // [timing], optional: how much the duration of one step of kernel code varies from one execution to the next on this

@@ -327,23 +327,30 @@ std::string idle_states(const CalibrationRun& r) {
       exit += pct("p10", lo, w.p10) + pct("p90", hi, w.p90);
     }
   }
-  std::string short_note;
-  if (r.wakeup && r.short_wakeup) {
-    short_note = fmt::format(
-        "# A thread asleep 30 us woke in {:.1f} ns (p10 {:.1f}, p90 {:.1f}), one asleep 1 ms in {:.1f} ns: the "
-        "model's\n"
-        "# HLT exit does not depend on how long the CPU halted; it comes from the 1 ms wake-ups. In a KVM guest a\n"
-        "# vCPU halted briefly can be kept on its host CPU by the host's halt polling and wake faster\n"
-        "# (docs/calibration.md, \"Host calibration\").\n",
-        r.short_wakeup->median, r.short_wakeup->p10, r.short_wakeup->p90, r.wakeup->median);
+  // The exit after a short halt: the wake-up of a thread asleep 30 us, less the same send and delivery. A vCPU
+  // halted briefly wakes faster than one halted 1 ms (the host's halt polling, and its own idle states): each halt's
+  // exit is then scaled by its length between the two (hw::IdleState::exit_latency_short).
+  if (r.wakeup && r.short_wakeup && r.fields.ns("ipi.deliver_socket") > 0) {
+    const double deliver = r.fields.ns("ipi.deliver_socket");
+    const double send = r.fields.ns("ipi.send");
+    const Spread& w = *r.short_wakeup;
+    const double e = std::max(1.0, w.median - send - deliver);
+    exit += fmt::format(
+        "\nshort_halt = {{ ns = 30000.0, source = \"the sleep of the wake-ups that give exit_latency_short\" }}"
+        "\nexit_latency_short = {{ ns = {:.1f}, source = \"{}\" }}"
+        "\nlong_halt = {{ ns = 1000000.0, source = \"the sleep of the wake-ups that give exit_latency\" }}",
+        e,
+        r.from(w, fmt::format("wake-up of a thread asleep 30 us on another CPU ({:.1f} ns) less ipi.send ({:.1f} ns) "
+                              "and ipi.deliver_socket ({:.1f} ns){}; figure is the whole wake-up",
+                              w.median, send, deliver, e == 1.0 ? ", clamped to 1 ns" : "")));
   }
   return fmt::format(
       "\n# cpuidle driver: {}. x86 default_idle halts with TIF_POLLING_NRFLAG clear, so a wake-up of an idle CPU\n"
-      "# is a reschedule IPI (delivered as ipi.deliver_socket).\n{}"
+      "# is a reschedule IPI (delivered as ipi.deliver_socket).\n"
       "[[idle.states]]\nname = \"HLT\"\nexit_latency = {}\n"
       "target_residency = {{ ns = 1.0, source = \"default_idle has no residency target: it halts whenever the CPU has "
       "nothing to run\" }}\nflushes_tlb = false\npolls = false\n",
-      driver.empty() ? "none (no /sys/devices/system/cpu/cpuidle/current_driver)" : driver, short_note, exit);
+      driver.empty() ? "none (no /sys/devices/system/cpu/cpuidle/current_driver)" : driver, exit);
 }
 
 // The file's [kernel] and [tlb] tables and its closing note.

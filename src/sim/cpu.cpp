@@ -76,13 +76,17 @@ bool Cpu::wake_parked(std::uint32_t gen) {
   return true;
 }
 
-void Cpu::halt(std::coroutine_handle<> h, Duration wake_latency, const SourceSite& site) {
+void Cpu::halt(std::coroutine_handle<> h, Duration wake_latency, const SourceSite& site,
+               const HaltLengthScaling& scaling) {
   leaf_ = h;
   site_ = site;
   note_suspension(Suspension::Kind::kHalt, h, site, kNoLine);
   irqs_enabled_ = true;
   const Duration carried = std::exchange(carried_, Duration{0});
-  halt_wake_latency_ = wake_latency + carried;
+  halt_wake_latency_ = wake_latency;
+  halt_carried_ = carried;
+  halt_since_ = now();
+  halt_scaling_ = scaling;
   if (pending_irqs_ != 0) {
     state_ = CpuState::kStepPending;
     sched_.step_ready(*this, now() + carried);
@@ -95,10 +99,16 @@ void Cpu::raise_irq(int vector) {
   if (vector < 0 || vector >= kMaxIrqVectors) throw std::out_of_range(fmt::format("irq vector {}", vector));
   pending_irqs_ |= std::uint64_t{1} << vector;
   switch (state_) {
-    case CpuState::kHalted:
+    case CpuState::kHalted: {
       state_ = CpuState::kStepPending;
-      sched_.step_ready(*this, now() + halt_wake_latency_);
+      Duration exit = halt_wake_latency_;
+      if (halt_scaling_.long_halt.count() > 0) {
+        const double f = halt_scaling_.at(now() - halt_since_);
+        exit = Duration{static_cast<Duration::rep>(static_cast<double>(exit.count()) * f + 0.5)};
+      }
+      sched_.step_ready(*this, now() + halt_carried_ + exit);
       break;
+    }
     case CpuState::kParked:
       if (irqs_enabled_) {
         ++park_gen_;

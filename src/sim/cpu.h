@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/halt_scaling.h"
 #include "sim/ids.h"
 #include "sim/rng.h"
 #include "sim/source_site.h"
@@ -134,9 +135,10 @@ class Cpu final : private RootObserver {
     Duration wake_latency;
     SourceSite site;
     Duration p10{0}, p90{0};  // the wake latency's percentiles, when it is drawn (p90 > 0)
+    sim::HaltLengthScaling by_length{};
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-      cpu.halt(h, p90.count() > 0 ? cpu.draw(p10, wake_latency, p90) : cpu.spread(wake_latency), site);
+      cpu.halt(h, p90.count() > 0 ? cpu.draw(p10, wake_latency, p90) : cpu.spread(wake_latency), site, by_length);
     }
     void await_resume() const noexcept {}
   };
@@ -147,6 +149,11 @@ class Cpu final : private RootObserver {
   // The same with a wake latency drawn around its median `wake_latency` from its 10th and 90th percentiles (draw).
   HaltAwaiter safe_halt(Duration wake_latency, Duration p10, Duration p90, SourceSite site = SourceSite::current()) {
     return {*this, wake_latency, site, p10, p90};
+  }
+  // The same, the drawn latency then scaled by how long the CPU stayed halted (HaltLengthScaling).
+  HaltAwaiter safe_halt(Duration wake_latency, Duration p10, Duration p90, sim::HaltLengthScaling by_length,
+                        SourceSite site = SourceSite::current()) {
+    return {*this, wake_latency, site, p10, p90, by_length};
   }
 
   struct IrqEnableAwaiter {
@@ -229,7 +236,8 @@ class Cpu final : private RootObserver {
     bool irqs_enabled;
   };
 
-  void halt(std::coroutine_handle<> h, Duration wake_latency, const SourceSite& site);
+  void halt(std::coroutine_handle<> h, Duration wake_latency, const SourceSite& site,
+            const sim::HaltLengthScaling& scaling);
   std::coroutine_handle<> begin_irq();
   std::coroutine_handle<> on_root_done(std::coroutine_handle<> finished, std::exception_ptr error) noexcept override;
 
@@ -254,7 +262,10 @@ class Cpu final : private RootObserver {
   Duration park_wake_latency_{0};
   Duration carried_{0};  // carry(): not yet added to a step
   SimTime park_since_{};
-  Duration halt_wake_latency_{0};
+  Duration halt_wake_latency_{0};  // drawn at the halt, before the scaling by its length
+  Duration halt_carried_{0};
+  SimTime halt_since_{};
+  sim::HaltLengthScaling halt_scaling_{};
   std::uint64_t steps_ = 0;
   std::uint64_t irqs_taken_ = 0;
   CpuObserver* observer_ = nullptr;

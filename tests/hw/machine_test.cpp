@@ -218,6 +218,37 @@ TEST(Machine, AnIdleStatesExitLatencyMayGiveItsPercentiles) {
                {"exit_latency_p90", "source"});
 }
 
+// An idle state may give the exit after a short halt (calibrate: a wake-up after 30 us asleep) beside exit_latency's
+// long one: all three of short_halt, exit_latency_short and long_halt, or none; each halt's exit is then scaled by
+// its length (sim::HaltLengthScaling).
+TEST(Machine, AnIdleStatesExitMayDependOnHowLongItHalted) {
+  const std::string ok = small_text();
+  const auto with = [&](const std::string& extra) {
+    return ok + "\n[[idle.states]]\nname = \"HLT\"\nexit_latency = { ns = 40000.0, source = \"m\" }\n" + extra +
+           "target_residency = { ns = 1000000.0, source = \"r\" }\nflushes_tlb = false\npolls = false\n";
+  };
+  const std::string three =
+      "short_halt = { ns = 30000.0, source = \"s\" }\nexit_latency_short = { ns = 10000.0, source = \"e\" }\n"
+      "long_halt = { ns = 1000000.0, source = \"l\" }\n";
+  const Machine plain = parse_machine(with(""), "t.toml");
+  EXPECT_EQ(plain.idle_states.back().by_length().at(sim::microseconds(30)), 1.0);  // no fields: no scaling
+  const Machine m = parse_machine(with(three), "t.toml");
+  const IdleState& st = m.idle_states.back();
+  EXPECT_EQ(st.short_halt, sim::microseconds(30));
+  EXPECT_EQ(st.exit_latency_short, sim::microseconds(10));
+  EXPECT_EQ(st.long_halt, sim::milliseconds(1));
+  EXPECT_DOUBLE_EQ(st.by_length().at(sim::microseconds(5)), 0.25);  // 10 us of 40 us
+  EXPECT_DOUBLE_EQ(st.by_length().at(sim::milliseconds(2)), 1.0);
+  expect_error(with("short_halt = { ns = 30000.0, source = \"s\" }\n"),
+               {"HLT", "1 of short_halt, exit_latency_short and long_halt"});
+  expect_error(with("short_halt = { ns = 2000000.0, source = \"s\" }\nexit_latency_short = { ns = 10000.0, source = "
+                    "\"e\" }\nlong_halt = { ns = 1000000.0, source = \"l\" }\n"),
+               {"HLT", "short_halt < long_halt"});
+  expect_error(with("short_halt = { ns = 30000.0, source = \"s\" }\nexit_latency_short = { ns = 10000.0 }\n"
+                    "long_halt = { ns = 1000000.0, source = \"l\" }\n"),
+               {"exit_latency_short", "source"});
+}
+
 }  // namespace
 }  // namespace tlbsim::hw
 

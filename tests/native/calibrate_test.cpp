@@ -54,6 +54,10 @@ TEST(Calibrate, WritesALoadableMachineFileForThisHost) {
       EXPECT_GT(st.exit_latency_p10.count(), 0) << st.name;
       EXPECT_LE(st.exit_latency_p10, st.exit_latency) << st.name;
       EXPECT_LE(st.exit_latency, st.exit_latency_p90) << st.name;
+      // ... and the exit after 30 us halted beside the 1 ms one (issue 31, part 12).
+      EXPECT_EQ(st.short_halt, sim::microseconds(30)) << st.name;
+      EXPECT_EQ(st.long_halt, sim::milliseconds(1)) << st.name;
+      EXPECT_GT(st.exit_latency_short.count(), 0) << st.name;
     }
     // ipi.send's probe: a signal to a running thread with and without the kick's IPI (issue 31, part 7).
     EXPECT_NE(progress.str().find("tgkill() of a thread running on CPU"), std::string::npos);

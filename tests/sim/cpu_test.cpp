@@ -102,6 +102,29 @@ TEST(Cpu, HaltedCpuWakesOnInterruptAfterExitLatency) {
   EXPECT_EQ(halt_then_irq(Duration{0}), std::make_pair(at_ns(130), at_ns(135)));
 }
 
+// With a HaltLengthScaling the exit drawn at the halt (1000 ns here, exact) is scaled by how long the CPU halted:
+// by 0.5 up to 200 ns halted, by 1 from 1200 ns, linearly between. Returns when the interrupt's handler ran.
+Task<void> scaled_idle(Cpu& cpu) {
+  co_await cpu.safe_halt(nanoseconds(1000), Duration{0}, Duration{0}, {nanoseconds(200), nanoseconds(1200), 0.5});
+}
+SimTime scaled_halt_then_irq(SimTime irq_at) {
+  TimedScheduler s(1, 1);
+  RecordingHandler h;
+  Cpu& cpu = s.cpu(CpuId{0});
+  cpu.set_irq_handler(&h);
+  cpu.start(scaled_idle(cpu));
+  s.send_irq(CpuId{0}, 2, irq_at);
+  s.run(at_ns(10000));
+  EXPECT_EQ(h.taken.size(), 1u);
+  return h.taken.empty() ? SimTime{} : h.taken[0].at;
+}
+
+TEST(Cpu, AHaltedCpusExitScalesWithHowLongItHalted) {
+  EXPECT_EQ(scaled_halt_then_irq(at_ns(100)), at_ns(100 + 500));     // short: half the exit
+  EXPECT_EQ(scaled_halt_then_irq(at_ns(700)), at_ns(700 + 750));     // halfway between: three quarters
+  EXPECT_EQ(scaled_halt_then_irq(at_ns(3000)), at_ns(3000 + 1000));  // long: the whole exit
+}
+
 // A carried cost (a barrier's) ends the CPU's next step that much later, or delays its next wake-up from a halt.
 Task<void> carried_then_step(Cpu& cpu, std::vector<SimTime>& done) {
   cpu.carry(nanoseconds(7));

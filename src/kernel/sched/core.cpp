@@ -152,7 +152,7 @@ sim::Task<void> Sched::idle_loop(TaskStruct& idle) {
       r.polling = false;
       const hw::IdleState& st = states[static_cast<std::size_t>(pick)];
       if (!co_await mem.read(pc.cpu, r.need_resched)) {
-        co_await pc.cpu.safe_halt(st.exit_latency, st.exit_latency_p10, st.exit_latency_p90);
+        co_await pc.cpu.safe_halt(st.exit_latency, st.exit_latency_p10, st.exit_latency_p90, st.by_length());
       }
       r.polling = true;
     } else {
