@@ -207,16 +207,22 @@ void measure_remote_shootdowns(CalibrationRun& r, const TransferPairs& pairs, co
       r.note(fmt::format("membarrier(PRIVATE_EXPEDITED), thread on CPU {} (IPI round trip)", pair->second), *mb);
     }
     if (key == std::string("ipi.deliver_socket")) {
-      Spread single;
-      r.wakeup = r.note(
-          fmt::format("wake-up of a thread asleep 1 ms on CPU {} (pipe write to read's return)", pair->second),
-          in_thread([&, p = *pair] { return wakeup_ns(p.first, p.second, s, std::chrono::milliseconds(1), &single); }));
+      Spread single, long_halt, short_halt;
+      r.wakeup =
+          r.note(fmt::format("wake-up of a thread asleep 1 ms on CPU {} (pipe write to read's return)", pair->second),
+                 in_thread([&, p = *pair] {
+                   return wakeup_ns(p.first, p.second, s, std::chrono::milliseconds(1), &single, &long_halt);
+                 }));
       if (single.n >= 10) r.single_wakeup = r.note("  the same, single wake-ups (n: wake-ups)", single);
-      // A vCPU halted for tens of microseconds may wake faster than one halted 1 ms (a KVM host's halt polling):
-      // the figure goes to the header and beside the HLT exit latency, not into a field.
+      if (long_halt.n >= 10) r.long_halt = r.note("  how long its CPU had halted (n: wake-ups)", long_halt);
+      // A vCPU halted for tens of microseconds wakes faster than one halted 1 ms (a KVM host's halt polling, and
+      // its own idle states): the HLT state's exit_latency_short.
       r.short_wakeup =
           r.note(fmt::format("wake-up of a thread asleep 30 us on CPU {} (pipe write to read's return)", pair->second),
-                 in_thread([&, p = *pair] { return wakeup_ns(p.first, p.second, s, std::chrono::microseconds(30)); }));
+                 in_thread([&, p = *pair] {
+                   return wakeup_ns(p.first, p.second, s, std::chrono::microseconds(30), nullptr, &short_halt);
+                 }));
+      if (short_halt.n >= 10) r.short_halt = r.note("  how long its CPU had halted (n: wake-ups)", short_halt);
     }
   }
   if (auto mb = in_thread([&] { return membarrier_ns(r.cpu0, std::nullopt, s); })) {
@@ -330,19 +336,25 @@ std::string idle_states(const CalibrationRun& r) {
   // The exit after a short halt: the wake-up of a thread asleep 30 us, less the same send and delivery. A vCPU
   // halted briefly wakes faster than one halted 1 ms (the host's halt polling, and its own idle states): each halt's
   // exit is then scaled by its length between the two (hw::IdleState::exit_latency_short).
-  if (r.wakeup && r.short_wakeup && r.fields.ns("ipi.deliver_socket") > 0) {
+  if (r.wakeup && r.short_wakeup && r.long_halt && r.short_halt && r.short_halt->median < r.long_halt->median &&
+      r.fields.ns("ipi.deliver_socket") > 0) {
     const double deliver = r.fields.ns("ipi.deliver_socket");
     const double send = r.fields.ns("ipi.send");
     const Spread& w = *r.short_wakeup;
     const double e = std::max(1.0, w.median - send - deliver);
+    const auto halt = [&](const Spread& h, const char* which) {
+      return fmt::format("{{ ns = {:.1f}, source = \"{}\" }}", h.median,
+                         r.from_samples(h, fmt::format("how long the sleeper's CPU had halted when each of the {} "
+                                                       "wake-ups began (its block in read() to the write)",
+                                                       which)));
+    };
     exit += fmt::format(
-        "\nshort_halt = {{ ns = 30000.0, source = \"the sleep of the wake-ups that give exit_latency_short\" }}"
-        "\nexit_latency_short = {{ ns = {:.1f}, source = \"{}\" }}"
-        "\nlong_halt = {{ ns = 1000000.0, source = \"the sleep of the wake-ups that give exit_latency\" }}",
-        e,
+        "\nshort_halt = {}\nexit_latency_short = {{ ns = {:.1f}, source = \"{}\" }}\nlong_halt = {}",
+        halt(*r.short_halt, "30 us"), e,
         r.from(w, fmt::format("wake-up of a thread asleep 30 us on another CPU ({:.1f} ns) less ipi.send ({:.1f} ns) "
                               "and ipi.deliver_socket ({:.1f} ns){}; figure is the whole wake-up",
-                              w.median, send, deliver, e == 1.0 ? ", clamped to 1 ns" : "")));
+                              w.median, send, deliver, e == 1.0 ? ", clamped to 1 ns" : "")),
+        halt(*r.long_halt, "1 ms"));
   }
   return fmt::format(
       "\n# cpuidle driver: {}. x86 default_idle halts with TIF_POLLING_NRFLAG clear, so a wake-up of an idle CPU\n"
@@ -429,6 +441,8 @@ Calibration calibrate_host(const CalibrateOptions& o, std::ostream& progress) {
                    ppc,
                    reps,
                    cal.host.cpus.front().cpu,
+                   std::nullopt,
+                   std::nullopt,
                    std::nullopt,
                    std::nullopt,
                    std::nullopt,

@@ -234,7 +234,7 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
 }
 
 Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s, std::chrono::microseconds asleep,
-                 Spread* single) {
+                 Spread* single, Spread* halted) {
   pin_or_throw(waker);  // before the pipes and the sleeper's thread, so that a refusal leaves nothing behind
   int to[2], back[2];
   if (pipe(to) != 0) throw std::runtime_error("calibrate: pipe failed");
@@ -243,19 +243,21 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
     close(to[1]);
     throw std::runtime_error("calibrate: pipe failed");
   }
-  std::atomic<std::int64_t> woke{0};
+  std::atomic<std::int64_t> woke{0}, blocked{0};  // the sleeper's return from read(), and its call of the next
   const auto now_ns = [] {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   };
   std::thread b([&] {
     (void)pin_this_thread(sleeper);  // unpinned, the figure is still a cross-CPU wake-up most of the time
     char c = 0;
-    while (read(to[0], &c, 1) == 1 && c != 'q') {
+    for (;;) {
+      blocked.store(now_ns(), std::memory_order_release);
+      if (read(to[0], &c, 1) != 1 || c == 'q') break;
       woke.store(now_ns(), std::memory_order_release);
       if (write(back[1], &c, 1) != 1) break;
     }
   });
-  std::vector<double> out, singles;
+  std::vector<double> out, singles, halts;
   const std::uint64_t n = std::max<std::uint64_t>(2, bench_iters(s, 20));
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
     double total = 0;
@@ -268,10 +270,13 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
       }
       char c = 'x';
       const std::int64_t t0 = now_ns();
+      // The sleeper stores `blocked` within a microsecond of its reply; one that has not yet is left out.
+      const std::int64_t since = blocked.load(std::memory_order_acquire);
       if (write(to[1], &c, 1) != 1 || read(back[0], &c, 1) != 1) break;
       const auto one = static_cast<double>(woke.load(std::memory_order_acquire) - t0);
       total += one;
       if (r > 0) singles.push_back(one);
+      if (r > 0 && since > 0 && since <= t0) halts.push_back(static_cast<double>(t0 - since));
     }
     if (r > 0) out.push_back(total / static_cast<double>(n));
   }
@@ -280,6 +285,7 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
   b.join();
   for (int fd : {to[0], to[1], back[0], back[1]}) close(fd);
   if (single != nullptr) *single = spread_of(std::move(singles));
+  if (halted != nullptr && !halts.empty()) *halted = spread_of(std::move(halts));
   return spread_of(std::move(out));
 }
 
@@ -342,7 +348,7 @@ std::optional<Spread> wake_call_ns(std::uint32_t waker, std::uint32_t sleeper, c
 
 #else
 
-Spread wakeup_ns(std::uint32_t, std::uint32_t, const BenchScale&, std::chrono::microseconds, Spread*) {
+Spread wakeup_ns(std::uint32_t, std::uint32_t, const BenchScale&, std::chrono::microseconds, Spread*, Spread*) {
   throw std::runtime_error("calibrate runs on Linux only");
 }
 std::optional<Spread> wake_call_ns(std::uint32_t, std::uint32_t, const BenchScale&) {

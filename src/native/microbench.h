@@ -50,11 +50,14 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
 // The wake-up of an idle CPU: a thread pinned on `sleeper` blocks in read() on a pipe; one on `waker`, every 1 ms
 // (long enough for the sleeper's CPU to enter its idle state), writes a byte; the figure is the time from just
 // before the write to the sleeper's return from read(), in ns.
-// `asleep` is how long the sleeper has been blocked when the waker writes: 1 ms by a sleep, shorter times by the
-// waker spinning on the clock (a sleep's timer slack is longer than they are).
-// With `single`, also the spread of every single wake-up of every repetition (the figure is a mean per repetition).
+// `asleep` is how long the waker waits before each write: 1 ms by a sleep, shorter times by spinning on the clock
+// (a sleep's timer slack is longer than they are). The sleeper has been blocked longer than that: the waker blocks
+// in read() for the sleeper's reply first, and its own wake-up adds to the sleeper's halt.
+// With `single`, also the spread of every single wake-up of every repetition (the figure is a mean per repetition);
+// with `halted`, the spread of how long the sleeper had been blocked at each write (its CPU's halt, in ns).
 Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s,
-                 std::chrono::microseconds asleep = std::chrono::microseconds(1000), Spread* single = nullptr);
+                 std::chrono::microseconds asleep = std::chrono::microseconds(1000), Spread* single = nullptr,
+                 Spread* halted = nullptr);
 // The waker's side of a wake-up: a thread pinned on `sleeper` blocks in FUTEX_WAIT; one on `waker` times its own
 // FUTEX_WAKE system call, which finds the sleeper asleep (50 us after it last ran, so that an idle CPU has halted).
 // With `sleeper` == `waker` the wake-up is local (an enqueue on the waker's own runqueue, no IPI); with another,

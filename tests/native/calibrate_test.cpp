@@ -55,8 +55,10 @@ TEST(Calibrate, WritesALoadableMachineFileForThisHost) {
       EXPECT_LE(st.exit_latency_p10, st.exit_latency) << st.name;
       EXPECT_LE(st.exit_latency, st.exit_latency_p90) << st.name;
       // ... and the exit after 30 us halted beside the 1 ms one (issue 31, part 12).
-      EXPECT_EQ(st.short_halt, sim::microseconds(30)) << st.name;
-      EXPECT_EQ(st.long_halt, sim::milliseconds(1)) << st.name;
+      // Each halt measured, not the probe's sleep: the waker's own wake-up adds to the sleeper's halt.
+      EXPECT_GE(st.short_halt, sim::microseconds(30)) << st.name;
+      EXPECT_GE(st.long_halt, sim::milliseconds(1)) << st.name;
+      EXPECT_LT(st.short_halt, st.long_halt) << st.name;
       EXPECT_GT(st.exit_latency_short.count(), 0) << st.name;
     }
     // ipi.send's probe: a signal to a running thread with and without the kick's IPI (issue 31, part 7).
