@@ -16,6 +16,7 @@ struct PerOp {
   double requests = 0;  // nr_tlb_remote_flush: remote flush requests (TLB_REMOTE_SEND_IPI in the guest)
   double ipis = 0;      // "TLB shootdowns" of /proc/interrupts
   double flushes = 0;   // tlb:tlb_flush events of every reason but TLB_REMOTE_SEND_IPI
+  double ops = 0;       // the run's operations (not per op)
 };
 
 PerOp simulate_on(hw::Machine guest, const char* workload, std::uint32_t threads, const char* kernel,
@@ -44,6 +45,7 @@ PerOp simulate_on(hw::Machine guest, const char* workload, std::uint32_t threads
   const double ops = r.json["ops"].get<double>();
   EXPECT_GT(ops, 0) << workload;
   PerOp p;
+  p.ops = ops;
   p.requests = c["nr_tlb_remote_flush"].get<double>() / ops;
   p.ipis = c["TLB shootdowns"].get<double>() / ops;
   for (const auto& [reason, v] : c["tlb:tlb_flush"].items()) {
@@ -147,6 +149,37 @@ TEST(RealIpis, WithAThreadStackBetweenTheMappingsEveryMunmapInterruptsTheOtherTh
   expect_within(apart.ipis, 0.995, 0.25, "mmap_storm IPIs/op, mappings apart");
   const PerOp adjacent = simulate_on(guest, "mmap_storm", 2, "linux-6.18", 1);
   EXPECT_LT(adjacent.ipis, 0.5) << "mappings adjacent: most munmaps find the other thread asleep";
+}
+
+}  // namespace
+}  // namespace tlbsim::workloads
+
+namespace tlbsim::workloads {
+namespace {
+
+// A halt's exit scaled by its length (issue 31, part 12): the shape `tlbsim calibrate` writes, a short halt of 50 us
+// waking in half the exit of a 1.1 ms one. mmap_storm's threads halt for tens of microseconds, so their waits end
+// sooner and the loop runs more operations. A short exit equal to the long one changes nothing at all.
+TEST(RealIpis, BriefHaltsWakeFasterWhereTheMachineTimedThem) {
+  const hw::Machine drawn =
+      hw::load_machine(std::string(TLBSIM_SOURCE_DIR) + "/tests/data/kvm-2vcpu-20261207-epyc-drawn-host.toml");
+  ASSERT_FALSE(drawn.idle_states.empty());
+  ASSERT_EQ(drawn.idle_states[0].long_halt, sim::Duration{0}) << "the shipped file predates the fields";
+  const auto with_short_exit = [&](sim::Duration exit_short) {
+    hw::Machine m = drawn;
+    m.idle_states[0].short_halt = sim::microseconds(50);
+    m.idle_states[0].exit_latency_short = exit_short;
+    m.idle_states[0].long_halt = sim::microseconds(1100);
+    return m;
+  };
+  const sim::Duration exit = drawn.idle_states[0].exit_latency;
+  const PerOp plain = simulate_on(drawn, "mmap_storm", 2, "linux-6.18", 5);
+  const PerOp same = simulate_on(with_short_exit(exit), "mmap_storm", 2, "linux-6.18", 5);
+  const PerOp brief = simulate_on(with_short_exit(exit / 2), "mmap_storm", 2, "linux-6.18", 5);
+  EXPECT_EQ(same.ops, plain.ops);
+  EXPECT_EQ(same.ipis, plain.ipis);
+  EXPECT_EQ(same.flushes, plain.flushes);
+  EXPECT_GT(brief.ops, plain.ops * 1.05) << "halts of tens of microseconds wake in half the exit";
 }
 
 }  // namespace
