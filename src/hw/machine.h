@@ -98,9 +98,10 @@ struct IdleState {
   sim::Duration exit_latency_p10{0};
   sim::Duration exit_latency_p90{0};
   // Optional, all three or none: the exit after a halt of short_halt or less (exit_latency_short) where exit_latency
-  // is the exit after a halt of long_halt. `tlbsim calibrate` times wake-ups after 30 us and 1 ms asleep. Each halt's
-  // exit (as drawn above) is then scaled by exit_latency_short / exit_latency for a halt of short_halt or less, and
-  // linearly in the halt's length up to 1 at long_halt (sim::Cpu::HaltLengthScaling). Zero long_halt: none.
+  // is the exit after a halt of long_halt. `tlbsim calibrate` times wake-ups after 30 us and 1 ms asleep, and the
+  // halts they ended. Each halt's exit (as drawn above) is then scaled by exit_latency_short / exit_latency for a
+  // halt of short_halt or less, and linearly in the halt's length up to 1 at long_halt (sim::HaltLengthScaling).
+  // Zero long_halt: none.
   sim::Duration short_halt{0};
   sim::Duration exit_latency_short{0};
   sim::Duration long_halt{0};
