@@ -135,7 +135,7 @@ class Cpu final : private RootObserver {
     Duration wake_latency;
     SourceSite site;
     Duration p10{0}, p90{0};  // the wake latency's percentiles, when it is drawn (p90 > 0)
-    sim::HaltLengthScaling by_length{};
+    HaltLengthScaling by_length{};
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
       cpu.halt(h, p90.count() > 0 ? cpu.draw(p10, wake_latency, p90) : cpu.spread(wake_latency), site, by_length);
@@ -151,7 +151,7 @@ class Cpu final : private RootObserver {
     return {*this, wake_latency, site, p10, p90};
   }
   // The same, the drawn latency then scaled by how long the CPU stayed halted (HaltLengthScaling).
-  HaltAwaiter safe_halt(Duration wake_latency, Duration p10, Duration p90, sim::HaltLengthScaling by_length,
+  HaltAwaiter safe_halt(Duration wake_latency, Duration p10, Duration p90, HaltLengthScaling by_length,
                         SourceSite site = SourceSite::current()) {
     return {*this, wake_latency, site, p10, p90, by_length};
   }
@@ -236,8 +236,7 @@ class Cpu final : private RootObserver {
     bool irqs_enabled;
   };
 
-  void halt(std::coroutine_handle<> h, Duration wake_latency, const SourceSite& site,
-            const sim::HaltLengthScaling& scaling);
+  void halt(std::coroutine_handle<> h, Duration wake_latency, const SourceSite& site, const HaltLengthScaling& scaling);
   std::coroutine_handle<> begin_irq();
   std::coroutine_handle<> on_root_done(std::coroutine_handle<> finished, std::exception_ptr error) noexcept override;
 
@@ -265,7 +264,7 @@ class Cpu final : private RootObserver {
   Duration halt_wake_latency_{0};  // drawn at the halt, before the scaling by its length
   Duration halt_carried_{0};
   SimTime halt_since_{};
-  sim::HaltLengthScaling halt_scaling_{};
+  HaltLengthScaling halt_scaling_{};
   std::uint64_t steps_ = 0;
   std::uint64_t irqs_taken_ = 0;
   CpuObserver* observer_ = nullptr;

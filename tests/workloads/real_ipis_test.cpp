@@ -151,12 +151,6 @@ TEST(RealIpis, WithAThreadStackBetweenTheMappingsEveryMunmapInterruptsTheOtherTh
   EXPECT_LT(adjacent.ipis, 0.5) << "mappings adjacent: most munmaps find the other thread asleep";
 }
 
-}  // namespace
-}  // namespace tlbsim::workloads
-
-namespace tlbsim::workloads {
-namespace {
-
 // A halt's exit scaled by its length (issue 31, part 12): the shape `tlbsim calibrate` writes, a short halt of 50 us
 // waking in half the exit of a 1.1 ms one. mmap_storm's threads halt for tens of microseconds, so their waits end
 // sooner and the loop runs more operations. A short exit equal to the long one changes nothing at all.
