@@ -262,14 +262,15 @@ class Cpu final : private RootObserver {
   Duration carried_{0};  // carry(): not yet added to a step
   SimTime park_since_{};
   Duration halt_wake_latency_{0};  // drawn at the halt, before the scaling by its length
-  Duration halt_carried_{0};
-  SimTime halt_since_{};
-  HaltLengthScaling halt_scaling_{};
   std::uint64_t steps_ = 0;
   std::uint64_t irqs_taken_ = 0;
   CpuObserver* observer_ = nullptr;
   Suspension suspension_;
   bool suspension_open_ = false;
+  // Kept last, apart from the members every step touches: only a halt and its wake-up use them.
+  Duration halt_carried_{0};
+  SimTime halt_since_{};
+  HaltLengthScaling halt_scaling_{};
 
   void note_suspension(Suspension::Kind kind, std::coroutine_handle<> h, const SourceSite& site, LineId line,
                        bool user = false) {
