@@ -245,6 +245,18 @@ void parse_idle_states(MachineParse& p) {
       take(is.exit_latency_short, "exit_latency_short", *exit_short);
       take(is.long_halt, "long_halt", *long_halt);
     }
+    const auto brief_halt = st.optional_latency("brief_halt", 1e10),
+               exit_brief = st.optional_latency("exit_latency_brief", 1e8);
+    if (brief_halt.has_value() != exit_brief.has_value() || (brief_halt && given != 3)) {
+      throw refuse(
+          " gives brief_halt or exit_latency_brief without the other, or without short_halt, "
+          "exit_latency_short and long_halt: give both with those three, or neither");
+    }
+    if (brief_halt) {
+      if (!(brief_halt->value < short_halt->value)) throw refuse(": brief_halt < short_halt must hold");
+      take(is.brief_halt, "brief_halt", *brief_halt);
+      take(is.exit_latency_brief, "exit_latency_brief", *exit_brief);
+    }
     is.flushes_tlb = st.boolean("flushes_tlb");
     is.polls = st.optional_boolean("polls").value_or(true);
     st.finish();

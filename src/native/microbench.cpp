@@ -289,6 +289,55 @@ Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s
   return spread_of(std::move(out));
 }
 
+Spread brief_wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s,
+                       std::chrono::microseconds after_block, Spread* halted) {
+  pin_or_throw(waker);
+  int to[2];
+  if (pipe(to) != 0) throw std::runtime_error("calibrate: pipe failed");
+  // The sleeper's call of read() and its return from it: the waker reads both, so it never blocks.
+  std::atomic<std::int64_t> woke{0}, blocked{0};
+  const auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  };
+  std::thread b([&] {
+    (void)pin_this_thread(sleeper);
+    char c = 0;
+    for (;;) {
+      blocked.store(now_ns(), std::memory_order_release);
+      if (read(to[0], &c, 1) != 1 || c == 'q') break;
+      woke.store(now_ns(), std::memory_order_release);
+    }
+  });
+  std::vector<double> out, halts;
+  const std::uint64_t n = std::max<std::uint64_t>(2, bench_iters(s, 20));
+  const std::int64_t wait = std::chrono::duration_cast<std::chrono::nanoseconds>(after_block).count();
+  std::int64_t last = 0;  // the sleeper's last return from read()
+  for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
+    double total = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::int64_t since = 0;
+      while ((since = blocked.load(std::memory_order_acquire)) <= last) {
+      }
+      while (now_ns() < since + wait) {
+      }
+      const char c = 'x';
+      const std::int64_t t0 = now_ns();
+      if (write(to[1], &c, 1) != 1) break;
+      while ((last = woke.load(std::memory_order_acquire)) < t0) {
+      }
+      total += static_cast<double>(last - t0);
+      if (r > 0) halts.push_back(static_cast<double>(t0 - since));
+    }
+    if (r > 0) out.push_back(total / static_cast<double>(n));
+  }
+  const char q = 'q';
+  if (write(to[1], &q, 1) != 1) close(to[1]);
+  b.join();
+  for (int fd : {to[0], to[1]}) close(fd);
+  if (halted != nullptr && !halts.empty()) *halted = spread_of(std::move(halts));
+  return spread_of(std::move(out));
+}
+
 std::optional<Spread> wake_call_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s) {
   // `word` is the futex: 0 while the sleeper should sleep. `ready` is set by the sleeper just before it waits.
   alignas(64) std::atomic<std::uint32_t> word{0};
@@ -349,6 +398,9 @@ std::optional<Spread> wake_call_ns(std::uint32_t waker, std::uint32_t sleeper, c
 #else
 
 Spread wakeup_ns(std::uint32_t, std::uint32_t, const BenchScale&, std::chrono::microseconds, Spread*, Spread*) {
+  throw std::runtime_error("calibrate runs on Linux only");
+}
+Spread brief_wakeup_ns(std::uint32_t, std::uint32_t, const BenchScale&, std::chrono::microseconds, Spread*) {
   throw std::runtime_error("calibrate runs on Linux only");
 }
 std::optional<Spread> wake_call_ns(std::uint32_t, std::uint32_t, const BenchScale&) {

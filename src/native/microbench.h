@@ -58,6 +58,12 @@ std::optional<Spread> membarrier_ns(std::uint32_t cpu, std::optional<std::uint32
 Spread wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s,
                  std::chrono::microseconds asleep = std::chrono::microseconds(1000), Spread* single = nullptr,
                  Spread* halted = nullptr);
+// The wake-up of a CPU halted briefly: the sleeper blocks in read() as above, and the waker, spinning on the clock
+// without ever blocking, writes `after_block` after the sleeper's call of read(). The figure is the time from just
+// before each write to the sleeper's return, in ns (a mean per repetition); `halted` gets the spread of how long the
+// sleeper had been blocked at each write.
+Spread brief_wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchScale& s,
+                       std::chrono::microseconds after_block, Spread* halted);
 // The waker's side of a wake-up: a thread pinned on `sleeper` blocks in FUTEX_WAIT; one on `waker` times its own
 // FUTEX_WAKE system call, which finds the sleeper asleep (50 us after it last ran, so that an idle CPU has halted).
 // With `sleeper` == `waker` the wake-up is local (an enqueue on the waker's own runqueue, no IPI); with another,

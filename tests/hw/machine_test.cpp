@@ -247,6 +247,22 @@ TEST(Machine, AnIdleStatesExitMayDependOnHowLongItHalted) {
   expect_error(with("short_halt = { ns = 30000.0, source = \"s\" }\nexit_latency_short = { ns = 10000.0 }\n"
                     "long_halt = { ns = 1000000.0, source = \"l\" }\n"),
                {"exit_latency_short", "source"});
+  // The brief point (calibrate: a wake-up 5 us after the sleeper blocked): both fields, with the three above.
+  const std::string brief =
+      "brief_halt = { ns = 5000.0, source = \"b\" }\nexit_latency_brief = { ns = 2000.0, source = \"eb\" }\n";
+  const Machine mb = parse_machine(with(three + brief), "t.toml");
+  const IdleState& sb = mb.idle_states.back();
+  EXPECT_EQ(sb.brief_halt, sim::microseconds(5));
+  EXPECT_EQ(sb.exit_latency_brief, sim::microseconds(2));
+  EXPECT_DOUBLE_EQ(sb.by_length().at(sim::microseconds(1)), 0.05);     // 2 us of 40 us
+  EXPECT_DOUBLE_EQ(sb.by_length().at(sim::microseconds(30)), 0.25);    // the short point, as before
+  EXPECT_DOUBLE_EQ(sb.by_length().at(sim::nanoseconds(17500)), 0.15);  // halfway between: 6 us of 40 us
+  EXPECT_DOUBLE_EQ(st.by_length().at(sim::microseconds(1)), 0.25);     // without it, the short point's scale
+  expect_error(with(brief), {"HLT", "brief_halt or exit_latency_brief", "give both with those three"});
+  expect_error(with(three + "brief_halt = { ns = 5000.0, source = \"b\" }\n"), {"HLT", "without the other"});
+  expect_error(with(three + "brief_halt = { ns = 30000.0, source = \"b\" }\nexit_latency_brief = { ns = 2000.0, "
+                            "source = \"eb\" }\n"),
+               {"HLT", "brief_halt < short_halt"});
 }
 
 }  // namespace

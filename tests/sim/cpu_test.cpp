@@ -104,15 +104,15 @@ TEST(Cpu, HaltedCpuWakesOnInterruptAfterExitLatency) {
 
 // With a HaltLengthScaling the exit drawn at the halt (1000 ns here, exact) is scaled by how long the CPU halted:
 // by 0.5 up to 200 ns halted, by 1 from 1200 ns, linearly between. Returns when the interrupt's handler ran.
-Task<void> scaled_idle(Cpu& cpu) {
-  co_await cpu.safe_halt(nanoseconds(1000), Duration{0}, Duration{0}, {nanoseconds(200), nanoseconds(1200), 0.5});
+Task<void> scaled_idle(Cpu& cpu, HaltLengthScaling scaling) {
+  co_await cpu.safe_halt(nanoseconds(1000), Duration{0}, Duration{0}, scaling);
 }
-SimTime scaled_halt_then_irq(SimTime irq_at) {
+SimTime scaled_halt_then_irq(SimTime irq_at, HaltLengthScaling scaling = {nanoseconds(200), nanoseconds(1200), 0.5}) {
   TimedScheduler s(1, 1);
   RecordingHandler h;
   Cpu& cpu = s.cpu(CpuId{0});
   cpu.set_irq_handler(&h);
-  cpu.start(scaled_idle(cpu));
+  cpu.start(scaled_idle(cpu, scaling));
   s.send_irq(CpuId{0}, 2, irq_at);
   s.run(at_ns(10000));
   EXPECT_EQ(h.taken.size(), 1u);
@@ -123,6 +123,16 @@ TEST(Cpu, AHaltedCpusExitScalesWithHowLongItHalted) {
   EXPECT_EQ(scaled_halt_then_irq(at_ns(100)), at_ns(100 + 500));     // short: half the exit
   EXPECT_EQ(scaled_halt_then_irq(at_ns(700)), at_ns(700 + 750));     // halfway between: three quarters
   EXPECT_EQ(scaled_halt_then_irq(at_ns(3000)), at_ns(3000 + 1000));  // long: the whole exit
+}
+
+// A brief point below the short one: 0.1 of the exit up to 100 ns halted, rising linearly to the short point's 0.5
+// at 200 ns; above the short point the scale runs on to 1 as before.
+TEST(Cpu, ABriefHaltsExitIsScaledByItsOwnPoint) {
+  const HaltLengthScaling three{nanoseconds(200), nanoseconds(1200), 0.5, nanoseconds(100), 0.1};
+  EXPECT_EQ(scaled_halt_then_irq(at_ns(50), three), at_ns(50 + 100));    // brief: a tenth of the exit
+  EXPECT_EQ(scaled_halt_then_irq(at_ns(150), three), at_ns(150 + 300));  // between brief and short: 0.3
+  EXPECT_EQ(scaled_halt_then_irq(at_ns(200), three), at_ns(200 + 500));  // the short point
+  EXPECT_EQ(scaled_halt_then_irq(at_ns(700), three), at_ns(700 + 750));  // between short and long, as without it
 }
 
 // A carried cost (a barrier's) ends the CPU's next step that much later, or delays its next wake-up from a halt.
