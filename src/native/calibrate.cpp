@@ -108,18 +108,13 @@ void measure_kernel_costs(CalibrationRun& r) {
                                             "pte_update {:.0f} ns; figure is the whole read fault",
                                             pte)));
   }
-  // Measured only when the difference stands out of the faults' own spread. The model's write fault also charges
-  // memcg_charge, lru_update and rmap_update (mm/memory.cpp anon_page_costs), which are not measured here: they come
-  // off too, so that the modeled write fault is the measured one (2026-12-08: it was 300 ns, a fifth, over).
-  const double others =
-      r.fields.ns("kernel.memcg_charge") + r.fields.ns("kernel.lru_update") + r.fields.ns("kernel.rmap_update");
-  const double alloc = wf.median - rf.median - zero.median - others;
+  // Measured only when the difference stands out of the faults' own spread.
+  const double alloc = wf.median - rf.median - zero.median;
   if (alloc > 0.1 * (wf.p90 - wf.p10) && alloc > 0.1 * (rf.p90 - rf.p10)) {
     r.fields.measure("kernel.page_alloc", alloc,
-                     r.from(wf, fmt::format("write fault (alloc + clear) less read fault {:.1f}, memset {:.1f} and "
-                                            "the memcg_charge, lru_update and rmap_update charged beside it ({:.1f}); "
+                     r.from(wf, fmt::format("write fault (alloc + clear) less read fault {:.1f} less memset {:.1f}; "
                                             "figure is the whole write fault",
-                                            rf.median, zero.median, others)));
+                                            rf.median, zero.median)));
   }
 }
 
@@ -135,18 +130,14 @@ Spread measure_local_flush(CalibrationRun& r) {
   // Zapping one PTE and flushing it locally: the populated madvise less the untouched one, less the PTE and
   // page-freeing work the model charges apart. The model charges a flush of a gather that cleared PTEs as invlpg
   // (one page) or as a whole-context flush (after concurrent gathers): both get it.
-  // The page's own costs (page_alloc and the memcg, LRU and rmap work the fault charges) stand for its freeing.
   const double pte = r.fields.ns("kernel.pte_update");
-  const double page = r.fields.ns("kernel.page_alloc") + r.fields.ns("kernel.memcg_charge") +
-                      r.fields.ns("kernel.lru_update") + r.fields.ns("kernel.rmap_update");
-  const double local_flush = local.median - empty.median - pte - page;
+  const double local_flush = local.median - empty.median - pte - r.fields.ns("kernel.page_alloc");
   if (local_flush > r.fields.ns("tlb.invlpg")) {
     const std::string how = fmt::format(
         "madvise(MADV_DONTNEED) of one written page with no other CPU in the mm ({:.1f} ns) less the same on an "
-        "untouched page ({:.1f} ns, no zap, no flush), less pte_update {:.0f} and the page's page_alloc, "
-        "memcg_charge, lru_update and rmap_update {:.1f}: the local zap-and-flush cost beyond the modeled PTE work, "
-        "an upper bound on the flush; figure is the populated madvise",
-        local.median, empty.median, pte, page);
+        "untouched page ({:.1f} ns, no zap, no flush), less pte_update {:.0f} and page_alloc {:.1f}: the local "
+        "zap-and-flush cost beyond the modeled PTE work, an upper bound on the flush; figure is the populated madvise",
+        local.median, empty.median, pte, r.fields.ns("kernel.page_alloc"));
     r.fields.measure("tlb.invlpg", local_flush, r.from(local, how));
     for (const char* k : {"tlb.flush_tag", "tlb.flush_all"}) {
       if (local_flush > r.fields.ns(k))
@@ -232,8 +223,8 @@ void measure_remote_shootdowns(CalibrationRun& r, const TransferPairs& pairs, co
                    return wakeup_ns(p.first, p.second, s, std::chrono::microseconds(30), nullptr, &short_halt);
                  }));
       if (short_halt.n >= 10) r.short_halt = r.note("  how long its CPU had halted (n: wake-ups)", short_halt);
-      // Briefer still: the storm of issue 31 waits 20 us at a time, and a vCPU halted a few microseconds wakes
-      // faster again (the HLT state's exit_latency_brief).
+      // Briefer still: mmap_storm's real waits last about 20 us each (issue 31, part 13), and a vCPU halted a few
+      // microseconds wakes faster again (the HLT state's exit_latency_brief).
       Spread brief_halt;
       r.brief_wakeup =
           r.note(fmt::format("wake-up of a thread 5 us after it blocked on CPU {} (waker spinning)", pair->second),

@@ -31,18 +31,6 @@ TEST(Calibrate, WritesALoadableMachineFileForThisHost) {
     if (p.key == "kernel.syscall") measured_syscall = p.source.starts_with("MEASURED");
   }
   EXPECT_TRUE(measured_syscall);
-  // The modeled write fault (mm/memory.cpp: page_fault, then anon_page_costs and the page's clearing) is the
-  // measured one, where page_alloc was measured: the model's other per-page charges come off it (part 13).
-  for (const auto& p : m.latencies) {
-    if (p.key != "kernel.page_alloc" || !p.source.starts_with("MEASURED")) continue;
-    const hw::KernelCosts& k = m.kernel;
-    const auto modeled =
-        k.page_fault + k.page_alloc + k.memcg_charge + k.lru_update + k.rmap_update + k.pte_update + k.page_zero;
-    for (const auto& f : c.figures) {
-      if (f.what != "write fault of an anonymous page (alloc + clear)") continue;
-      EXPECT_NEAR(static_cast<double>(modeled.count()) / 1e3, f.spread.median, 1.0);
-    }
-  }
   // The scheduler's figures come from a pipe ping-pong and yields on one CPU (issue 29).
   for (const char* what : {"pipe ping-pong, 2 threads", "pipe ping-pong, 2 processes", "sched_yield() of 2 threads"}) {
     EXPECT_NE(progress.str().find(what), std::string::npos) << what;
