@@ -107,7 +107,7 @@ struct IdleState {
   sim::Duration long_halt{0};
   // Optional, both or neither, and only with the three above: the exit after a halt of brief_halt or less
   // (brief_halt < short_halt). `tlbsim calibrate` times wake-ups 5 us after the sleeper blocked; a vCPU halted that
-  // briefly wakes faster again (2026-12-08: 16-18 us against 26 us after 46 us halted). The scale then runs
+  // briefly wakes faster again (2026-12-08: 23-28 us against 29-46 us after 45-50 us halted). The scale then runs
   // linearly from exit_latency_brief at brief_halt to exit_latency_short at short_halt. Zero brief_halt: none.
   sim::Duration brief_halt{0};
   sim::Duration exit_latency_brief{0};

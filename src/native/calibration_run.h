@@ -101,7 +101,8 @@ struct CalibrationRun {
   std::optional<Spread> step_spread;  // fault_step_spread: a fraction, not ns
   std::optional<Spread> short_wakeup;  // the same wake-up after 30 us asleep
   std::optional<Spread> brief_wakeup;  // the same wake-up 5 us after the sleeper blocked (brief_wakeup_ns)
-  std::optional<Spread> long_halt, short_halt, brief_halt;  // how long the sleeper's CPU had halted at each write of
+  // How long the sleeper's CPU had halted at each write of the 1 ms, 30 us and brief probes.
+  std::optional<Spread> long_halt, short_halt, brief_halt;
   std::optional<Spread> single_wakeup;  // every single wake-up of `wakeup`'s repetitions (n: how many)
 
   // Records a figure for the file's header and prints it.

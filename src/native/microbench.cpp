@@ -294,8 +294,10 @@ Spread brief_wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchSc
   pin_or_throw(waker);
   int to[2];
   if (pipe(to) != 0) throw std::runtime_error("calibrate: pipe failed");
-  // The sleeper's call of read() and its return from it: the waker reads both, so it never blocks.
+  // The sleeper's call of read() and its return from it, and how many times it has returned: the waker reads them
+  // and never blocks. It waits on the count, not on the clock, so that two CPUs' clocks need not agree.
   std::atomic<std::int64_t> woke{0}, blocked{0};
+  std::atomic<std::uint64_t> wakes{0};
   const auto now_ns = [] {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   };
@@ -306,12 +308,14 @@ Spread brief_wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchSc
       blocked.store(now_ns(), std::memory_order_release);
       if (read(to[0], &c, 1) != 1 || c == 'q') break;
       woke.store(now_ns(), std::memory_order_release);
+      wakes.fetch_add(1, std::memory_order_release);
     }
   });
   std::vector<double> out, halts;
   const std::uint64_t n = std::max<std::uint64_t>(2, bench_iters(s, 20));
   const std::int64_t wait = std::chrono::duration_cast<std::chrono::nanoseconds>(after_block).count();
-  std::int64_t last = 0;  // the sleeper's last return from read()
+  std::int64_t last = 0;  // the sleeper's last return from read(), by its clock
+  std::uint64_t seen = 0;
   for (std::uint32_t r = 0; r <= s.repetitions; ++r) {
     double total = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -323,8 +327,10 @@ Spread brief_wakeup_ns(std::uint32_t waker, std::uint32_t sleeper, const BenchSc
       const char c = 'x';
       const std::int64_t t0 = now_ns();
       if (write(to[1], &c, 1) != 1) break;
-      while ((last = woke.load(std::memory_order_acquire)) < t0) {
+      while (wakes.load(std::memory_order_acquire) == seen) {
       }
+      ++seen;
+      last = woke.load(std::memory_order_acquire);
       total += static_cast<double>(last - t0);
       if (r > 0) halts.push_back(static_cast<double>(t0 - since));
     }
